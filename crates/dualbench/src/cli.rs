@@ -1,0 +1,91 @@
+//! The subcommands of `dualbench` and where each one lives.
+
+use clap::{Parser, Subcommand};
+use dualbench_common::Result;
+
+/// Benchmark web servers over IPv4 and IPv6, side by side.
+#[derive(Debug, Parser)]
+#[command(name = "dualbench", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmark one or more URLs (ab-compatible flags), every figure split by family.
+    Run(dualbench_load::cli::RunCli),
+    /// Serve files and test endpoints on IPv4 and IPv6.
+    Serve(dualbench_serve::ServeCli),
+    /// Build, inspect and remove a testbed of network namespaces.
+    Testbed(dualbench_testbed::TestbedCli),
+    /// Emulate a link (delay, jitter, loss, rate) between two interfaces.
+    Wire(dualbench_wire::WireCli),
+    /// Send or receive background TCP/UDP traffic.
+    Traffic(dualbench_traffic::TrafficCli),
+    /// Sample kernel and process counters over time.
+    Monitor(dualbench_monitor::MonitorCli),
+    /// Capture packets to a pcap file.
+    Capture(dualbench_capture::CaptureCli),
+    /// Reconstruct TCP connections from a capture, per family.
+    Analyze(dualbench_capture::AnalyzeCli),
+    /// Run an experiment plan as a matrix of runs.
+    Experiment(dualbench_experiment::ExperimentCli),
+    /// List, show and export stored results.
+    Results(dualbench_experiment::ResultsCli),
+    /// Write HTML and Markdown reports from stored results.
+    Report(dualbench_experiment::ReportCli),
+}
+
+fn dispatch(command: Command) -> Result<()> {
+    match command {
+        Command::Run(c) => dualbench_load::cli::main(c),
+        Command::Serve(c) => dualbench_serve::main(c),
+        Command::Testbed(c) => dualbench_testbed::main(c),
+        Command::Wire(c) => dualbench_wire::main(c),
+        Command::Traffic(c) => dualbench_traffic::main(c),
+        Command::Monitor(c) => dualbench_monitor::main(c),
+        Command::Capture(c) => dualbench_capture::capture_main(c),
+        Command::Analyze(c) => dualbench_capture::analyze_main(c),
+        Command::Experiment(c) => dualbench_experiment::experiment_main(c),
+        Command::Results(c) => dualbench_experiment::results_main(c),
+        Command::Report(c) => dualbench_experiment::report_main(c),
+    }
+}
+
+/// Parse `args`, run the subcommand, and return the process exit code.
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    match dispatch(cli.command) {
+        Ok(()) => 0,
+        Err(failure) => {
+            eprintln!("dualbench: {failure}");
+            failure.exit_code()
+        }
+    }
+}
+
+/// Help and version go to stdout with exit 0; any other parse error is one line and exit 2.
+fn usage_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            0
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            2
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("dualbench: {first} (see 'dualbench --help')");
+            2
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! `dualbench`: parse the command line, run one subcommand, turn its failure (if any) into
+//! one line on stderr and an exit code (2 for usage errors, 1 for failures at run time).
+
+mod cli;
+
+fn main() {
+    let code = cli::run(std::env::args_os());
+    std::process::exit(code);
+}

@@ -1,0 +1,12 @@
+//! The load engine behind `dualbench run`: targets and their families, the request
+//! schedule, the per-worker event loops, the per-request [`record::Record`], the merged
+//! [`summary::RunSummary`], and the reporters that turn a summary into text or JSON.
+//!
+//! Pipeline: `cli` (flags → [`config`]) → `target` (URLs → addresses per family) →
+//! `engine` (workers, one event loop each, producing records and per-worker stats) →
+//! `summary` (merged) → `report` (pure functions of the summary).
+
+pub mod cli;
+pub mod record;
+pub mod report;
+pub mod summary;

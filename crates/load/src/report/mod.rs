@@ -1,0 +1,4 @@
+//! Reporters: pure functions from a [`crate::summary::RunSummary`] (or records) to text.
+//! - `text`: ab's report, then the per-family side-by-side tables and ANMA's outcome table.
+//! - `json`: the versioned JSON document described in `docs/json-schema.md`.
+//! - `records`: every request's record as CSV or JSON lines.

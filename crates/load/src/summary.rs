@@ -1,0 +1,281 @@
+//! Aggregation: per-family counts and latency histograms, filled by each worker from its
+//! own records and merged once at the end. Reporters read a [`RunSummary`] and nothing else.
+
+use crate::record::{Outcome, Record};
+use dualbench_common::Family;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+
+/// Latency histograms of one family, in microseconds (3 significant digits, up to 1 hour).
+#[derive(Debug, Clone)]
+pub struct Histograms {
+    /// Connection establishment (new connections only).
+    pub connect: Histogram<u64>,
+    /// Request sent to first response byte (ab's "Waiting"; time to first byte).
+    pub waiting: Histogram<u64>,
+    /// Total minus connect (ab's "Processing").
+    pub processing: Histogram<u64>,
+    /// Start to end of each completed request (ab's "Total"); in open loop measured from the
+    /// intended start, i.e. corrected for coordinated omission.
+    pub total: Histogram<u64>,
+    /// Actual start to end of each completed request (uncorrected service time).
+    pub service: Histogram<u64>,
+    /// First response byte to the end of the response.
+    pub transfer: Histogram<u64>,
+    /// Connection continuation time: connect to close, one value per connection.
+    pub lifetime: Histogram<u64>,
+}
+
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+impl Default for Histograms {
+    fn default() -> Self {
+        Histograms {
+            connect: new_hist(),
+            waiting: new_hist(),
+            processing: new_hist(),
+            total: new_hist(),
+            service: new_hist(),
+            transfer: new_hist(),
+            lifetime: new_hist(),
+        }
+    }
+}
+
+impl Histograms {
+    /// The phases by name, in report order.
+    pub fn named(&self) -> [(&'static str, &Histogram<u64>); 7] {
+        [
+            ("connect", &self.connect),
+            ("waiting", &self.waiting),
+            ("processing", &self.processing),
+            ("total", &self.total),
+            ("service", &self.service),
+            ("transfer", &self.transfer),
+            ("lifetime", &self.lifetime),
+        ]
+    }
+
+    fn merge(&mut self, other: &Histograms) {
+        for (a, b) in [
+            (&mut self.connect, &other.connect),
+            (&mut self.waiting, &other.waiting),
+            (&mut self.processing, &other.processing),
+            (&mut self.total, &other.total),
+            (&mut self.service, &other.service),
+            (&mut self.transfer, &other.transfer),
+            (&mut self.lifetime, &other.lifetime),
+        ] {
+            a.add(b).expect("histograms share bounds");
+        }
+    }
+}
+
+#[inline]
+fn us(ns: u64) -> u64 {
+    // Round to the nearest microsecond; a histogram's lowest value is 1 µs.
+    ((ns + 500) / 1000).max(1)
+}
+
+/// Everything counted for one family (or for both merged).
+#[derive(Debug, Clone, Default)]
+pub struct FamilyStats {
+    /// Requests that ended, one way or another (completed + failed).
+    pub requests: u64,
+    /// Requests with a complete response (any status code).
+    pub completed: u64,
+    /// Requests that did not complete (every outcome but NORMAL).
+    pub failed: u64,
+    /// Completed requests whose status was not 2xx.
+    pub non_2xx: u64,
+    /// Completed requests whose body length differed from the run's document length
+    /// (ab's "Length" failures; counted in `completed`, not in `failed`).
+    pub length_mismatch: u64,
+    /// Requests per outcome, indexed by [`Outcome::index`].
+    pub outcomes: [u64; 9],
+    /// Completed requests per status code.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Response bytes on the wire, headers and body (ab's "Total transferred").
+    pub bytes: u64,
+    /// Response body bytes (ab's "HTML transferred").
+    pub body_bytes: u64,
+    /// Request bytes written.
+    pub request_bytes: u64,
+    /// Connections opened (connect attempts).
+    pub connections: u64,
+    /// Open loop: slots whose request could not start at its intended time because no
+    /// connection was free or the generator was behind (they were sent late, not dropped).
+    pub late: u64,
+    /// Open loop: slots never sent because the run ended first.
+    pub unsent: u64,
+    pub hist: Histograms,
+}
+
+impl FamilyStats {
+    /// Count one record. `document_length` is the run's reference body length.
+    pub fn add(&mut self, r: &Record, document_length: Option<u64>) {
+        self.requests += 1;
+        self.outcomes[r.outcome.index()] += 1;
+        self.bytes += r.bytes;
+        self.body_bytes += r.body_bytes;
+        if r.connect_ns > 0 {
+            self.hist.connect.saturating_record(us(r.connect_ns));
+        }
+        if !r.outcome.is_normal() {
+            self.failed += 1;
+            return;
+        }
+        self.completed += 1;
+        *self.statuses.entry(r.status).or_default() += 1;
+        if !(200..300).contains(&r.status) {
+            self.non_2xx += 1;
+        }
+        if document_length.is_some_and(|len| len != r.body_bytes) {
+            self.length_mismatch += 1;
+        }
+        let total = r.latency_ns();
+        self.hist.total.saturating_record(us(total));
+        self.hist.service.saturating_record(us(r.service_ns()));
+        self.hist.processing.saturating_record(us(r.service_ns().saturating_sub(r.connect_ns)));
+        self.hist.waiting.saturating_record(us(r.waiting_ns()));
+        self.hist.transfer.saturating_record(us(r.transfer_ns()));
+    }
+
+    /// Count one closed connection's continuation time (connect to close).
+    pub fn add_lifetime(&mut self, lifetime_ns: u64) {
+        self.hist.lifetime.saturating_record(us(lifetime_ns));
+    }
+
+    pub fn outcome(&self, o: Outcome) -> u64 {
+        self.outcomes[o.index()]
+    }
+
+    /// Requests in one of ANMA's classes ("RESET" sums its three phases).
+    pub fn class(&self, class: &str) -> u64 {
+        Outcome::ALL.iter().filter(|o| o.class() == class).map(|o| self.outcome(*o)).sum()
+    }
+
+    pub fn merge(&mut self, other: &FamilyStats) {
+        self.requests += other.requests;
+        self.completed += other.completed;
+        self.failed += other.failed;
+        self.non_2xx += other.non_2xx;
+        self.length_mismatch += other.length_mismatch;
+        for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
+            *a += b;
+        }
+        for (code, n) in &other.statuses {
+            *self.statuses.entry(*code).or_default() += n;
+        }
+        self.bytes += other.bytes;
+        self.body_bytes += other.body_bytes;
+        self.request_bytes += other.request_bytes;
+        self.connections += other.connections;
+        self.late += other.late;
+        self.unsent += other.unsent;
+        self.hist.merge(&other.hist);
+    }
+}
+
+/// One target address as the run used it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetInfo {
+    /// The socket address, e.g. `127.0.0.1:8080` or `[::1]:8080` (with `%zone` if any).
+    pub addr: String,
+    pub family: Family,
+    /// Weight in the interleaving (requests per cycle).
+    pub weight: u64,
+}
+
+/// How the load was offered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadModel {
+    /// Closed loop with this many requests in flight at most.
+    Closed,
+    /// Open loop at this rate (requests/s), constant or Poisson.
+    Open { rate: f64, poisson: bool },
+}
+
+/// The run's settings and context, as the reports print them.
+#[derive(Debug, Clone)]
+pub struct RunMeta {
+    /// The `Server:` header of the first response ("" if none).
+    pub server_software: String,
+    /// Host as written in the URL (without brackets).
+    pub host: String,
+    pub port: u16,
+    /// Request path with query, e.g. `/index.html`.
+    pub path: String,
+    pub method: String,
+    /// Body length of the first completed response (ab's "Document Length").
+    pub document_length: Option<u64>,
+    pub concurrency: u64,
+    pub keepalive: bool,
+    pub pipeline: u64,
+    pub model: LoadModel,
+    /// `-n`, if given.
+    pub requests_limit: Option<u64>,
+    /// `-t` in seconds, if given.
+    pub time_limit_s: Option<f64>,
+    pub targets: Vec<TargetInfo>,
+    pub workers: u64,
+    /// The run's start on the shared monotonic clock (see `dualbench_common::clock`).
+    pub start_monotonic_ns: u64,
+    /// The run's start as Unix time in nanoseconds.
+    pub start_unix_ns: u64,
+    /// True when the run was cut short (Ctrl-C or a fatal error): the figures cover what
+    /// was measured until then.
+    pub interrupted: Option<String>,
+    /// The generator's own CPU time over the run (user, system), in seconds.
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// CPU cores available to the generator.
+    pub cores: u64,
+}
+
+impl RunMeta {
+    /// The generator's CPU use as a fraction of all its cores over `duration_s` (0..1).
+    pub fn cpu_fraction(&self, duration_s: f64) -> f64 {
+        if duration_s <= 0.0 || self.cores == 0 {
+            return 0.0;
+        }
+        (self.cpu_user_s + self.cpu_sys_s) / (duration_s * self.cores as f64)
+    }
+}
+
+/// A finished (or interrupted) run: what every reporter reads.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub meta: RunMeta,
+    /// Wall time from the first request's start to the last one's end.
+    pub duration_ns: u64,
+    /// Per family, indexed by [`Family::index`] (IPv4 first).
+    pub families: [FamilyStats; 2],
+}
+
+impl RunSummary {
+    pub fn family(&self, f: Family) -> &FamilyStats {
+        &self.families[f.index()]
+    }
+
+    /// Families that had any target in this run, IPv4 first.
+    pub fn families_used(&self) -> Vec<Family> {
+        Family::ALL
+            .into_iter()
+            .filter(|f| self.meta.targets.iter().any(|t| t.family == *f))
+            .collect()
+    }
+
+    /// Both families merged.
+    pub fn total(&self) -> FamilyStats {
+        let mut t = self.families[0].clone();
+        t.merge(&self.families[1]);
+        t
+    }
+
+    pub fn duration_s(&self) -> f64 {
+        self.duration_ns as f64 / 1e9
+    }
+}

@@ -1,0 +1,13 @@
+//! The userspace link emulator (`dualbench wire`): delay, jitter, loss and rate for every frame on a link, IPv4 and IPv6 alike.
+
+use clap::Args;
+use dualbench_common::{Failure, Result};
+
+/// Flags of `dualbench wire`.
+#[derive(Debug, Args)]
+pub struct WireCli {}
+
+/// Entry point of `dualbench wire`.
+pub fn main(_cli: WireCli) -> Result<()> {
+    Err(Failure::runtime("dualbench wire is not built yet"))
+}
