@@ -4,6 +4,7 @@
 //! second Ctrl-C exits at once.
 
 mod conn;
+mod timer;
 mod worker;
 
 pub use conn::raise_nofile_limit;
@@ -69,6 +70,11 @@ impl Shared {
     #[inline]
     pub fn elapsed_ns(&self) -> u64 {
         clock::monotonic_ns().saturating_sub(self.start_ns)
+    }
+
+    /// The run's start on the monotonic clock.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
     }
 
     fn done(&self) -> u64 {

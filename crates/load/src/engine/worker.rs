@@ -7,6 +7,7 @@
 //! drive sockets: connected → request written → response parsed → record.
 
 use super::conn::{self, Conn, OpenError, Pending, Phase};
+use super::timer::Timer;
 use super::{Plan, Shared};
 use crate::http::{Feed, ParseError};
 use crate::record::{Outcome, Record};
@@ -32,6 +33,8 @@ struct Got {
 pub const LATE_NS: u64 = 1_000_000;
 const READ_BUF: usize = 64 * 1024;
 const MAX_TICK_NS: u64 = 50_000_000;
+/// The poll token of the worker's timer (connections use their slab keys).
+const TIMER: Token = Token(usize::MAX);
 
 /// What a worker hands back when it ends.
 #[derive(Debug, Default)]
@@ -53,6 +56,7 @@ pub struct Worker {
     plan: Arc<Plan>,
     shared: Arc<Shared>,
     poll: Poll,
+    timer: Timer,
     conns: Slab<Conn>,
     /// Per target: connections that can take another request now.
     ready: Vec<Vec<usize>>,
@@ -79,9 +83,13 @@ impl Worker {
         let schedule = Schedule::new(plan.arrival, plan.max_slots, plan.max_ns);
         let ntargets = plan.targets.len();
         let keep = if plan.keep_records { plan.max_slots.map_or(1024, |n| (n as usize / w).min(1 << 24)) } else { 0 };
+        let poll = Poll::new()?;
+        let timer = Timer::new()?;
+        poll.registry().register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)?;
         Ok(Worker {
             index,
-            poll: Poll::new()?,
+            poll,
+            timer,
             conns: Slab::with_capacity(share.max(1)),
             ready: vec![Vec::new(); ntargets],
             backlog: VecDeque::new(),
@@ -123,14 +131,21 @@ impl Worker {
             if self.schedule_done && self.backlog.is_empty() && self.in_flight == 0 {
                 break;
             }
-            let timeout = self.poll_timeout(now);
-            if let Err(e) = self.poll.poll(&mut events, Some(std::time::Duration::from_nanos(timeout))) {
+            let wait = self.poll_timeout(now);
+            if wait < MAX_TICK_NS {
+                self.timer.arm(self.shared.start_ns() + now + wait.max(1));
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(std::time::Duration::from_nanos(MAX_TICK_NS))) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.fail_run(Failure::runtime(format!("event loop failed: {e}")));
                     break;
                 }
             }
             for ev in events.iter() {
+                if ev.token() == TIMER {
+                    self.timer.clear();
+                    continue;
+                }
                 let key = ev.token().0;
                 if self.conns.contains(key) {
                     self.drive(key, ev.is_readable() || ev.is_read_closed(), ev.is_writable() || ev.is_error());
@@ -157,7 +172,7 @@ impl Worker {
         if let (Some(m), false) = (self.plan.max_ns, self.schedule_done) {
             t = t.min(m.saturating_sub(now));
         }
-        t.max(if t == 0 { 0 } else { 1_000 })
+        t
     }
 
     /// Start every slot that is due and has room.
