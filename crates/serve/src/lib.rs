@@ -185,23 +185,3 @@ fn check_root(dir: &Path) -> Result<PathBuf> {
     }
     Ok(real)
 }
-
-/// Interim (replaced by the serve branch).
-pub struct ServeConfig {
-    pub listen: Vec<std::net::SocketAddr>,
-    pub root: Option<std::path::PathBuf>,
-    pub workers: usize,
-}
-/// Interim (replaced by the serve branch).
-pub struct ServerHandle {
-    addrs: Vec<std::net::SocketAddr>,
-}
-impl ServerHandle {
-    pub fn addrs(&self) -> &[std::net::SocketAddr] {
-        &self.addrs
-    }
-}
-/// Interim (replaced by the serve branch).
-pub fn start(_c: ServeConfig) -> Result<ServerHandle> {
-    Err(Failure::runtime("built-in server not built yet"))
-}

@@ -74,9 +74,6 @@ impl Conn {
         !self.closing && self.pending.len() < pipeline
     }
 
-    pub fn all_written(&self) -> bool {
-        self.writing >= self.pending.len()
-    }
 }
 
 /// Why a connection could not even be attempted: a limit of this machine, not the server.

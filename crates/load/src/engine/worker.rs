@@ -29,6 +29,10 @@ struct Got {
     body: u64,
 }
 
+fn token(key: usize, id: u64) -> Token {
+    Token(key | (((id >> 8) as usize) << 32))
+}
+
 /// A slot is "late" when it starts more than this after its intended time.
 pub const LATE_NS: u64 = 1_000_000;
 const READ_BUF: usize = 64 * 1024;
@@ -146,9 +150,12 @@ impl Worker {
                     self.timer.clear();
                     continue;
                 }
-                let key = ev.token().0;
-                if self.conns.contains(key) {
-                    self.drive(key, ev.is_readable() || ev.is_read_closed(), ev.is_writable() || ev.is_error());
+                // The token carries the connection's id, so an event for a connection that
+                // closed earlier in this batch never reaches a new one in the same slot.
+                let key = ev.token().0 & 0xffff_ffff;
+                if self.conns.get(key).is_some_and(|c| token(key, c.id) == ev.token()) {
+                    let failed = ev.is_error() || (ev.is_read_closed() && !ev.is_readable());
+                    self.drive(key, ev.is_readable() || ev.is_read_closed(), ev.is_writable(), failed);
                 }
             }
             self.expire(self.shared.elapsed_ns());
@@ -248,7 +255,7 @@ impl Worker {
                     self.ready[target].push(key);
                 }
                 self.arm_deadline(key, slot, now);
-                self.drive(key, false, true);
+                self.drive(key, false, true, false);
                 return Ok(());
             }
         }
@@ -283,7 +290,7 @@ impl Worker {
         let key = entry.key();
         let mut c = Conn::new(sock, target, id, now, self.plan.pipeline);
         c.parser.reset(self.plan.head, self.out.first.is_none());
-        if let Err(e) = self.poll.registry().register(&mut c.sock, Token(key), Interest::READABLE | Interest::WRITABLE) {
+        if let Err(e) = self.poll.registry().register(&mut c.sock, token(key, id), Interest::READABLE | Interest::WRITABLE) {
             return Err(Failure::runtime(format!("cannot watch a socket: {e}")));
         }
         c.pending.push_back(pending);
@@ -317,44 +324,39 @@ impl Worker {
         }
     }
 
-    /// React to readiness on connection `key`.
-    fn drive(&mut self, key: usize, readable: bool, writable: bool) {
+    /// React to readiness on connection `key` (`failed`: the poll reported an error).
+    fn drive(&mut self, key: usize, readable: bool, writable: bool, failed: bool) {
         let now = self.shared.elapsed_ns();
         if self.conns[key].phase == Phase::Connecting {
-            if !writable && !readable {
+            if failed {
+                let o = match self.conns[key].sock.take_error() {
+                    Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
+                    Ok(None) => Outcome::ResetConnect,
+                };
+                return self.close(key, Some(o), now);
+            }
+            if !writable {
                 return;
             }
-            match self.finish_connect(key, now) {
-                Ok(true) => {}
-                Ok(false) => return,
-                Err(o) => return self.close(key, Some(o), now),
-            }
+            // A non-blocking connect that reports writable without an error is established.
+            self.connected(key, now);
         }
         if let Err(o) = self.write(key, now) {
             return self.close(key, Some(o), now);
         }
-        if readable || self.conns[key].all_written() {
+        if readable {
             self.read(key);
         }
     }
 
-    fn finish_connect(&mut self, key: usize, now: u64) -> Result<bool, Outcome> {
+    fn connected(&mut self, key: usize, now: u64) {
         let c = &mut self.conns[key];
-        if let Ok(Some(e)) | Err(e) = c.sock.take_error() {
-            return Err(conn::classify_connect(&e));
-        }
-        match c.sock.peer_addr() {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
-            Err(e) => return Err(conn::classify_connect(&e)),
-        }
         c.phase = Phase::Open;
         c.connected_ns = now;
         let connect_ns = now - c.opened_ns;
         for p in c.pending.iter_mut() {
             p.connect_ns = connect_ns;
         }
-        Ok(true)
     }
 
     fn write(&mut self, key: usize, now: u64) -> Result<(), Outcome> {
@@ -426,7 +428,9 @@ impl Worker {
                     }
                 }
             }
-            if !self.conns.contains(key) {
+            // A short read emptied the socket's receive queue: the next arrival raises a
+            // new edge, so there is no need for another read just to see EAGAIN.
+            if !self.conns.contains(key) || n < self.buf.len() {
                 return;
             }
         }
