@@ -159,7 +159,10 @@ pub fn parse_records(input: impl BufRead, format: RecordFormat) -> Result<Vec<Re
     let mut records = Vec::new();
     for (i, line) in input.lines().enumerate() {
         let line = line.map_err(|e| Failure::runtime(format!("line {}: {e}", i + 1)))?;
-        let at = |e: Failure| Failure { message: format!("line {}: {}", i + 1, e.message), ..e };
+        let at = |e: Failure| Failure {
+            message: format!("line {}: {}", i + 1, e.message),
+            ..e
+        };
         match format {
             RecordFormat::Csv if i == 0 => check_header(&line).map_err(at)?,
             _ if line.trim().is_empty() => continue,
@@ -191,7 +194,10 @@ fn parse_csv(line: &str) -> Result<Record> {
         )));
     }
     record_from(|column| {
-        let i = COLUMNS.iter().position(|c| *c == column).expect("a known column");
+        let i = COLUMNS
+            .iter()
+            .position(|c| *c == column)
+            .expect("a known column");
         Ok(cells[i].to_string())
     })
 }
@@ -279,9 +285,21 @@ mod tests {
 
     #[test]
     fn extension_chooses_the_format() {
-        assert_eq!(RecordFormat::from_path(Path::new("r.jsonl")), RecordFormat::JsonLines);
-        assert_eq!(RecordFormat::from_path(Path::new("r.JSONL")), RecordFormat::JsonLines);
-        assert_eq!(RecordFormat::from_path(Path::new("r.csv")), RecordFormat::Csv);
-        assert_eq!(RecordFormat::from_path(Path::new("records")), RecordFormat::Csv);
+        assert_eq!(
+            RecordFormat::from_path(Path::new("r.jsonl")),
+            RecordFormat::JsonLines
+        );
+        assert_eq!(
+            RecordFormat::from_path(Path::new("r.JSONL")),
+            RecordFormat::JsonLines
+        );
+        assert_eq!(
+            RecordFormat::from_path(Path::new("r.csv")),
+            RecordFormat::Csv
+        );
+        assert_eq!(
+            RecordFormat::from_path(Path::new("records")),
+            RecordFormat::Csv
+        );
     }
 }

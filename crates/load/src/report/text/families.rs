@@ -11,6 +11,18 @@ use crate::summary::{FamilyStats, LoadModel, RunSummary};
 use dualbench_common::Family;
 use hdrhistogram::Histogram;
 
+/// A latency figure by name, read from a histogram's summary.
+type Figure = (&'static str, fn(&Latency) -> f64);
+
+/// The latency figures shown per phase, in µs.
+const FIGURES: [Figure; 5] = [
+    ("mean", |l| l.mean),
+    ("p50", |l| l.p50 as f64),
+    ("p90", |l| l.p90 as f64),
+    ("p99", |l| l.p99 as f64),
+    ("max", |l| l.max as f64),
+];
+
 /// The families shown, with their figures.
 struct Columns<'a> {
     families: Vec<(Family, &'a FamilyStats)>,
@@ -62,20 +74,13 @@ impl<'a> Columns<'a> {
 
     /// Latency rows of one phase, in milliseconds with µs precision.
     fn latency_rows(&self, t: &mut Table, phase: &str, hist: fn(&FamilyStats) -> &Histogram<u64>) {
-        let figures: [(&str, fn(&Latency) -> f64); 5] = [
-            ("mean", |l| l.mean),
-            ("p50", |l| l.p50 as f64),
-            ("p90", |l| l.p90 as f64),
-            ("p99", |l| l.p99 as f64),
-            ("max", |l| l.max as f64),
-        ];
         let latencies: Vec<Latency> = self
             .families
             .iter()
             .map(|(_, s)| Latency::of(hist(s)))
             .collect();
-        for (i, (name, figure)) in figures.iter().enumerate() {
-            let label = format!("{:<26}{name}", if i == 0 { phase } else { "" });
+        for (i, (name, figure)) in FIGURES.iter().enumerate() {
+            let label = format!("{:<27}{name}", if i == 0 { phase } else { "" });
             let us: Vec<f64> = latencies.iter().map(figure).collect();
             let mut cells = vec![label];
             cells.extend(us.iter().map(|v| ms3(*v)));
@@ -136,7 +141,7 @@ fn counts(c: &Columns, open: bool) -> Table {
 fn latencies(c: &Columns, open: bool) -> Table {
     let mut t = c.table("Latency (ms)");
     c.latency_rows(&mut t, "Connect (establishment)", |f| &f.hist.connect);
-    c.latency_rows(&mut t, "Waiting (time to 1st byte)", |f| &f.hist.waiting);
+    c.latency_rows(&mut t, "Waiting (first byte)", |f| &f.hist.waiting);
     if open {
         c.latency_rows(&mut t, "Total (corrected)", |f| &f.hist.total);
         c.latency_rows(&mut t, "Service (uncorrected)", |f| &f.hist.service);

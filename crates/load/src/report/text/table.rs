@@ -9,8 +9,10 @@ pub struct Table {
     text_last: bool,
 }
 
-/// Figure columns are at least this wide, so that small tables still line up.
+/// Figure columns are at least this wide, and labels this wide, so that the tables of one
+/// report line up with each other.
 const MIN_WIDTH: usize = 12;
+const MIN_LABEL: usize = 32;
 
 impl Table {
     pub fn new(header: Vec<String>, text_last: bool) -> Table {
@@ -32,8 +34,8 @@ impl Table {
                 *w = (*w).max(cell.chars().count());
             }
         }
-        for w in widths.iter_mut().skip(1) {
-            *w = (*w).max(MIN_WIDTH);
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(if i == 0 { MIN_LABEL } else { MIN_WIDTH });
         }
         widths
     }
@@ -85,17 +87,18 @@ mod tests {
         ]));
         let text = t.render();
         let lines: Vec<&str> = text.lines().collect();
+        let label = |l: &str| format!("{l:<MIN_LABEL$}");
         assert_eq!(
             lines[0],
-            "Title                      IPv4          IPv6  difference"
+            label("Title") + "            IPv4          IPv6  difference"
         );
         assert_eq!(
             lines[1],
-            "Requests:                   500          1500  +1000 (+200.0%)"
+            label("Requests:") + "             500          1500  +1000 (+200.0%)"
         );
         assert_eq!(
             lines[2],
-            "A longer label:  12345678901234             1  -12345678901233"
+            label("A longer label:") + "  12345678901234             1  -12345678901233"
         );
     }
 
@@ -104,6 +107,10 @@ mod tests {
         let mut t = Table::new(cells(&["T", "IPv6"]), false);
         t.row(cells(&["x", "1"]));
         t.row(cells(&["", ""]));
-        assert_eq!(t.render(), "T          IPv6\nx             1\n\n");
+        let expected = format!(
+            "{:<MIN_LABEL$}          IPv6\n{:<MIN_LABEL$}             1\n\n",
+            "T", "x"
+        );
+        assert_eq!(t.render(), expected);
     }
 }
