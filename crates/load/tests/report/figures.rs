@@ -192,3 +192,48 @@ fn interrupted_and_generator_bound_runs_say_so_first() {
     assert_eq!(doc["interrupted"], "interrupted by SIGINT");
     assert_eq!(doc["generator"]["bound"], true);
 }
+
+#[test]
+fn a_run_where_nothing_completed_prints_no_rates_or_tables() {
+    use dualbench_common::Family;
+    use dualbench_load::record::Outcome;
+    let mut m = scenarios::meta(&[Family::V4, Family::V6]);
+    m.document_length = None;
+    (m.cpu_user_s, m.cpu_sys_s) = (0.0, 0.0);
+    let mut b = scenarios::RunBuilder::new(m);
+    let mut rng = scenarios::Rng::new(9);
+    for i in 0..20u64 {
+        let family = if i % 2 == 0 { Family::V4 } else { Family::V6 };
+        let mut shape = scenarios::Shape::ok(&mut rng, family, 0, 0);
+        (shape.outcome, shape.connect, shape.status) = (Outcome::Refused, 0, 0);
+        b.request(family, family.index() as u16, shape, None, false);
+    }
+    let (s, _) = b.finish();
+    let report = text::render(&s);
+    assert_eq!(
+        line(&report, "Document Length:"),
+        "Document Length:        0 bytes"
+    );
+    assert_eq!(
+        line(&report, "Complete requests:"),
+        "Complete requests:      0"
+    );
+    assert_eq!(
+        line(&report, "   (Connect:"),
+        "   (Connect: 20, Receive: 0, Length: 0, Exceptions: 0)"
+    );
+    for absent in [
+        "[#/sec]",
+        "Time per request:",
+        "Connection Times",
+        "Percentage of the requests",
+    ] {
+        assert!(!report.contains(absent), "{absent} printed:\n{report}");
+    }
+    assert!(line(&report, "REFUSED").contains("10 (100.0%)"));
+    let doc = json::render(&s);
+    assert_eq!(doc["rps"], 0.0);
+    assert_eq!(doc["target"]["document_length"], serde_json::Value::Null);
+    assert_eq!(doc["total"]["latency_us"]["total"]["count"], 0);
+    assert_eq!(doc["total"]["close"]["refused"], 20);
+}
