@@ -268,10 +268,10 @@ mod tests {
             median: 7,
             max: 9,
         };
-        assert!(warn
-            .sanity("the total time")
-            .unwrap()
-            .starts_with("WARNING: The median"));
+        assert_eq!(
+            warn.sanity("the total time").unwrap(),
+            "WARNING: The median and mean for the total time are not within a normal deviation\n        These results are probably not that reliable.\n"
+        );
         let error = Row {
             min: 0,
             mean: 5,
@@ -279,10 +279,10 @@ mod tests {
             median: 8,
             max: 9,
         };
-        assert!(error
-            .sanity("the total time")
-            .unwrap()
-            .starts_with("ERROR: The median"));
+        assert_eq!(
+            error.sanity("the total time").unwrap(),
+            "ERROR: The median and mean for the total time are more than twice the standard\n       deviation apart. These results are NOT reliable.\n"
+        );
     }
 
     #[test]
