@@ -146,6 +146,16 @@ fn write_json_line(out: &mut impl Write, r: &Record) -> io::Result<()> {
     )
 }
 
+/// Write `records` to `path` in one go (format chosen by the extension).
+pub fn write_file(path: &Path, records: &[Record]) -> io::Result<()> {
+    let file = File::create(path)?;
+    let mut sink = RecordSink::new(BufWriter::new(file), RecordFormat::from_path(path))?;
+    for r in records {
+        sink.write(r)?;
+    }
+    sink.finish().map(drop)
+}
+
 /// Every record in a file written by [`RecordSink`] (format chosen by the extension).
 pub fn read_records(path: &Path) -> Result<Vec<Record>> {
     let file = File::open(path)
