@@ -45,6 +45,9 @@ pub struct RunCli {
     /// Content-Type of the body (ab -T).
     #[arg(short = 'T', long = "content-type", value_name = "TYPE", default_value = "text/plain")]
     pub content_type: String,
+    /// Send HTTP/1.0 requests exactly as ab does (default: HTTP/1.1).
+    #[arg(long = "http10")]
+    pub http10: bool,
     /// Use HEAD requests (ab -i).
     #[arg(short = 'i', long = "head")]
     pub head: bool,

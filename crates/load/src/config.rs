@@ -96,6 +96,9 @@ pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settin
     if cli.pipeline == 0 {
         return Err(Failure::usage("--pipeline needs at least 1"));
     }
+    if cli.pipeline > 1 && cli.http10 {
+        return Err(Failure::usage("--pipeline needs HTTP/1.1: drop --http10"));
+    }
     if cli.pipeline > 1 && !cli.keepalive {
         return Err(Failure::usage("--pipeline needs keep-alive: add -k"));
     }
@@ -154,6 +157,7 @@ fn build_requests(targets: &[Target], cli: &RunCli, method: &str, body: Option<(
                 path: t.path.clone(),
                 host: t.host.clone(),
                 keepalive: cli.keepalive,
+                http10: cli.http10,
                 headers: cli.headers.clone(),
                 body: body.clone(),
             }

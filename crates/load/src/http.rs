@@ -15,6 +15,8 @@ pub struct RequestSpec {
     /// Value of the Host header (with brackets and port as needed).
     pub host: String,
     pub keepalive: bool,
+    /// Send HTTP/1.0 requests, as ab does (keep-alive then needs `Connection: Keep-Alive`).
+    pub http10: bool,
     /// Extra header lines, `Name: value`, as given with `-H`.
     pub headers: Vec<String>,
     /// Request body (`-p`), with its content type (`-T`).
@@ -29,7 +31,8 @@ impl RequestSpec {
                 .iter()
                 .any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case(name)))
         };
-        let mut out = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
+        let version = if self.http10 { "1.0" } else { "1.1" };
+        let mut out = format!("{} {} HTTP/{version}\r\n", self.method, self.path);
         if !has("host") {
             out.push_str(&format!("Host: {}\r\n", self.host));
         }
@@ -39,8 +42,12 @@ impl RequestSpec {
         if !has("accept") {
             out.push_str("Accept: */*\r\n");
         }
-        if !self.keepalive && !has("connection") {
-            out.push_str("Connection: close\r\n");
+        if !has("connection") {
+            match (self.keepalive, self.http10) {
+                (false, false) => out.push_str("Connection: close\r\n"),
+                (true, true) => out.push_str("Connection: Keep-Alive\r\n"),
+                _ => {}
+            }
         }
         if let Some((body, ctype)) = &self.body {
             if !has("content-type") {
@@ -472,6 +479,7 @@ mod tests {
             path: "/x".into(),
             host: "[::1]:8080".into(),
             keepalive: false,
+            http10: false,
             headers: vec!["Accept: text/html".into()],
             body: Some((b"abc".to_vec(), "text/plain".into())),
         };

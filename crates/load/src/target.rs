@@ -228,9 +228,10 @@ pub fn parse_address_list(text: &str, file: &str, default_port: u16, default_pat
     Ok(out)
 }
 
-/// Turn candidates into targets: keep the families allowed, then weight them so that the
-/// families follow `ratio` exactly (when given) and addresses within a family follow their
-/// own weights. Without a ratio, every family present gets an equal share (1:1).
+/// Turn candidates into targets: keep the families allowed, then weight them. With a
+/// ratio, the families follow it exactly and addresses within a family share their
+/// family's part by their own weights; without one, every address gets its own weight
+/// (a host name with one A and one AAAA record is 1:1).
 pub fn weigh(cands: Vec<Candidate>, choice: FamilyChoice, ratio: Option<Ratio>) -> Result<Vec<Target>> {
     let present = |f: Family| cands.iter().any(|c| Family::of_addr(&c.addr) == f);
     for f in Family::ALL {
@@ -246,7 +247,14 @@ pub fn weigh(cands: Vec<Candidate>, choice: FamilyChoice, ratio: Option<Ratio>) 
             family_weight[f.index()] = 1;
         }
     }
-    if let Some(r) = ratio {
+    let Some(r) = ratio else {
+        return Ok(cands
+            .into_iter()
+            .filter(|c| choice.allows(Family::of_addr(&c.addr)))
+            .map(|c| Target { family: Family::of_addr(&c.addr), addr: c.addr, weight: c.weight, host: c.host, path: c.path })
+            .collect());
+    };
+    {
         for (f, want) in [(Family::V4, r.v4), (Family::V6, r.v6)] {
             if want > 0 && !choice.allows(f) {
                 return Err(Failure::usage(format!(
