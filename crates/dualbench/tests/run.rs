@@ -25,11 +25,18 @@ impl Server {
         };
         let handle = dualbench_serve::start(cfg).expect("built-in server starts");
         let (v4, v6) = (handle.addrs()[0].to_string(), handle.addrs()[1].to_string());
-        Server { handle: Some(handle), v4, v6 }
+        Server {
+            handle: Some(handle),
+            v4,
+            v6,
+        }
     }
 
     fn urls(&self, path: &str) -> [String; 2] {
-        [format!("http://{}{path}", self.v4), format!("http://{}{path}", self.v6)]
+        [
+            format!("http://{}{path}", self.v4),
+            format!("http://{}{path}", self.v6),
+        ]
     }
 }
 
@@ -42,12 +49,20 @@ impl Drop for Server {
 }
 
 fn run(args: &[&str]) -> Output {
-    bin().arg("run").args(args).output().expect("dualbench runs")
+    bin()
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("dualbench runs")
 }
 
 fn run_json(args: &[&str]) -> Value {
     let out = run(&[&["--format", "json"], args].concat());
-    assert!(out.status.success(), "dualbench run {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "dualbench run {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("valid JSON report")
 }
 
@@ -59,11 +74,21 @@ fn fam(doc: &Value, f: &str, key: &str) -> u64 {
 fn ratios_are_exact_per_family() {
     let s = Server::start();
     let [u4, u6] = s.urls("/");
-    for (ratio, n, v6, v4) in [("1:1", "1000", 500, 500), ("4:1", "10000", 8000, 2000), ("1:4", "1000", 200, 800), ("1:0", "1000", 1000, 0), ("0:1", "1000", 0, 1000)] {
+    for (ratio, n, v6, v4) in [
+        ("1:1", "1000", 500, 500),
+        ("4:1", "10000", 8000, 2000),
+        ("1:4", "1000", 200, 800),
+        ("1:0", "1000", 1000, 0),
+        ("0:1", "1000", 0, 1000),
+    ] {
         let doc = run_json(&["-n", n, "-c", "20", "-k", "--ratio", ratio, &u4, &u6]);
         assert_eq!(fam(&doc, "ipv6", "requests"), v6, "ratio {ratio}");
         assert_eq!(fam(&doc, "ipv4", "requests"), v4, "ratio {ratio}");
-        assert_eq!(doc["requests"]["completed"], n.parse::<u64>().unwrap(), "ratio {ratio}");
+        assert_eq!(
+            doc["requests"]["completed"],
+            n.parse::<u64>().unwrap(),
+            "ratio {ratio}"
+        );
         assert_eq!(doc["requests"]["failed"], 0);
     }
 }
@@ -71,30 +96,57 @@ fn ratios_are_exact_per_family() {
 #[test]
 fn every_outcome_class_is_counted_exactly() {
     let s = Server::start();
-    let cases = [("/reset", "reset"), ("/close", "protocol_error"), ("/stall", "timeout")];
+    let cases = [
+        ("/reset", "reset"),
+        ("/close", "protocol_error"),
+        ("/stall", "timeout"),
+    ];
     for (path, class) in cases {
         let [u4, u6] = s.urls(path);
         let doc = run_json(&["-n", "40", "-c", "20", "-s", "0.5", &u4, &u6]);
         for f in ["ipv4", "ipv6"] {
-            assert_eq!(doc["families"][f]["close"][class], 20, "{path} {f}: {}", doc["families"][f]["close"]);
+            assert_eq!(
+                doc["families"][f]["close"][class], 20,
+                "{path} {f}: {}",
+                doc["families"][f]["close"]
+            );
             assert_eq!(fam(&doc, f, "failed"), 20, "{path} {f}");
         }
     }
     let doc = run_json(&["-n", "10", "-c", "5", &s.urls("/reset")[0]]);
-    assert_eq!(doc["families"]["ipv4"]["close_detail"]["reset_response"], 10);
+    assert_eq!(
+        doc["families"]["ipv4"]["close_detail"]["reset_response"],
+        10
+    );
     let doc = run_json(&["-n", "10", "-c", "5", "-s", "0.3", &s.urls("/stall")[1]]);
-    assert_eq!(doc["families"]["ipv6"]["close_detail"]["timeout_response"], 10);
+    assert_eq!(
+        doc["families"]["ipv6"]["close_detail"]["timeout_response"],
+        10
+    );
     // A port nobody listens on: refused, on both families.
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let doc = run_json(&["-n", "10", "-c", "2", &format!("http://127.0.0.1:{port}/"), &format!("http://[::1]:{port}/")]);
+    let doc = run_json(&[
+        "-n",
+        "10",
+        "-c",
+        "2",
+        &format!("http://127.0.0.1:{port}/"),
+        &format!("http://[::1]:{port}/"),
+    ]);
     assert_eq!(doc["families"]["ipv4"]["close"]["refused"], 5);
     assert_eq!(doc["families"]["ipv6"]["close"]["refused"], 5);
     // Non-2xx responses are complete, counted apart.
     let doc = run_json(&["-n", "10", &s.urls("/status/503")[0]]);
-    assert_eq!((doc["requests"]["completed"].as_u64(), doc["requests"]["non_2xx"].as_u64()), (Some(10), Some(10)));
+    assert_eq!(
+        (
+            doc["requests"]["completed"].as_u64(),
+            doc["requests"]["non_2xx"].as_u64()
+        ),
+        (Some(10), Some(10))
+    );
 }
 
 #[test]
@@ -103,10 +155,17 @@ fn keepalive_reuses_connections() {
     let [u4, u6] = s.urls("/");
     let doc = run_json(&["-n", "1000", "-c", "4", "-k", &u4, &u6]);
     let conns = fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections");
-    assert!(conns <= 8, "at most one connection per family per concurrent request, got {conns}");
+    assert!(
+        conns <= 8,
+        "at most one connection per family per concurrent request, got {conns}"
+    );
     assert_eq!(doc["requests"]["completed"], 1000);
     let doc = run_json(&["-n", "200", "-c", "4", &u4, &u6]);
-    assert_eq!(fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections"), 200, "one connection per request without -k");
+    assert_eq!(
+        fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections"),
+        200,
+        "one connection per request without -k"
+    );
     let doc = run_json(&["-n", "2000", "-c", "2", "-k", "--pipeline", "8", &u6]);
     assert_eq!(doc["requests"]["completed"], 2000);
     assert!(fam(&doc, "ipv6", "connections") <= 2);
@@ -118,8 +177,24 @@ fn address_list_weights_are_followed_exactly() {
     let dir = std::env::temp_dir().join(format!("dualbench-list-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let list = dir.join("addresses.txt");
-    std::fs::write(&list, format!("# ANMA list\n{} 3\n[::1]:{}   # one in four\n", s.v4, s.v6.rsplit(':').next().unwrap())).unwrap();
-    let doc = run_json(&["-n", "1000", "-c", "10", "-k", "--address-list", list.to_str().unwrap()]);
+    std::fs::write(
+        &list,
+        format!(
+            "# ANMA list\n{} 3\n[::1]:{}   # one in four\n",
+            s.v4,
+            s.v6.rsplit(':').next().unwrap()
+        ),
+    )
+    .unwrap();
+    let doc = run_json(&[
+        "-n",
+        "1000",
+        "-c",
+        "10",
+        "-k",
+        "--address-list",
+        list.to_str().unwrap(),
+    ]);
     assert_eq!(fam(&doc, "ipv4", "requests"), 750);
     assert_eq!(fam(&doc, "ipv6", "requests"), 250);
     std::fs::write(&list, "# nothing\n\n").unwrap();
@@ -134,7 +209,10 @@ fn address_list_weights_are_followed_exactly() {
 }
 
 fn ab_field(text: &str, field: &str) -> String {
-    text.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no '{field}' in:\n{text}")).to_string()
+    text.lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no '{field}' in:\n{text}"))
+        .to_string()
 }
 
 #[test]
@@ -156,8 +234,17 @@ fn byte_counts_equal_real_ab() {
         let ab_out = String::from_utf8(ab.arg(url).output().unwrap().stdout).unwrap();
         db.push(url);
         let ours = String::from_utf8(run(&db).stdout).unwrap();
-        for field in ["Total transferred:", "HTML transferred:", "Document Length:", "Complete requests:"] {
-            assert_eq!(ab_field(&ours, field), ab_field(&ab_out, field), "{path} {extra:?}");
+        for field in [
+            "Total transferred:",
+            "HTML transferred:",
+            "Document Length:",
+            "Complete requests:",
+        ] {
+            assert_eq!(
+                ab_field(&ours, field),
+                ab_field(&ab_out, field),
+                "{path} {extra:?}"
+            );
         }
     }
 }
@@ -169,7 +256,18 @@ fn records_are_written_one_per_request() {
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("r.csv");
     let [u4, u6] = s.urls("/");
-    let doc = run_json(&["-n", "300", "-c", "3", "--ratio", "2:1", "--records", csv.to_str().unwrap(), &u4, &u6]);
+    let doc = run_json(&[
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--ratio",
+        "2:1",
+        "--records",
+        csv.to_str().unwrap(),
+        &u4,
+        &u6,
+    ]);
     assert_eq!(doc["requests"]["total"], 300);
     let text = std::fs::read_to_string(&csv).unwrap();
     let rows: Vec<&str> = text.lines().skip(1).collect();
@@ -177,9 +275,15 @@ fn records_are_written_one_per_request() {
     assert_eq!(rows.iter().filter(|r| r.contains("ipv6")).count(), 200);
     let jsonl = dir.join("r.jsonl");
     run_json(&["-n", "50", "--records", jsonl.to_str().unwrap(), &u6]);
-    let lines: Vec<Value> = std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 50);
-    assert!(lines.iter().all(|l| l["family"] == "ipv6" && l["outcome"] == "normal" && l["status"] == 200));
+    assert!(lines
+        .iter()
+        .all(|l| l["family"] == "ipv6" && l["outcome"] == "normal" && l["status"] == 200));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -188,13 +292,31 @@ fn bad_input_is_one_line_and_exit_2() {
     for (args, want) in [
         (vec!["ftp://x/"], "unsupported scheme 'ftp'"),
         (vec!["http://[::1/"], "missing ']'"),
-        (vec!["http://127.0.0.1:1/", "--ratio", "4:0", "--family", "4"], "--family excludes IPv6"),
-        (vec!["http://127.0.0.1:1/", "--family", "6"], "no IPv6 address"),
+        (
+            vec!["http://127.0.0.1:1/", "--ratio", "4:0", "--family", "4"],
+            "--family excludes IPv6",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--family", "6"],
+            "no IPv6 address",
+        ),
         (vec!["http://127.0.0.1:1/", "--ratio", "x"], "bad --ratio"),
-        (vec!["http://no-such-host.invalid/"], "cannot resolve 'no-such-host.invalid'"),
-        (vec!["http://127.0.0.1:1/", "-n", "0"], "-n needs at least 1"),
-        (vec!["http://127.0.0.1:1/", "--bogus"], "unexpected argument '--bogus'"),
-        (vec!["http://127.0.0.1:1/", "-p", "/nonexistent/body"], "cannot read request body"),
+        (
+            vec!["http://no-such-host.invalid/"],
+            "cannot resolve 'no-such-host.invalid'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-n", "0"],
+            "-n needs at least 1",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--bogus"],
+            "unexpected argument '--bogus'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-p", "/nonexistent/body"],
+            "cannot read request body",
+        ),
     ] {
         let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -235,8 +357,14 @@ fn ctrl_c_still_reports_what_was_measured() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Complete requests:"), "report printed: {stdout}");
-    assert!(stdout.contains("Interrupted"), "says it was interrupted: {stdout}");
+    assert!(
+        stdout.contains("Complete requests:"),
+        "report printed: {stdout}"
+    );
+    assert!(
+        stdout.contains("Interrupted"),
+        "says it was interrupted: {stdout}"
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by Ctrl-C"));
 }
@@ -244,9 +372,16 @@ fn ctrl_c_still_reports_what_was_measured() {
 #[test]
 fn demo_without_url_runs_both_families_and_says_so() {
     let out = run(&["-n", "2000", "-c", "10"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("No URL given: benchmarking the built-in server at http://127.0.0.1:"), "{err}");
+    assert!(
+        err.starts_with("No URL given: benchmarking the built-in server at http://127.0.0.1:"),
+        "{err}"
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Complete requests:      2000"), "{text}");
     assert!(text.contains("Per address family"));
@@ -256,7 +391,8 @@ fn demo_without_url_runs_both_families_and_says_so() {
 fn five_thousand_connections_are_all_classified() {
     let doc = run_json(&["-q", "-n", "10000", "-c", "5000", "-k", "-s", "20"]);
     let total = doc["requests"]["total"].as_u64().unwrap();
-    let done = doc["requests"]["completed"].as_u64().unwrap() + doc["requests"]["failed"].as_u64().unwrap();
+    let done = doc["requests"]["completed"].as_u64().unwrap()
+        + doc["requests"]["failed"].as_u64().unwrap();
     assert_eq!(total, 10000);
     assert_eq!(done, 10000);
     let conns = fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections");
@@ -269,8 +405,19 @@ fn post_body_is_sent() {
     let dir = std::env::temp_dir().join(format!("dualbench-post-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let body = dir.join("body.txt");
-    std::fs::File::create(&body).unwrap().write_all(&[b'a'; 1000]).unwrap();
-    let doc = run_json(&["-n", "20", "-p", body.to_str().unwrap(), "-T", "text/plain", &s.urls("/echo")[1]]);
+    std::fs::File::create(&body)
+        .unwrap()
+        .write_all(&[b'a'; 1000])
+        .unwrap();
+    let doc = run_json(&[
+        "-n",
+        "20",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "text/plain",
+        &s.urls("/echo")[1],
+    ]);
     assert_eq!(doc["requests"]["completed"], 20);
     assert_eq!(fam(&doc, "ipv6", "request_bytes") % 20, 0);
     assert!(fam(&doc, "ipv6", "request_bytes") > 20 * 1000);
