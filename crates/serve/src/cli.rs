@@ -63,7 +63,12 @@ fn announce(server: &ServerHandle) {
         let served = server.addrs().iter().any(|a| Family::of_addr(a) == family);
         let missing = server.unavailable().iter().find(|u| u.family == family);
         if let (Some(missing), false) = (missing, served) {
-            eprintln!("dualbench serve: {missing}; serving the other family only");
+            let other = if family == Family::V4 {
+                Family::V6
+            } else {
+                Family::V4
+            };
+            eprintln!("dualbench serve: {missing}; serving {other} only");
         }
     }
     let mut out = std::io::stdout().lock();

@@ -51,6 +51,15 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
             continue;
         }
         seen.push(addr);
+        if is_v6_any(&addr) && no_ipv6_address() {
+            let reason = "no interface has an IPv6 address".to_string();
+            bound.unavailable.push(Unavailable {
+                addr,
+                family: Family::V6,
+                reason,
+            });
+            continue;
+        }
         match bind_one(addr) {
             Ok(listener) => {
                 bound.addrs.push(listener.local_addr()?);
@@ -86,6 +95,16 @@ fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(BACKLOG)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
+}
+
+fn is_v6_any(addr: &SocketAddr) -> bool {
+    addr.is_ipv6() && addr.ip().is_unspecified()
+}
+
+/// IPv6 is in the kernel but switched off everywhere (`disable_ipv6`): `[::]` would bind
+/// yet never be reached, so it counts as missing.
+fn no_ipv6_address() -> bool {
+    std::fs::read_to_string("/proc/net/if_inet6").is_ok_and(|text| text.trim().is_empty())
 }
 
 /// The host lacks the family: no kernel support, or no loopback/any address of it.
