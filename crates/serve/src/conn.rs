@@ -162,12 +162,17 @@ impl Conn {
     }
 
     /// Send, parse and read until nothing more can be done now.
+    /// Answers to pipelined requests are queued together and sent with one write.
     fn drive(&mut self, ctx: &Context) -> Verdict {
         loop {
-            let mut progress = match self.flush() {
-                Ok(p) => p,
+            let mut progress = false;
+            while self.step(ctx) {
+                progress = true;
+            }
+            match self.flush() {
+                Ok(sent) => progress |= sent,
                 Err(_) => return Verdict::Close,
-            };
+            }
             if self.output_done() {
                 match self.after {
                     After::Continue => {}
@@ -178,7 +183,6 @@ impl Conn {
                     }
                 }
             }
-            progress |= self.step(ctx);
             progress |= self.fill();
             if !progress {
                 return self.verdict_when_idle();
