@@ -38,7 +38,9 @@ pub struct Bound {
     pub unavailable: Vec<Unavailable>,
 }
 
-/// Bind and listen on every address in `wanted` (duplicates once).
+/// Bind and listen on every address in `wanted` (duplicates once). Addresses asking for
+/// port 0 get the same port where it is free, so that `127.0.0.1:0` and `[::1]:0` differ
+/// only by family.
 pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
     let mut bound = Bound {
         listeners: Vec::new(),
@@ -46,6 +48,7 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
         unavailable: Vec::new(),
     };
     let mut seen: Vec<SocketAddr> = Vec::new();
+    let mut picked_port: Option<u16> = None;
     for &addr in wanted {
         if seen.contains(&addr) {
             continue;
@@ -60,9 +63,13 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
             });
             continue;
         }
-        match bind_one(addr) {
+        match bind_picking(addr, picked_port) {
             Ok(listener) => {
-                bound.addrs.push(listener.local_addr()?);
+                let real = listener.local_addr()?;
+                if addr.port() == 0 {
+                    picked_port.get_or_insert(real.port());
+                }
+                bound.addrs.push(real);
                 bound.listeners.push(listener);
             }
             Err(e) if family_missing(&addr, &e) => bound.unavailable.push(Unavailable {
@@ -83,6 +90,14 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
         return Err(Failure::usage(format!("nothing to listen on: {why}")));
     }
     Ok(bound)
+}
+
+/// Port 0 with a port already picked: try that port first, then any free one.
+fn bind_picking(addr: SocketAddr, picked: Option<u16>) -> io::Result<TcpListener> {
+    match (addr.port(), picked) {
+        (0, Some(port)) => bind_one(SocketAddr::new(addr.ip(), port)).or_else(|_| bind_one(addr)),
+        _ => bind_one(addr),
+    }
 }
 
 fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
@@ -136,6 +151,17 @@ mod tests {
         let bound = bind_all(&[addr, addr]).unwrap();
         assert_eq!(bound.listeners.len(), 1);
         assert_ne!(bound.addrs[0].port(), 0);
+    }
+
+    #[test]
+    fn port_zero_addresses_share_the_picked_port() {
+        let wanted = [
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.2:0".parse().unwrap(),
+        ];
+        let bound = bind_all(&wanted).unwrap();
+        assert_eq!(bound.addrs.len(), 2);
+        assert_eq!(bound.addrs[0].port(), bound.addrs[1].port());
     }
 
     #[test]

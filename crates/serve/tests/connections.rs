@@ -249,3 +249,46 @@ fn bad_config_is_a_usage_failure() {
     };
     assert_eq!(start(taken).unwrap_err().exit_code(), 2);
 }
+
+#[test]
+fn the_handle_moves_between_threads() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<dualbench_serve::ServerHandle>();
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    std::thread::spawn(move || server.stop()).join().unwrap();
+    assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn many_clients_at_once_on_both_families() {
+    let server = loopback_server(None);
+    let addrs = server.addrs().to_vec();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let addr = addrs[t % addrs.len()];
+            std::thread::spawn(move || {
+                let mut served = 0;
+                for _ in 0..25 {
+                    let mut client = Client::connect(addr);
+                    for n in 0..20 {
+                        client.send(format!("GET /bytes/{n} HTTP/1.1\r\n\r\n").as_bytes());
+                        assert_eq!(client.response(false).body.len(), n);
+                        served += 1;
+                    }
+                }
+                served
+            })
+        })
+        .collect();
+    let served: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(served, 8 * 25 * 20);
+}
+
+#[test]
+fn port_zero_gives_both_families_the_same_port() {
+    let server = loopback_server(None);
+    if let [v4, v6] = server.addrs() {
+        assert_eq!(v4.port(), v6.port());
+    }
+}
