@@ -62,7 +62,8 @@ pub struct Conn {
     input: InputBuffer,
     out: Vec<u8>,
     sent: usize,
-    body: Option<Stream>,
+    /// The rest of the current answer's body, sent once `out` is empty.
+    pending_body: Option<Stream>,
     phase: Phase,
     after: After,
     readable: bool,
@@ -79,7 +80,7 @@ impl Conn {
             input: InputBuffer::default(),
             out: Vec::new(),
             sent: 0,
-            body: None,
+            pending_body: None,
             phase: Phase::Requests,
             after: After::Continue,
             readable: true,
@@ -166,7 +167,7 @@ impl Conn {
     }
 
     fn output_done(&self) -> bool {
-        self.sent == self.out.len() && self.body.is_none()
+        self.sent == self.out.len() && self.pending_body.is_none()
     }
 
     /// Abort: SO_LINGER 0 makes the close send RST instead of FIN.
@@ -233,7 +234,7 @@ impl Conn {
             if self.out.capacity() > 4 * PIECE {
                 self.out.shrink_to(PIECE);
             }
-            if self.body.is_none() || !self.writable {
+            if self.pending_body.is_none() || !self.writable {
                 return Ok(progress);
             }
             progress |= self.next_piece()?;
@@ -242,7 +243,7 @@ impl Conn {
 
     /// Put the next piece of the body into the output (or send it straight from the pattern).
     fn next_piece(&mut self) -> io::Result<bool> {
-        match &mut self.body {
+        match &mut self.pending_body {
             Some(Stream::Pattern { offset, left }) => {
                 let len = (*left).min(PIECE as u64) as usize;
                 match self.stream.write(answer::pattern_piece(*offset, len)) {
@@ -251,7 +252,7 @@ impl Conn {
                         *offset += n as u64;
                         *left -= n as u64;
                         if *left == 0 {
-                            self.body = None;
+                            self.pending_body = None;
                         }
                         Ok(true)
                     }
@@ -274,7 +275,7 @@ impl Conn {
                 }
                 *left -= n as u64;
                 if *left == 0 {
-                    self.body = None;
+                    self.pending_body = None;
                 }
                 Ok(true)
             }
@@ -299,7 +300,7 @@ impl Conn {
     /// Parse and start answering the next request, if one is complete and there is room.
     fn next_request(&mut self, ctx: &Context) -> bool {
         let backlog = self.out.len() - self.sent;
-        if self.after != After::Continue || self.body.is_some() || backlog >= HIGH_WATER {
+        if self.after != After::Continue || self.pending_body.is_some() || backlog >= HIGH_WATER {
             return false;
         }
         let (answer, framing, expect_continue, used) =
@@ -382,7 +383,7 @@ impl Conn {
 
     /// Stream the reply's body and go where it says.
     fn follow(&mut self, reply: Reply) {
-        self.body = reply.stream;
+        self.pending_body = reply.stream;
         match reply.then {
             Then::Continue => {}
             Then::Close => self.after = After::Close,
