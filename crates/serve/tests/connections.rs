@@ -292,3 +292,30 @@ fn port_zero_gives_both_families_the_same_port() {
         assert_eq!(v4.port(), v6.port());
     }
 }
+
+#[test]
+fn random_garbage_never_stops_the_server() {
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..50 {
+        let mut request = b"GET /bytes/10 HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % request.len() as u64) as usize;
+            request[at] = next() as u8;
+        }
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        let _ = stream.write_all(&request);
+        let _ = std::io::Read::read(&mut stream, &mut [0u8; 256]);
+    }
+    assert_eq!(get(addr, "/").body, INDEX_PAGE);
+}
