@@ -1,5 +1,8 @@
 //! Packet capture and per-connection analysis (`dualbench capture`, `dualbench analyze`).
 
+pub mod packet;
+pub mod pcap;
+
 use clap::Args;
 use dualbench_common::{Failure, Result};
 
