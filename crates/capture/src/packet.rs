@@ -57,7 +57,11 @@ pub struct TcpSegment<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport<'a> {
     Tcp(TcpSegment<'a>),
-    Udp { src_port: u16, dst_port: u16, payload_len: u32 },
+    Udp {
+        src_port: u16,
+        dst_port: u16,
+        payload_len: u32,
+    },
     /// Another protocol, or a non-first IP fragment (its ports are not in it).
     Other(u8),
 }
@@ -100,12 +104,22 @@ fn network_layer(link_type: u16, frame: &[u8]) -> Result<Option<(u16, &[u8])>, P
                 return Ok(Some((ty, &frame[at + 2..])));
             }
         }
-        link::LINUX_SLL => Ok(Some((be16(check(frame, 16, "linux cooked (SLL)")?, 14), &frame[16..]))),
-        link::LINUX_SLL2 => Ok(Some((be16(check(frame, 20, "linux cooked (SLL2)")?, 0), &frame[20..]))),
+        link::LINUX_SLL => Ok(Some((
+            be16(check(frame, 16, "linux cooked (SLL)")?, 14),
+            &frame[16..],
+        ))),
+        link::LINUX_SLL2 => Ok(Some((
+            be16(check(frame, 20, "linux cooked (SLL2)")?, 0),
+            &frame[20..],
+        ))),
         link::RAW | link::IPV4 | link::IPV6 => by_version(frame).map(|ty| Some((ty, frame))),
         t if link::RAW_ALT.contains(&t) => by_version(frame).map(|ty| Some((ty, frame))),
         link::NULL => {
-            let family = u32::from_ne_bytes(check(frame, 4, "loopback")?[..4].try_into().unwrap_or([0; 4]));
+            let family = u32::from_ne_bytes(
+                check(frame, 4, "loopback")?[..4]
+                    .try_into()
+                    .unwrap_or([0; 4]),
+            );
             let swapped = family.swap_bytes();
             let ty = match (family, swapped) {
                 (2, _) | (_, 2) => 0x0800,
@@ -154,7 +168,13 @@ fn ipv4(ip: &[u8]) -> Result<Packet<'_>, ParseError> {
     } else {
         transport(ip[9], body, (total - ihl) as u32)?
     };
-    Ok(Packet { family: Family::V4, src, dst, ip_len: total as u32, transport })
+    Ok(Packet {
+        family: Family::V4,
+        src,
+        dst,
+        ip_len: total as u32,
+        transport,
+    })
 }
 
 fn ipv6(ip: &[u8]) -> Result<Packet<'_>, ParseError> {
@@ -194,12 +214,20 @@ fn ipv6(ip: &[u8]) -> Result<Packet<'_>, ParseError> {
                 (next, at) = (h[0], at + len);
             }
             proto => {
-                let remaining = (40 + payload_len).checked_sub(at).ok_or(ParseError::Malformed("IPv6 payload length"))?;
+                let remaining = (40 + payload_len)
+                    .checked_sub(at)
+                    .ok_or(ParseError::Malformed("IPv6 payload length"))?;
                 break transport(proto, hdr, remaining as u32)?;
             }
         }
     };
-    Ok(Packet { family: Family::V6, src, dst, ip_len: (40 + payload_len) as u32, transport })
+    Ok(Packet {
+        family: Family::V6,
+        src,
+        dst,
+        ip_len: (40 + payload_len) as u32,
+        transport,
+    })
 }
 
 /// The transport header in `body` (captured bytes); `len` is its length per the IP header.
@@ -227,7 +255,11 @@ fn transport(proto: u8, body: &[u8], len: u32) -> Result<Transport<'_>, ParseErr
         }
         17 => {
             check(body, 8, "UDP")?;
-            Ok(Transport::Udp { src_port: be16(0), dst_port: be16(2), payload_len: len.saturating_sub(8) })
+            Ok(Transport::Udp {
+                src_port: be16(0),
+                dst_port: be16(2),
+                payload_len: len.saturating_sub(8),
+            })
         }
         other => Ok(Transport::Other(other)),
     }

@@ -16,7 +16,7 @@ pub mod sample;
 pub mod sampler;
 pub mod snapshot;
 
-pub use cli::{main, MonitorCli};
+pub use cli::{main, parse_duration, MonitorCli};
 pub use netns::Netns;
 pub use sample::Sample;
 pub use sampler::{start, start_with_sink, MonitorConfig, MonitorHandle, Series};

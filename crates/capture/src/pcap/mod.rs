@@ -25,14 +25,21 @@ mod tests {
         {
             let mut w = Writer::new(&mut file, format, 1, 65535, "test").unwrap();
             w.write(1_700_000_000_123_456_789, 60, &[0xaa; 14]).unwrap();
-            w.write(1_700_000_001_000_000_001, 1514, &[0xbb; 7]).unwrap();
+            w.write(1_700_000_001_000_000_001, 1514, &[0xbb; 7])
+                .unwrap();
         }
         let mut r = Reader::new(&file[..]).unwrap();
-        let a = r.next().unwrap().unwrap();
-        assert_eq!((a.ts_ns, a.orig_len, a.link_type, a.data), (1_700_000_000_123_456_789, 60, 1, &[0xaa; 14][..]));
-        let b = r.next().unwrap().unwrap();
-        assert_eq!((b.ts_ns, b.orig_len, b.data.len()), (1_700_000_001_000_000_001, 1514, 7));
-        assert!(r.next().unwrap().is_none());
+        let a = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (a.ts_ns, a.orig_len, a.link_type, a.data),
+            (1_700_000_000_123_456_789, 60, 1, &[0xaa; 14][..])
+        );
+        let b = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (b.ts_ns, b.orig_len, b.data.len()),
+            (1_700_000_001_000_000_001, 1514, 7)
+        );
+        assert!(r.next_record().unwrap().is_none());
     }
 
     #[test]
@@ -59,18 +66,26 @@ mod tests {
         f.extend(40u32.to_be_bytes());
         f.extend([0x45, 0]);
         let mut r = Reader::new(&f[..]).unwrap();
-        let rec = r.next().unwrap().unwrap();
-        assert_eq!((rec.ts_ns, rec.orig_len, rec.link_type, rec.data), (10_000_005_000, 40, 101, &[0x45, 0][..]));
+        let rec = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (rec.ts_ns, rec.orig_len, rec.link_type, rec.data),
+            (10_000_005_000, 40, 101, &[0x45, 0][..])
+        );
     }
 
     #[test]
     fn truncated_record_and_bad_magic_are_errors() {
         let mut file = Vec::new();
-        Writer::new(&mut file, FileFormat::Pcap, 1, 65535, "").unwrap().write(1, 60, &[1; 60]).unwrap();
+        Writer::new(&mut file, FileFormat::Pcap, 1, 65535, "")
+            .unwrap()
+            .write(1, 60, &[1; 60])
+            .unwrap();
         file.truncate(file.len() - 10);
         let mut r = Reader::new(&file[..]).unwrap();
-        assert!(r.next().unwrap_err().contains("truncated"));
-        let e = Reader::new(&b"not a capture file at all"[..]).err().unwrap();
+        assert!(r.next_record().unwrap_err().contains("truncated"));
+        let e = Reader::new(&b"not a capture file at all"[..])
+            .err()
+            .unwrap();
         assert!(e.contains("not a pcap or pcapng file"), "{e}");
     }
 }

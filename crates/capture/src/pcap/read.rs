@@ -3,7 +3,9 @@
 //! sections, interfaces (each with its own link type and `if_tsresol`) and enhanced or
 //! simple packet blocks. Errors are one line saying what is wrong with the file.
 
-use super::{PCAPNG_BYTE_ORDER, PCAPNG_EPB, PCAPNG_IDB, PCAPNG_SHB, PCAPNG_SPB, PCAP_MAGIC_NS, PCAP_MAGIC_US};
+use super::{
+    PCAPNG_BYTE_ORDER, PCAPNG_EPB, PCAPNG_IDB, PCAPNG_SHB, PCAPNG_SPB, PCAP_MAGIC_NS, PCAP_MAGIC_US,
+};
 use std::io::{self, Read};
 
 /// One packet of a capture file.
@@ -19,8 +21,15 @@ pub struct Record<'a> {
 
 #[derive(Debug)]
 enum Kind {
-    Pcap { swapped: bool, nanos: bool, link_type: u16 },
-    Pcapng { swapped: bool, interfaces: Vec<Interface> },
+    Pcap {
+        swapped: bool,
+        nanos: bool,
+        link_type: u16,
+    },
+    Pcapng {
+        swapped: bool,
+        interfaces: Vec<Interface>,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -44,8 +53,10 @@ type ReadResult<T> = Result<T, String>;
 impl Reader<io::BufReader<std::fs::File>> {
     /// Open a capture file.
     pub fn open(path: &std::path::Path) -> ReadResult<Self> {
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        Reader::new(io::BufReader::with_capacity(1 << 20, file)).map_err(|e| format!("{}: {e}", path.display()))
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Reader::new(io::BufReader::with_capacity(1 << 20, file))
+            .map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 
@@ -53,15 +64,28 @@ impl<R: Read> Reader<R> {
     /// Read the file header.
     pub fn new(mut input: R) -> ReadResult<Self> {
         let mut magic = [0u8; 4];
-        input.read_exact(&mut magic).map_err(|_| "not a pcap or pcapng file (too short)".to_string())?;
+        input
+            .read_exact(&mut magic)
+            .map_err(|_| "not a pcap or pcapng file (too short)".to_string())?;
         let le = u32::from_le_bytes(magic);
         let kind = match (le, le.swap_bytes()) {
-            (PCAPNG_SHB, _) => Kind::Pcapng { swapped: false, interfaces: Vec::new() },
-            (m, _) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => pcap_header(&mut input, false, m == PCAP_MAGIC_NS)?,
-            (_, m) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => pcap_header(&mut input, true, m == PCAP_MAGIC_NS)?,
+            (PCAPNG_SHB, _) => Kind::Pcapng {
+                swapped: false,
+                interfaces: Vec::new(),
+            },
+            (m, _) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => {
+                pcap_header(&mut input, false, m == PCAP_MAGIC_NS)?
+            }
+            (_, m) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => {
+                pcap_header(&mut input, true, m == PCAP_MAGIC_NS)?
+            }
             _ => return Err("not a pcap or pcapng file (unknown magic number)".into()),
         };
-        let mut reader = Reader { input, kind, buf: Vec::with_capacity(65536) };
+        let mut reader = Reader {
+            input,
+            kind,
+            buf: Vec::with_capacity(65536),
+        };
         if matches!(reader.kind, Kind::Pcapng { .. }) {
             reader.section_header()?;
         }
@@ -69,14 +93,23 @@ impl<R: Read> Reader<R> {
     }
 
     /// The next packet, or `None` at the end of the file.
-    pub fn next(&mut self) -> ReadResult<Option<Record<'_>>> {
+    pub fn next_record(&mut self) -> ReadResult<Option<Record<'_>>> {
         match self.kind {
-            Kind::Pcap { swapped, nanos, link_type } => self.next_pcap(swapped, nanos, link_type),
+            Kind::Pcap {
+                swapped,
+                nanos,
+                link_type,
+            } => self.next_pcap(swapped, nanos, link_type),
             Kind::Pcapng { .. } => self.next_pcapng(),
         }
     }
 
-    fn next_pcap(&mut self, swapped: bool, nanos: bool, link_type: u16) -> ReadResult<Option<Record<'_>>> {
+    fn next_pcap(
+        &mut self,
+        swapped: bool,
+        nanos: bool,
+        link_type: u16,
+    ) -> ReadResult<Option<Record<'_>>> {
         let mut h = [0u8; 16];
         if !fill(&mut self.input, &mut h)? {
             return Ok(None);
@@ -90,19 +123,39 @@ impl<R: Read> Reader<R> {
         if !fill(&mut self.input, &mut self.buf)? && caplen > 0 {
             return Err("truncated packet at end of file".into());
         }
-        let sub = if nanos { word(4) as u64 } else { word(4) as u64 * 1000 };
-        Ok(Some(Record { ts_ns: word(0) as u64 * 1_000_000_000 + sub, orig_len, link_type, data: &self.buf }))
+        let sub = if nanos {
+            word(4) as u64
+        } else {
+            word(4) as u64 * 1000
+        };
+        Ok(Some(Record {
+            ts_ns: word(0) as u64 * 1_000_000_000 + sub,
+            orig_len,
+            link_type,
+            data: &self.buf,
+        }))
     }
 
     fn next_pcapng(&mut self) -> ReadResult<Option<Record<'_>>> {
         let (ts_ns, orig_len, link_type, start, len) = loop {
-            let Some(kind) = self.block()? else { return Ok(None) };
-            let Kind::Pcapng { swapped, interfaces } = &mut self.kind else { unreachable!() };
+            let Some(kind) = self.block()? else {
+                return Ok(None);
+            };
+            let Kind::Pcapng {
+                swapped,
+                interfaces,
+            } = &mut self.kind
+            else {
+                unreachable!()
+            };
             let (swapped, b) = (*swapped, &self.buf);
             match kind {
                 PCAPNG_SHB => {
                     let rest = std::mem::take(&mut self.buf);
-                    self.kind = Kind::Pcapng { swapped: section_order(&rest)?, interfaces: Vec::new() };
+                    self.kind = Kind::Pcapng {
+                        swapped: section_order(&rest)?,
+                        interfaces: Vec::new(),
+                    };
                     self.buf = rest;
                 }
                 PCAPNG_IDB if b.len() >= 8 => interfaces.push(interface(b, swapped)),
@@ -110,24 +163,39 @@ impl<R: Read> Reader<R> {
                     let ifc = interface_of(interfaces, u32_at(b, 0, swapped))?;
                     let ts = (u32_at(b, 4, swapped) as u64) << 32 | u32_at(b, 8, swapped) as u64;
                     let caplen = (u32_at(b, 12, swapped) as usize).min(b.len() - 20);
-                    break (scale(ts, ifc.units), u32_at(b, 16, swapped), ifc.link_type, 20, caplen);
+                    break (
+                        scale(ts, ifc.units),
+                        u32_at(b, 16, swapped),
+                        ifc.link_type,
+                        20,
+                        caplen,
+                    );
                 }
                 PCAPNG_SPB if b.len() >= 4 => {
                     let ifc = interface_of(interfaces, 0)?;
                     let orig = u32_at(b, 0, swapped);
-                    let caplen = (orig as usize).min(ifc.snaplen.max(1) as usize).min(b.len() - 4);
+                    let caplen = (orig as usize)
+                        .min(ifc.snaplen.max(1) as usize)
+                        .min(b.len() - 4);
                     break (0, orig, ifc.link_type, 4, caplen);
                 }
                 _ => {}
             }
         };
-        Ok(Some(Record { ts_ns, orig_len, link_type, data: &self.buf[start..start + len] }))
+        Ok(Some(Record {
+            ts_ns,
+            orig_len,
+            link_type,
+            data: &self.buf[start..start + len],
+        }))
     }
 
     /// Read the first section header's body (its type is already read).
     fn section_header(&mut self) -> ReadResult<()> {
         let mut h = [0u8; 8];
-        self.input.read_exact(&mut h).map_err(|_| "truncated pcapng section header".to_string())?;
+        self.input
+            .read_exact(&mut h)
+            .map_err(|_| "truncated pcapng section header".to_string())?;
         let order = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
         let swapped = match order {
             PCAPNG_BYTE_ORDER => false,
@@ -139,14 +207,21 @@ impl<R: Read> Reader<R> {
             return Err("corrupt pcapng section header".into());
         }
         let mut rest = vec![0u8; total - 12];
-        self.input.read_exact(&mut rest).map_err(|_| "truncated pcapng section header".to_string())?;
-        self.kind = Kind::Pcapng { swapped, interfaces: Vec::new() };
+        self.input
+            .read_exact(&mut rest)
+            .map_err(|_| "truncated pcapng section header".to_string())?;
+        self.kind = Kind::Pcapng {
+            swapped,
+            interfaces: Vec::new(),
+        };
         Ok(())
     }
 
     /// Read one block into `buf` (body only); returns its type, or `None` at the end.
     fn block(&mut self) -> ReadResult<Option<u32>> {
-        let Kind::Pcapng { swapped, .. } = self.kind else { return Ok(None) };
+        let Kind::Pcapng { swapped, .. } = self.kind else {
+            return Ok(None);
+        };
         let mut h = [0u8; 8];
         if !fill(&mut self.input, &mut h)? {
             return Ok(None);
@@ -179,12 +254,21 @@ impl<R: Read> Reader<R> {
 
 fn pcap_header<R: Read>(input: &mut R, swapped: bool, nanos: bool) -> ReadResult<Kind> {
     let mut h = [0u8; 20];
-    input.read_exact(&mut h).map_err(|_| "truncated pcap file header".to_string())?;
-    Ok(Kind::Pcap { swapped, nanos, link_type: u32_at(&h, 16, swapped) as u16 })
+    input
+        .read_exact(&mut h)
+        .map_err(|_| "truncated pcap file header".to_string())?;
+    Ok(Kind::Pcap {
+        swapped,
+        nanos,
+        link_type: u32_at(&h, 16, swapped) as u16,
+    })
 }
 
 fn section_order(body: &[u8]) -> ReadResult<bool> {
-    match body.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])) {
+    match body
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    {
         Some(PCAPNG_BYTE_ORDER) => Ok(false),
         Some(o) if o.swap_bytes() == PCAPNG_BYTE_ORDER => Ok(true),
         _ => Err("corrupt pcapng section header".into()),
@@ -203,15 +287,26 @@ fn interface(body: &[u8], swapped: bool) -> Interface {
         }
         if code == 9 && len == 1 && at + 4 < body.len() {
             let v = body[at + 4];
-            units = if v & 0x80 == 0 { 10u64.saturating_pow(v as u32) } else { 1u64 << (v & 0x7f).min(63) };
+            units = if v & 0x80 == 0 {
+                10u64.saturating_pow(v as u32)
+            } else {
+                1u64 << (v & 0x7f).min(63)
+            };
         }
         at += 4 + ((len + 3) & !3);
     }
-    Interface { link_type, snaplen: u32_at(body, 4, swapped), units }
+    Interface {
+        link_type,
+        snaplen: u32_at(body, 4, swapped),
+        units,
+    }
 }
 
 fn interface_of(interfaces: &[Interface], id: u32) -> ReadResult<Interface> {
-    interfaces.get(id as usize).copied().ok_or_else(|| format!("packet for undeclared interface {id}"))
+    interfaces
+        .get(id as usize)
+        .copied()
+        .ok_or_else(|| format!("packet for undeclared interface {id}"))
 }
 
 fn scale(ts: u64, units: u64) -> u64 {

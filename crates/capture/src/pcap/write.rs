@@ -29,7 +29,13 @@ pub struct Writer<W: Write> {
 
 impl<W: Write> Writer<W> {
     /// Write the file header. `comment` goes into pcapng's section header (pcap has none).
-    pub fn new(mut out: W, format: FileFormat, link_type: u16, snaplen: u32, comment: &str) -> io::Result<Self> {
+    pub fn new(
+        mut out: W,
+        format: FileFormat,
+        link_type: u16,
+        snaplen: u32,
+        comment: &str,
+    ) -> io::Result<Self> {
         match format {
             FileFormat::Pcap => {
                 out.write_all(&PCAP_MAGIC_NS.to_le_bytes())?;
