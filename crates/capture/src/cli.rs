@@ -78,7 +78,9 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
         signal_hook::flag::register(signal, Arc::clone(&stop))
             .map_err(|e| Failure::runtime(format!("installing signal handler: {e}")))?;
     }
+    let iface = config.iface.clone();
     let handle = start(config)?;
+    eprintln!("capturing on {iface}");
     while !stop.load(Ordering::Relaxed) && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -76,9 +76,11 @@ pub fn analyze<R: Read>(
                 Transport::Other(_) => counts.other += 1,
             },
             Ok(None) => counts.other += 1,
-            Err(packet::ParseError::UnknownLink(t)) => return Err(format!(
+            Err(packet::ParseError::UnknownLink(t)) => {
+                return Err(format!(
                 "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP are)"
-            )),
+            ))
+            }
             Err(_) => counts.unreadable += 1,
         }
     }

@@ -90,7 +90,7 @@ fn connection_table(reports: &[ConnectionReport]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:<4} {:<46} {:<46} {:>9} {:>10} {:>10} {:>10} {:>9} {:>7} {:>7} {:<4} close",
+        "{:>6} {:<4} {:<30} {:<30} {:>9} {:>10} {:>10} {:>10} {:>9} {:>7} {:>7} {:<4} close",
         "#",
         "fam",
         "client",
@@ -109,7 +109,7 @@ fn connection_table(reports: &[ConnectionReport]) -> String {
     for (i, r) in reports.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{:>6} {:<4} {:<46} {:<46} {:>9} {:>10} {:>10} {:>10} {:>9} {:>7} {:>7} {:<4} {}",
+            "{:>6} {:<4} {:<30} {:<30} {:>9} {:>10} {:>10} {:>10} {:>9} {:>7} {:>7} {:<4} {}",
             i + 1,
             if r.family == "ipv4" { "v4" } else { "v6" },
             r.client,
@@ -133,7 +133,7 @@ fn family_table(a: &Analysis) -> String {
     if families.is_empty() {
         return "\nno TCP connections\n".into();
     }
-    let mut out = String::from("\nPer family");
+    let mut out = format!("\n{:<24}", "Per family");
     for (key, _) in &families {
         let _ = write!(out, "{:>14}", if *key == "ipv4" { "IPv4" } else { "IPv6" });
     }
