@@ -26,6 +26,18 @@ pub struct MonitorConfig {
     pub interval: Duration,
 }
 
+impl MonitorConfig {
+    /// Watch these processes every `interval`, in the first one's network namespace.
+    pub fn for_pids(pids: &[u32], interval: Duration) -> Self {
+        MonitorConfig {
+            pids: pids.to_vec(),
+            names: Vec::new(),
+            netns: None,
+            interval,
+        }
+    }
+}
+
 /// Receives each sample as it is taken.
 pub type Sink = Box<dyn FnMut(&Sample) -> std::io::Result<()> + Send>;
 
@@ -177,5 +189,56 @@ fn units() -> Units {
     Units {
         ticks_per_s: ticks.max(1) as u64,
         page_size: page.max(1) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library API as `run --monitor` uses it.
+    #[test]
+    fn api_samples_until_stopped() {
+        let me = std::process::id();
+        let handle = start(MonitorConfig::for_pids(&[me], Duration::from_millis(100))).unwrap();
+        std::thread::sleep(Duration::from_millis(350));
+        let series = handle.stop().unwrap();
+        assert!(
+            (3..=5).contains(&series.samples.len()),
+            "{}",
+            series.samples.len()
+        );
+        let s = &series.samples[0];
+        assert_eq!(s.processes[0].pid, me);
+        assert!(s.processes[0].alive && s.processes[0].threads >= 2 && s.processes[0].rss_kb > 0);
+        assert!(s.interfaces.contains_key("lo"));
+        assert!(s.tcp.contains_key("ipv4") && s.tcp.contains_key("ipv6"));
+        assert!(series
+            .samples
+            .windows(2)
+            .all(|w| w[1].monotonic_ns > w[0].monotonic_ns));
+        let mut out = Vec::new();
+        series.write_jsonl(&mut out).unwrap();
+        assert_eq!(
+            out.iter().filter(|&&b| b == b'\n').count(),
+            series.samples.len()
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_tiny_intervals_are_usage_errors() {
+        let config = MonitorConfig {
+            names: vec!["no-such-process-name".into()],
+            ..MonitorConfig::for_pids(&[], Duration::from_secs(1))
+        };
+        assert!(start(config)
+            .err()
+            .unwrap()
+            .message
+            .contains("no process has that name"));
+        let e = start(MonitorConfig::for_pids(&[], Duration::from_millis(1)))
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
     }
 }
