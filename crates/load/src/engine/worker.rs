@@ -29,6 +29,17 @@ struct Got {
     body: u64,
 }
 
+/// What the poll reported for a connection.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ready {
+    readable: bool,
+    writable: bool,
+    /// The peer shut down its side (FIN seen).
+    peer_closed: bool,
+    /// The socket has an error.
+    failed: bool,
+}
+
 fn token(key: usize, id: u64) -> Token {
     Token(key | (((id >> 8) as usize) << 32))
 }
@@ -155,7 +166,8 @@ impl Worker {
                 let key = ev.token().0 & 0xffff_ffff;
                 if self.conns.get(key).is_some_and(|c| token(key, c.id) == ev.token()) {
                     let failed = ev.is_error() || (ev.is_read_closed() && !ev.is_readable());
-                    self.drive(key, ev.is_readable() || ev.is_read_closed(), ev.is_writable(), failed);
+                    let ready = Ready { readable: ev.is_readable() || ev.is_read_closed(), writable: ev.is_writable(), peer_closed: ev.is_read_closed(), failed };
+                    self.drive(key, ready);
                 }
             }
             self.expire(self.shared.elapsed_ns());
@@ -255,7 +267,7 @@ impl Worker {
                     self.ready[target].push(key);
                 }
                 self.arm_deadline(key, slot, now);
-                self.drive(key, false, true, false);
+                self.drive(key, Ready { writable: true, ..Ready::default() });
                 return Ok(());
             }
         }
@@ -324,18 +336,18 @@ impl Worker {
         }
     }
 
-    /// React to readiness on connection `key` (`failed`: the poll reported an error).
-    fn drive(&mut self, key: usize, readable: bool, writable: bool, failed: bool) {
+    /// React to readiness on connection `key`.
+    fn drive(&mut self, key: usize, ready: Ready) {
         let now = self.shared.elapsed_ns();
         if self.conns[key].phase == Phase::Connecting {
-            if failed {
+            if ready.failed {
                 let o = match self.conns[key].sock.take_error() {
                     Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
                     Ok(None) => Outcome::ResetConnect,
                 };
                 return self.close(key, Some(o), now);
             }
-            if !writable {
+            if !ready.writable {
                 return;
             }
             // A non-blocking connect that reports writable without an error is established.
@@ -344,8 +356,8 @@ impl Worker {
         if let Err(o) = self.write(key, now) {
             return self.close(key, Some(o), now);
         }
-        if readable {
-            self.read(key);
+        if ready.readable {
+            self.read(key, ready.peer_closed);
         }
     }
 
@@ -382,7 +394,9 @@ impl Worker {
         Ok(())
     }
 
-    fn read(&mut self, key: usize) {
+    /// Read and parse until the socket is drained. `peer_closed`: the poll saw the peer's
+    /// FIN, so read on to the end of stream even after a short read.
+    fn read(&mut self, key: usize, peer_closed: bool) {
         loop {
             let now;
             let n = match self.conns[key].sock.read(&mut self.buf) {
@@ -430,7 +444,7 @@ impl Worker {
             }
             // A short read emptied the socket's receive queue: the next arrival raises a
             // new edge, so there is no need for another read just to see EAGAIN.
-            if !self.conns.contains(key) || n < self.buf.len() {
+            if !self.conns.contains(key) || (n < self.buf.len() && !peer_closed) {
                 return;
             }
         }
