@@ -198,6 +198,20 @@ fn run(
             break;
         }
     }
+    if stats.stopped_by == "stop" {
+        // Packets that arrived just before the stop sit in a block the kernel hands over
+        // only when its timer expires: wait for it once so they reach the file too.
+        let mut on_frame =
+            |frame: Frame<'_>| keep(&config, frame, &mut writer, &mut stats, &mut error);
+        ring.poll(crate::ring::BLOCK_TIMEOUT_MS as i32 * 3, &mut on_frame)
+            .map_err(|e| Failure::runtime(format!("capturing on {}: {e}", config.iface)))?;
+    }
+    if let Some(e) = error {
+        return Err(Failure::runtime(format!(
+            "writing {}: {e}",
+            config.output.display()
+        )));
+    }
     writer
         .flush()
         .map_err(|e| Failure::runtime(format!("writing {}: {e}", config.output.display())))?;
@@ -295,7 +309,6 @@ mod tests {
             server.read_exact(&mut buf).unwrap();
             drop((client, server));
         }
-        std::thread::sleep(Duration::from_millis(100));
         let stats = handle.stop().unwrap();
         assert_eq!(
             (

@@ -14,7 +14,7 @@ const BLOCK_SIZE: usize = 1 << 21;
 const BLOCK_COUNT: usize = 32;
 const FRAME_SIZE: usize = 2048;
 /// How long the kernel waits before handing over a block that is not full, in ms.
-const BLOCK_TIMEOUT_MS: u32 = 20;
+pub(crate) const BLOCK_TIMEOUT_MS: u32 = 20;
 
 /// One captured frame.
 #[derive(Debug, Clone, Copy)]

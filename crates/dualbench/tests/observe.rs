@@ -193,7 +193,6 @@ fn capture_and_analyze_a_known_exchange() {
         }
     }
     servers.into_iter().for_each(|s| s.join().unwrap());
-    std::thread::sleep(Duration::from_millis(300)); // let the last FIN/ACKs reach the ring
     let summary = stop(&mut capture);
     assert!(summary.contains(" 0 dropped"), "{summary}");
 
@@ -492,4 +491,168 @@ fn bad_input_is_one_clear_line() {
     fails_with(&["monitor", "--pid", "999999999"], 2, "no such process");
     fails_with(&["monitor", "--interval", "fast"], 2, "not a duration");
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// Flatten a JSON document into `path=value` lines with perl's core JSON::PP (perl is among
+/// the test machine's packages; the binary crate has no JSON parser of its own to lend).
+fn flatten_json(json: &[u8]) -> std::collections::HashMap<String, String> {
+    let script = r#"local $/; my $j = JSON::PP::decode_json(<STDIN>);
+        sub walk { my ($p, $v) = @_;
+          if (ref $v eq "HASH") { walk("$p.$_", $v->{$_}) for sort keys %$v }
+          elsif (ref $v eq "ARRAY") { walk("$p.$_", $v->[$_]) for 0..$#$v }
+          else { print substr($p, 1), "=", (defined $v ? $v : ""), "\n" } }
+        walk("", $j);"#;
+    let mut perl = Command::new("perl")
+        .args(["-MJSON::PP", "-e", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    perl.stdin.take().unwrap().write_all(json).unwrap();
+    let out = perl.wait_with_output().unwrap();
+    assert!(out.status.success(), "perl could not read the JSON");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+}
+
+/// `dualbench serve` on 127.0.0.1 and ::1 at one port; killed by pid when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server() -> (Server, u16) {
+    for _ in 0..20 {
+        let (v4, v6) = listeners();
+        let port = v4.local_addr().unwrap().port();
+        drop((v4, v6));
+        let mut child = Command::new(bin())
+            .args([
+                "serve",
+                "--workers",
+                "1",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--listen",
+                &format!("[::1]:{port}"),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let up = (0..2).all(|_| {
+            lines
+                .next()
+                .is_some_and(|l| l.is_ok_and(|l| l.starts_with("listening on")))
+        });
+        if up {
+            return (Server(child), port);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!("dualbench serve did not start");
+}
+
+/// A `run` against the built-in server, captured and analysed: connections, bytes each
+/// way, close classes and the family split match run's own report exactly.
+#[test]
+fn analysis_of_a_run_matches_the_run() {
+    let (_server, port) = start_server();
+    let file = temp_file("run.pcap");
+    let port_text = port.to_string();
+    let mut capture = start_capture(&[
+        "--iface",
+        "lo",
+        "--port",
+        &port_text,
+        "-w",
+        file.to_str().unwrap(),
+        "--duration",
+        "60",
+    ]);
+    let urls: Vec<String> = ["/", "/reset", "/bytes/3000"]
+        .iter()
+        .flat_map(|path| {
+            [
+                format!("http://127.0.0.1:{port}{path}"),
+                format!("http://[::1]:{port}{path}"),
+            ]
+        })
+        .collect();
+    let run = Command::new(bin())
+        .args([
+            "run", "-q", "-n", "60", "-c", "3", "-s", "10", "--format", "json",
+        ])
+        .args(&urls)
+        .output()
+        .unwrap();
+    let summary = stop(&mut capture);
+    assert!(summary.contains(" 0 dropped"), "{summary}");
+    let run = flatten_json(&run.stdout);
+    assert_eq!(
+        run.get("requests.total").map(String::as_str),
+        Some("60"),
+        "{run:?}"
+    );
+
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        let field = |k: &str| {
+            run.get(&format!("families.{family}.{k}"))
+                .unwrap_or_else(|| panic!("run has no {family}.{k}"))
+                .clone()
+        };
+        assert_eq!(
+            of.len().to_string(),
+            field("connections"),
+            "{family} connections"
+        );
+        let sum = |k: &str| {
+            of.iter()
+                .map(|r| r[k].parse::<u64>().unwrap())
+                .sum::<u64>()
+                .to_string()
+        };
+        assert_eq!(
+            sum("bytes_to_server"),
+            field("request_bytes"),
+            "{family} request bytes"
+        );
+        assert_eq!(
+            sum("bytes_to_client"),
+            field("bytes"),
+            "{family} response bytes"
+        );
+        for class in [
+            "normal",
+            "reset",
+            "timeout",
+            "refused",
+            "unreachable",
+            "protocol_error",
+        ] {
+            let ours = of
+                .iter()
+                .filter(|r| r["close"] == class)
+                .count()
+                .to_string();
+            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+        }
+        assert_eq!(
+            field("close.reset"),
+            "10",
+            "{family}: the /reset third of the run"
+        );
+    }
 }
