@@ -16,10 +16,10 @@ sleep 0.5
 "$bin" capture --iface lo --port $port -w "$dir/rate.pcap" --duration $((seconds + 2)) --snaplen 128 --json >"$dir/stats.json" 2>"$dir/capture.err" &
 capture=$!
 sleep 0.5
-iperf3 -c 127.0.0.1 -p $port -u -b 0 -l 64 -t "$seconds" >"$dir/iperf-client.out"
+iperf3 -c 127.0.0.1 -p $port -u -b 0 -l 64 -P "${STREAMS:-4}" -t "$seconds" >"$dir/iperf-client.out"
 wait $capture
 tail -1 "$dir/capture.err"
 packets=$(grep '"packets"' "$dir/stats.json" | tr -dc 0-9)
 drops=$(grep '"kernel_drops"' "$dir/stats.json" | tr -dc 0-9)
-echo "iperf3: $(grep -E 'receiver|sender' "$dir/iperf-client.out" | tail -1)"
+echo "iperf3: $(grep -E "SUM.*(receiver|sender)" "$dir/iperf-client.out" | tail -1)"
 echo "captured ${packets} packets in ${seconds} s of traffic: $((packets / seconds)) packets/s; kernel drops: ${drops}"

@@ -9,7 +9,7 @@ seconds=${SECONDS_TO_RUN:-60}
 out=$(mktemp /tmp/dualbench-bench-XXXXXX.jsonl)
 "$bin" monitor --pid $$ --interval 1s --duration "${seconds}s" -o "$out" &
 monitor=$!
-sleep $((seconds - 1))
+sleep "$((seconds - 1))"
 # utime + stime (clock ticks) of the monitor just before it ends.
 read -r -a stat <"/proc/$monitor/stat"
 ticks=$(getconf CLK_TCK)

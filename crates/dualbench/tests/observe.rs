@@ -655,4 +655,5 @@ fn analysis_of_a_run_matches_the_run() {
             "{family}: the /reset third of the run"
         );
     }
+    cross_check_with_tshark(&file, &rows);
 }

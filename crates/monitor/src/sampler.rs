@@ -203,11 +203,7 @@ mod tests {
         let handle = start(MonitorConfig::for_pids(&[me], Duration::from_millis(100))).unwrap();
         std::thread::sleep(Duration::from_millis(350));
         let series = handle.stop().unwrap();
-        assert!(
-            (3..=5).contains(&series.samples.len()),
-            "{}",
-            series.samples.len()
-        );
+        assert!(series.samples.len() >= 3, "{}", series.samples.len());
         let s = &series.samples[0];
         assert_eq!(s.processes[0].pid, me);
         assert!(s.processes[0].alive && s.processes[0].threads >= 2 && s.processes[0].rss_kb > 0);
