@@ -232,18 +232,29 @@ fn keep<W: std::io::Write>(
     stats: &mut CaptureStats,
     error: &mut Option<std::io::Error>,
 ) -> bool {
-    if let Some(port) = config.port {
-        if !has_port(stats.link_type, frame.data, port) {
-            stats.filtered_out += 1;
-            return true;
-        }
+    // On `any` the frame starts at the network header, after a cooked header we add.
+    let (link, head) = match &frame.cooked {
+        Some(h) => (packet::link::RAW, &h[..]),
+        None => (stats.link_type, &[][..]),
+    };
+    if config
+        .port
+        .is_some_and(|port| !has_port(link, frame.data, port))
+    {
+        stats.filtered_out += 1;
+        return true;
     }
-    if let Err(e) = writer.write(frame.ts_ns, frame.orig_len, frame.data) {
+    if let Err(e) = writer.write_parts(
+        frame.ts_ns,
+        frame.orig_len + head.len() as u32,
+        head,
+        frame.data,
+    ) {
         *error = Some(e);
         return false;
     }
     stats.packets += 1;
-    stats.bytes += frame.data.len() as u64;
+    stats.bytes += (head.len() + frame.data.len()) as u64;
     if config.count.is_some_and(|c| stats.packets >= c) {
         stats.stopped_by = "count".into();
         return false;

@@ -22,6 +22,9 @@ pub struct Frame<'a> {
     /// Unix time in nanoseconds, stamped by the kernel on arrival.
     pub ts_ns: u64,
     pub orig_len: u32,
+    /// On `any`: the Linux cooked (SLL2) header to write before `data`, which then starts
+    /// at the network header.
+    pub cooked: Option<[u8; 20]>,
     pub data: &'a [u8],
 }
 
@@ -42,40 +45,42 @@ pub struct Ring {
     stats: KernelStats,
     /// The pcap link type of the interface's frames.
     pub link_type: u16,
+    /// Frames start at the network header and get a Linux cooked (SLL2) header (`any`).
+    cooked: bool,
 }
 
 // SAFETY: the mapping is owned by this value alone and only touched through `&mut self`.
 unsafe impl Send for Ring {}
 
 impl Ring {
-    /// Open a ring on `iface` with `filter` attached.
+    /// Open a ring on `iface` (or on every interface: `any`) with `filter` attached.
     pub fn open(iface: &str, filter: &[sock_filter]) -> io::Result<Ring> {
-        let name = std::ffi::CString::new(iface)
-            .map_err(|_| io::Error::other("interface name holds a NUL byte"))?;
-        // SAFETY: if_nametoindex reads the NUL-terminated name.
-        let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
-        if index == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("no interface named '{iface}' (see 'ip link')"),
-            ));
-        }
+        let cooked = iface == "any";
+        let index = if cooked { 0 } else { index_of(iface)? };
+        let kind = if cooked {
+            libc::SOCK_DGRAM
+        } else {
+            libc::SOCK_RAW
+        };
         // SAFETY: plain socket(2); protocol 0 receives nothing until bind.
-        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        let fd = unsafe { libc::socket(libc::AF_PACKET, kind | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let hardware = hardware_type(&fd, iface)?;
+        let hardware = if cooked {
+            0
+        } else {
+            hardware_type(&fd, iface)?
+        };
         let link_type = match hardware {
+            _ if cooked => link::LINUX_SLL2,
             libc::ARPHRD_ETHER | libc::ARPHRD_LOOPBACK => link::ETHERNET,
-            libc::ARPHRD_NONE | libc::ARPHRD_TUNNEL | libc::ARPHRD_TUNNEL6 | libc::ARPHRD_SIT => {
-                link::RAW
-            }
+            libc::ARPHRD_NONE | libc::ARPHRD_TUNNEL | libc::ARPHRD_TUNNEL6 | libc::ARPHRD_SIT => link::RAW,
             other => {
                 return Err(io::Error::other(format!(
-                    "interface '{iface}' has hardware type {other}, which capture does not support"
+                    "interface '{iface}' has hardware type {other}, which capture does not support (try --iface any)"
                 )))
             }
         };
@@ -129,6 +134,7 @@ impl Ring {
             next_block: 0,
             stats: KernelStats::default(),
             link_type,
+            cooked,
         };
         ring.bind(index)?;
         Ok(ring)
@@ -210,11 +216,22 @@ impl Ring {
                 );
                 let mac = std::ptr::read_unaligned(frame.add(24) as *const u16) as usize;
                 let data = std::slice::from_raw_parts(frame.add(mac), snap as usize);
-                if !on_frame(Frame {
-                    ts_ns: sec as u64 * 1_000_000_000 + nsec as u64,
-                    orig_len: len,
-                    data,
-                }) {
+                // The sockaddr_ll follows the 48-byte tpacket3_hdr.
+                let cooked = if self.cooked {
+                    cooked_header(std::slice::from_raw_parts(frame.add(48), 20))
+                } else {
+                    None
+                };
+                let keep = !self.cooked || cooked.is_some();
+                let ts_ns = sec as u64 * 1_000_000_000 + nsec as u64;
+                if keep
+                    && !on_frame(Frame {
+                        ts_ns,
+                        orig_len: len,
+                        cooked,
+                        data,
+                    })
+                {
                     return false;
                 }
                 if next == 0 {
@@ -271,6 +288,38 @@ impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmapping the mapping we made, once; the fd closes after.
         unsafe { libc::munmap(self.map as *mut c_void, BLOCK_SIZE * BLOCK_COUNT) };
+    }
+}
+
+/// The SLL2 header for a frame's `sockaddr_ll` (family, protocol, ifindex, hatype,
+/// pkttype, halen, addr[8]); `None` for the outgoing copy of a loopback packet, which
+/// arrives again as incoming.
+fn cooked_header(sll: &[u8]) -> Option<[u8; 20]> {
+    let hatype = u16::from_ne_bytes([sll[8], sll[9]]);
+    if sll[10] == libc::PACKET_OUTGOING && hatype == libc::ARPHRD_LOOPBACK {
+        return None;
+    }
+    let ifindex = i32::from_ne_bytes([sll[4], sll[5], sll[6], sll[7]]);
+    let mut h = [0u8; 20];
+    h[0..2].copy_from_slice(&sll[2..4]); // protocol, already big-endian
+    h[4..8].copy_from_slice(&ifindex.to_be_bytes());
+    h[8..10].copy_from_slice(&hatype.to_be_bytes());
+    h[10] = sll[10];
+    h[11] = sll[11].min(8);
+    h[12..20].copy_from_slice(&sll[12..20]);
+    Some(h)
+}
+
+fn index_of(iface: &str) -> io::Result<u32> {
+    let name = std::ffi::CString::new(iface)
+        .map_err(|_| io::Error::other("interface name holds a NUL byte"))?;
+    // SAFETY: if_nametoindex reads the NUL-terminated name.
+    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
+        0 => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no interface named '{iface}' (see 'ip link')"),
+        )),
+        index => Ok(index),
     }
 }
 

@@ -64,7 +64,19 @@ impl<W: Write> Writer<W> {
 
     /// Write one packet: its Unix time in ns, its length on the wire, the bytes captured.
     pub fn write(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> io::Result<()> {
-        let caplen = data.len() as u32;
+        self.write_parts(ts_ns, orig_len, &[], data)
+    }
+
+    /// Write one packet captured in two parts (a link header made up by the capture, then
+    /// the frame's bytes).
+    pub fn write_parts(
+        &mut self,
+        ts_ns: u64,
+        orig_len: u32,
+        head: &[u8],
+        data: &[u8],
+    ) -> io::Result<()> {
+        let caplen = (head.len() + data.len()) as u32;
         match self.format {
             FileFormat::Pcap => {
                 let mut h = [0u8; 16];
@@ -73,10 +85,11 @@ impl<W: Write> Writer<W> {
                 h[8..12].copy_from_slice(&caplen.to_le_bytes());
                 h[12..16].copy_from_slice(&orig_len.to_le_bytes());
                 self.out.write_all(&h)?;
+                self.out.write_all(head)?;
                 self.out.write_all(data)
             }
             FileFormat::Pcapng => {
-                let padded = (data.len() + 3) & !3;
+                let padded = (caplen as usize + 3) & !3;
                 let total = (32 + padded) as u32;
                 let mut h = [0u8; 28];
                 h[0..4].copy_from_slice(&PCAPNG_EPB.to_le_bytes());
@@ -87,8 +100,9 @@ impl<W: Write> Writer<W> {
                 h[20..24].copy_from_slice(&caplen.to_le_bytes());
                 h[24..28].copy_from_slice(&orig_len.to_le_bytes());
                 self.out.write_all(&h)?;
+                self.out.write_all(head)?;
                 self.out.write_all(data)?;
-                self.out.write_all(&[0; 3][..padded - data.len()])?;
+                self.out.write_all(&[0; 3][..padded - caplen as usize])?;
                 self.out.write_all(&total.to_le_bytes())
             }
         }
