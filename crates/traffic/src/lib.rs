@@ -1,4 +1,11 @@
-//! Background traffic (`dualbench traffic`): MGEN-style TCP and UDP flows in any IPv4/IPv6 mix, and the sink that measures them.
+//! Background traffic (`dualbench traffic`): MGEN-style TCP and UDP flows in any IPv4/IPv6
+//! mix, and the sink that measures them.
+
+pub mod message;
+pub mod pacer;
+pub mod plan;
+pub mod rate;
+pub mod script;
 
 use clap::Args;
 use dualbench_common::{Failure, Result};
