@@ -4,6 +4,7 @@
 pub mod message;
 pub mod pacer;
 pub mod plan;
+pub mod profile;
 pub mod rate;
 pub mod script;
 

@@ -107,25 +107,32 @@ pub fn tcp_mss(family: Family) -> u64 {
 }
 
 /// Bytes of one message of `size` payload bytes. UDP datagrams past the MTU count their
-/// IP fragments; a TCP message counts `ceil(size / mss)` full-size segments (the stream
-/// may coalesce or split differently, so for TCP the IP and wire figures are estimates).
+/// IP fragments. A TCP message is part of a byte stream that the kernel cuts into segments
+/// of [`tcp_mss`], so its headers are counted pro rata: `size / mss` segments' worth of
+/// headers (for TCP the IP and wire figures are this stream average, not a packet count).
 pub fn message_bytes(proto: Proto, family: Family, size: u64) -> Bytes {
     let iph = ip_header(family);
-    let (packets, headers) = match proto {
+    match proto {
         Proto::Tcp => {
-            let segments = size.div_ceil(tcp_mss(family)).max(1);
-            (segments, segments * (iph + TCP_HEADER))
+            let mss = tcp_mss(family);
+            let pro_rata = |per_segment: u64| (size * per_segment + mss / 2) / mss;
+            let ip = size + pro_rata(iph + TCP_HEADER);
+            let packets = ((size + mss / 2) / mss).max(1);
+            Bytes { payload: size, ip, wire: ip + pro_rata(ETHERNET_OVERHEAD), packets }
         }
-        Proto::Udp if size + UDP_HEADER + iph <= MTU => (1, iph + UDP_HEADER),
         Proto::Udp => {
-            let frag_header = if family == Family::V6 { IPV6_FRAGMENT_HEADER } else { 0 };
-            let per_fragment = (MTU - iph - frag_header) & !7;
-            let fragments = (size + UDP_HEADER).div_ceil(per_fragment);
-            (fragments, UDP_HEADER + fragments * (iph + frag_header))
+            let (packets, headers) = if size + UDP_HEADER + iph <= MTU {
+                (1, iph + UDP_HEADER)
+            } else {
+                let frag_header = if family == Family::V6 { IPV6_FRAGMENT_HEADER } else { 0 };
+                let per_fragment = (MTU - iph - frag_header) & !7;
+                let fragments = (size + UDP_HEADER).div_ceil(per_fragment);
+                (fragments, UDP_HEADER + fragments * (iph + frag_header))
+            };
+            let ip = size + headers;
+            Bytes { payload: size, ip, wire: ip + packets * ETHERNET_OVERHEAD, packets }
         }
-    };
-    let ip = size + headers;
-    Bytes { payload: size, ip, wire: ip + packets * ETHERNET_OVERHEAD, packets }
+    }
 }
 
 /// Parse a bit rate: `75Mbit`, `100mbit/s`, `1.5Gbit`, `500kbit`, `64000bit`, `10Mbps`
@@ -162,13 +169,16 @@ mod tests {
     }
 
     #[test]
-    fn tcp_segments_at_mss() {
+    fn tcp_headers_pro_rata_per_mss() {
         assert_eq!(tcp_mss(Family::V4), 1448);
         assert_eq!(tcp_mss(Family::V6), 1428);
         let m = message_bytes(Proto::Tcp, Family::V4, 1448);
-        assert_eq!((m.ip, m.packets), (1500, 1));
+        assert_eq!((m.ip, m.wire, m.packets), (1500, 1538, 1));
+        // 1460 B over IPv4: 1460 * 52 / 1448 = 52.4 header bytes; 1440 B over IPv6: 72.6.
+        let m = message_bytes(Proto::Tcp, Family::V4, 1460);
+        assert_eq!((m.ip, m.packets), (1512, 1));
         let m = message_bytes(Proto::Tcp, Family::V6, 1440);
-        assert_eq!((m.ip, m.packets), (1440 + 2 * 72, 2));
+        assert_eq!((m.ip, m.packets), (1513, 1));
     }
 
     #[test]
