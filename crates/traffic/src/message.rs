@@ -57,8 +57,18 @@ impl Header {
         if (len as usize) < HEADER_LEN {
             return None;
         }
-        let proto = if u32_at(24) & 1 == 1 { Proto::Tcp } else { Proto::Udp };
-        Some(Header { flow: u32_at(4), seq: u32_at(8), len, sent_ns: u64::from_be_bytes(sent), proto })
+        let proto = if u32_at(24) & 1 == 1 {
+            Proto::Tcp
+        } else {
+            Proto::Udp
+        };
+        Some(Header {
+            flow: u32_at(4),
+            seq: u32_at(8),
+            len,
+            sent_ns: u64::from_be_bytes(sent),
+            proto,
+        })
     }
 }
 
@@ -68,14 +78,20 @@ mod tests {
 
     #[test]
     fn round_trip_fixed_bytes() {
-        let h = Header { flow: 7, seq: 258, len: 100, sent_ns: 0x0102_0304_0506_0708, proto: Proto::Tcp };
+        let h = Header {
+            flow: 7,
+            seq: 258,
+            len: 100,
+            sent_ns: 0x0102_0304_0506_0708,
+            proto: Proto::Tcp,
+        };
         let mut buf = [0u8; 28];
         h.emit(&mut buf);
         assert_eq!(
             buf,
             [
-                b'D', b'B', b'T', b'1', 0, 0, 0, 7, 0, 0, 1, 2, 0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0,
-                1
+                b'D', b'B', b'T', b'1', 0, 0, 0, 7, 0, 0, 1, 2, 0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7,
+                8, 0, 0, 0, 1
             ]
         );
         assert_eq!(Header::parse(&buf), Some(h));
@@ -84,7 +100,14 @@ mod tests {
     #[test]
     fn rejects_short_foreign_and_bad_length() {
         let mut buf = [0u8; 28];
-        Header { flow: 1, seq: 0, len: 28, sent_ns: 0, proto: Proto::Udp }.emit(&mut buf);
+        Header {
+            flow: 1,
+            seq: 0,
+            len: 28,
+            sent_ns: 0,
+            proto: Proto::Udp,
+        }
+        .emit(&mut buf);
         assert!(Header::parse(&buf[..27]).is_none());
         let mut foreign = buf;
         foreign[0] = b'X';

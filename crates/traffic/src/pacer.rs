@@ -52,6 +52,11 @@ impl FlowPacer {
         &self.phases
     }
 
+    /// The phase of the next message (valid after [`FlowPacer::peek`]).
+    pub fn phase_index(&self) -> usize {
+        self.phase
+    }
+
     /// Messages handed out so far.
     pub fn issued(&self) -> u64 {
         self.seq
@@ -79,7 +84,11 @@ impl FlowPacer {
         if let Some((_, schedule)) = self.current.as_mut() {
             schedule.take();
         }
-        let slot = Slot { seq: self.seq, intended_ns, phase: self.phase };
+        let slot = Slot {
+            seq: self.seq,
+            intended_ns,
+            phase: self.phase,
+        };
         self.seq += 1;
         Some(slot)
     }
@@ -87,7 +96,9 @@ impl FlowPacer {
     /// The current on-period is exhausted: open the next burst, or the next phase.
     fn advance(&mut self) {
         self.current = None;
-        let Some(phase) = self.phases.get(self.phase) else { return };
+        let Some(phase) = self.phases.get(self.phase) else {
+            return;
+        };
         if matches!(phase.pattern, Pattern::Burst(_)) && self.next_burst_ns < phase.end_ns {
             self.open_period();
             if self.current.is_some() {
@@ -103,11 +114,20 @@ impl FlowPacer {
 
     /// Build the schedule for the phase's next on-period (the whole phase unless BURST).
     fn open_period(&mut self) {
-        let Some(phase) = self.phases.get(self.phase).cloned() else { return };
-        let seed = self.seed.wrapping_add(self.phase as u64 * 7919).wrapping_add(self.next_burst_ns);
+        let Some(phase) = self.phases.get(self.phase).cloned() else {
+            return;
+        };
+        let seed = self
+            .seed
+            .wrapping_add(self.phase as u64 * 7919)
+            .wrapping_add(self.next_burst_ns);
         match &phase.pattern {
             Pattern::Periodic { .. } | Pattern::Poisson { .. } => {
-                let schedule = Schedule::new(arrival(&phase.pattern, seed), None, Some(phase.end_ns - phase.start_ns));
+                let schedule = Schedule::new(
+                    arrival(&phase.pattern, seed),
+                    None,
+                    Some(phase.end_ns - phase.start_ns),
+                );
                 self.current = Some((phase.start_ns, schedule));
                 self.next_burst_ns = phase.end_ns;
             }
@@ -118,7 +138,10 @@ impl FlowPacer {
                 }
                 let (on_ns, gap_ns) = self.draw_burst(b);
                 let len = on_ns.min(phase.end_ns - start);
-                self.current = Some((start, Schedule::new(arrival(&b.inner, seed), None, Some(len))));
+                self.current = Some((
+                    start,
+                    Schedule::new(arrival(&b.inner, seed), None, Some(len)),
+                ));
                 self.next_burst_ns = start + gap_ns.max(on_ns).max(1);
             }
         }
@@ -127,7 +150,11 @@ impl FlowPacer {
     /// The on-period's length and the time from its start to the next one's (ns).
     fn draw_burst(&mut self, b: &Burst) -> (u64, u64) {
         let mut draw = |mean_s: f64, random: bool| -> u64 {
-            let s = if random { -self.burst_rng.gen_range(f64::MIN_POSITIVE..1.0f64).ln() * mean_s } else { mean_s };
+            let s = if random {
+                -self.burst_rng.gen_range(f64::MIN_POSITIVE..1.0f64).ln() * mean_s
+            } else {
+                mean_s
+            };
             (s * 1e9) as u64
         };
         let on = draw(b.duration_s, b.random_duration);

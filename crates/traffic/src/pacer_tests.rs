@@ -25,7 +25,10 @@ fn per_second(pacer: &mut FlowPacer, seconds: usize) -> Vec<u64> {
 fn periodic_is_exact_per_second_across_mod() {
     let s = "0 ON 1 UDP DST ::1/5000 PERIODIC [1000 100]\n5 MOD 1 PERIODIC [250 100]\n8 OFF 1\n";
     let counts = per_second(&mut pacer_for(s, 1, 10), 10);
-    assert_eq!(counts, vec![1000, 1000, 1000, 1000, 1000, 250, 250, 250, 0, 0]);
+    assert_eq!(
+        counts,
+        vec![1000, 1000, 1000, 1000, 1000, 250, 250, 250, 0, 0]
+    );
 }
 
 #[test]

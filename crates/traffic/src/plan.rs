@@ -71,15 +71,27 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
                 };
                 flows.insert(e.flow, plan);
                 let tos = spec.tos.or(script.globals.tos);
-                let phase = Phase { start_ns: e.at_ns, end_ns: u64::MAX, pattern: spec.pattern.clone(), count: spec.count, tos, ttl: spec.ttl };
+                let phase = Phase {
+                    start_ns: e.at_ns,
+                    end_ns: u64::MAX,
+                    pattern: spec.pattern.clone(),
+                    count: spec.count,
+                    tos,
+                    ttl: spec.ttl,
+                };
                 open.insert(e.flow, phase);
             }
             Action::Mod(change) => {
-                let Some(prev) = open.remove(&e.flow) else { continue };
+                let Some(prev) = open.remove(&e.flow) else {
+                    continue;
+                };
                 let next = Phase {
                     start_ns: e.at_ns,
                     end_ns: u64::MAX,
-                    pattern: change.pattern.clone().unwrap_or_else(|| prev.pattern.clone()),
+                    pattern: change
+                        .pattern
+                        .clone()
+                        .unwrap_or_else(|| prev.pattern.clone()),
                     count: change.count.or(prev.count),
                     tos: change.tos.or(prev.tos),
                     ttl: change.ttl.or(prev.ttl),
@@ -104,9 +116,14 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
         let end = limit_ns.unwrap_or(u64::MAX);
         close(&mut flows, flow, phase, end);
     }
-    let plans: Vec<FlowPlan> = flows.into_values().filter(|f| !f.phases.is_empty()).collect();
+    let plans: Vec<FlowPlan> = flows
+        .into_values()
+        .filter(|f| !f.phases.is_empty())
+        .collect();
     if plans.is_empty() {
-        return Err(Failure::usage("the script starts no flow before the duration limit"));
+        return Err(Failure::usage(
+            "the script starts no flow before the duration limit",
+        ));
     }
     Ok(plans)
 }
@@ -138,12 +155,27 @@ mod tests {
         assert_eq!(plans.len(), 2);
         let p1 = &plans[0];
         assert_eq!(p1.phases.len(), 2);
-        assert_eq!((p1.phases[0].start_ns, p1.phases[0].end_ns), (0, 2_000_000_000));
-        assert_eq!((p1.phases[1].start_ns, p1.phases[1].end_ns), (2_000_000_000, 4_000_000_000));
+        assert_eq!(
+            (p1.phases[0].start_ns, p1.phases[0].end_ns),
+            (0, 2_000_000_000)
+        );
+        assert_eq!(
+            (p1.phases[1].start_ns, p1.phases[1].end_ns),
+            (2_000_000_000, 4_000_000_000)
+        );
         assert_eq!(p1.phases[1].tos, Some(4));
-        assert_eq!(p1.phases[1].pattern, Pattern::Periodic { rate: 20.0, size: 100 });
+        assert_eq!(
+            p1.phases[1].pattern,
+            Pattern::Periodic {
+                rate: 20.0,
+                size: 100
+            }
+        );
         // Flow 2 has no OFF: the duration limit ends it.
-        assert_eq!((plans[1].start_ns(), plans[1].end_ns()), (1_000_000_000, 10_000_000_000));
+        assert_eq!(
+            (plans[1].start_ns(), plans[1].end_ns()),
+            (1_000_000_000, 10_000_000_000)
+        );
     }
 
     #[test]
@@ -157,8 +189,15 @@ mod tests {
     fn unbounded_flow_is_a_usage_error() {
         let e = plan(&parse(S).unwrap(), None).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message.starts_with("flow 2 (line 4) never stops"), "{}", e.message);
+        assert!(
+            e.message.starts_with("flow 2 (line 4) never stops"),
+            "{}",
+            e.message
+        );
         let counted = "0 ON 1 UDP DST ::1/9 PERIODIC [1 100] COUNT 3\n";
-        assert_eq!(plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(), u64::MAX);
+        assert_eq!(
+            plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(),
+            u64::MAX
+        );
     }
 }

@@ -24,8 +24,12 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 
 /// The four classes in report order.
-pub const CLASSES: [(Proto, Family); 4] =
-    [(Proto::Tcp, Family::V4), (Proto::Tcp, Family::V6), (Proto::Udp, Family::V4), (Proto::Udp, Family::V6)];
+pub const CLASSES: [(Proto, Family); 4] = [
+    (Proto::Tcp, Family::V4),
+    (Proto::Tcp, Family::V6),
+    (Proto::Udp, Family::V4),
+    (Proto::Udp, Family::V6),
+];
 
 /// `"tcp_v4"`, as in a profile's `mix` and in reports.
 pub fn class_key(proto: Proto, family: Family) -> &'static str {
@@ -64,7 +68,9 @@ const PRESETS: [(&str, [f64; 4], f64); 6] = [
 
 /// The preset of that name (case-insensitive), with no destinations and no duration yet.
 pub fn preset(name: &str) -> Option<Profile> {
-    let (_, mix, mbit) = PRESETS.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(name))?;
+    let (_, mix, mbit) = PRESETS
+        .iter()
+        .find(|(n, _, _)| n.eq_ignore_ascii_case(name))?;
     Some(Profile {
         rate_bps: mbit * 1e6,
         counting: Counting::Ip,
@@ -134,10 +140,17 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     let poisson = match f.pattern.as_deref().unwrap_or("periodic") {
         "periodic" => false,
         "poisson" => true,
-        other => return Err(bad(format!("pattern '{other}' must be \"periodic\" or \"poisson\""))),
+        other => {
+            return Err(bad(format!(
+                "pattern '{other}' must be \"periodic\" or \"poisson\""
+            )))
+        }
     };
     let mut destinations = [Vec::new(), Vec::new()];
-    for (family, list) in [(Family::V4, &f.destinations.ipv4), (Family::V6, &f.destinations.ipv6)] {
+    for (family, list) in [
+        (Family::V4, &f.destinations.ipv4),
+        (Family::V6, &f.destinations.ipv6),
+    ] {
         destinations[family.index()] = parse_destinations(list, family).map_err(bad)?;
     }
     let profile = Profile {
@@ -156,12 +169,21 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
 }
 
 /// Destinations as `addr/port` (or `addr:port`), all of one family.
-pub fn parse_destinations(list: &[String], family: Family) -> std::result::Result<Vec<SocketAddr>, String> {
+pub fn parse_destinations(
+    list: &[String],
+    family: Family,
+) -> std::result::Result<Vec<SocketAddr>, String> {
     list.iter()
         .map(|d| {
-            let addr = d.parse::<SocketAddr>().or_else(|_| parse_addr_port(d)).map_err(|e| format!("destination '{d}': {e}"))?;
+            let addr = d
+                .parse::<SocketAddr>()
+                .or_else(|_| parse_addr_port(d))
+                .map_err(|e| format!("destination '{d}': {e}"))?;
             if Family::of_addr(&addr) != family {
-                return Err(format!("destination '{d}' is not an {} address", family.label()));
+                return Err(format!(
+                    "destination '{d}' is not an {} address",
+                    family.label()
+                ));
             }
             Ok(addr)
         })
@@ -170,11 +192,16 @@ pub fn parse_destinations(list: &[String], family: Family) -> std::result::Resul
 
 fn check(p: &Profile) -> std::result::Result<(), String> {
     if p.mix.iter().any(|s| *s < 0.0 || !s.is_finite()) || p.mix.iter().sum::<f64>() <= 0.0 {
-        return Err("mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)".into());
+        return Err(
+            "mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)".into(),
+        );
     }
     let classes = p.mix.iter().filter(|s| **s > 0.0).count() as u32;
     if p.flows < classes || p.flows > 10_000 {
-        return Err(format!("flows = {} must be between {classes} (one per class in the mix) and 10000", p.flows));
+        return Err(format!(
+            "flows = {} must be between {classes} (one per class in the mix) and 10000",
+            p.flows
+        ));
     }
     if p.duration_s.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
         return Err("duration must be a positive number of seconds".into());
@@ -198,16 +225,31 @@ pub fn allocate_flows(mix: &[f64; 4], flows: u32) -> [u32; 4] {
     let spare = flows.saturating_sub(active.len() as u32);
     let total: f64 = mix.iter().sum();
     // Ideal extra flows per class beyond the guaranteed one, then largest remainder.
-    let ideal: Vec<f64> = (0..4).map(|i| (mix[i] / total * flows as f64 - 1.0).max(0.0)).collect();
+    let ideal: Vec<f64> = (0..4)
+        .map(|i| (mix[i] / total * flows as f64 - 1.0).max(0.0))
+        .collect();
     let ideal_sum: f64 = ideal.iter().sum();
-    let scaled: Vec<f64> = ideal.iter().map(|x| if ideal_sum > 0.0 { x / ideal_sum * spare as f64 } else { 0.0 }).collect();
+    let scaled: Vec<f64> = ideal
+        .iter()
+        .map(|x| {
+            if ideal_sum > 0.0 {
+                x / ideal_sum * spare as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let mut given = 0;
     for &i in &active {
         out[i] += scaled[i].floor() as u32;
         given += scaled[i].floor() as u32;
     }
     let mut order = active.clone();
-    order.sort_by(|&a, &b| (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor())).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        (scaled[b] - scaled[b].floor())
+            .total_cmp(&(scaled[a] - scaled[a].floor()))
+            .then(a.cmp(&b))
+    });
     for &i in order.iter().cycle().take((spare - given) as usize) {
         out[i] += 1;
     }
@@ -243,7 +285,13 @@ pub fn flows(p: &Profile) -> Vec<ProfileFlow> {
         };
         let bits_per_msg = 8.0 * message_bytes(proto, family, size).counted(p.counting) as f64;
         for _ in 0..per_class[i] {
-            out.push(ProfileFlow { proto, family, size, rate: bps / bits_per_msg, bps });
+            out.push(ProfileFlow {
+                proto,
+                family,
+                size,
+                rate: bps / bits_per_msg,
+                bps,
+            });
         }
     }
     out
@@ -251,14 +299,20 @@ pub fn flows(p: &Profile) -> Vec<ProfileFlow> {
 
 /// The script a profile stands for. `duration_s` overrides the profile's own.
 pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
-    let duration = duration_s.or(p.duration_s).ok_or_else(|| Failure::usage("a profile needs a duration: set duration = S in it or pass --duration S"))?;
+    let duration = duration_s.or(p.duration_s).ok_or_else(|| {
+        Failure::usage("a profile needs a duration: set duration = S in it or pass --duration S")
+    })?;
     let end_ns = (duration * 1e9).round() as u64;
     let mut events = Vec::new();
     let mut next_dst = [0usize; 2];
     for (k, f) in flows(p).into_iter().enumerate() {
         let dsts = &p.destinations[f.family.index()];
         if dsts.is_empty() {
-            let flag = if f.family == Family::V4 { "--dst4" } else { "--dst6" };
+            let flag = if f.family == Family::V4 {
+                "--dst4"
+            } else {
+                "--dst6"
+            };
             return Err(Failure::usage(format!(
                 "the mix has {} flows but no {} destination: pass {flag} ADDR/PORT",
                 class_key(f.proto, f.family),
@@ -267,14 +321,46 @@ pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
         }
         let dst = dsts[next_dst[f.family.index()] % dsts.len()];
         next_dst[f.family.index()] += 1;
-        let pattern = if p.poisson { Pattern::Poisson { rate: f.rate, size: f.size } } else { Pattern::Periodic { rate: f.rate, size: f.size } };
-        let spec = FlowSpec { proto: f.proto, dst, pattern, src_port: None, count: None, tos: None, ttl: None, txbuffer: None };
+        let pattern = if p.poisson {
+            Pattern::Poisson {
+                rate: f.rate,
+                size: f.size,
+            }
+        } else {
+            Pattern::Periodic {
+                rate: f.rate,
+                size: f.size,
+            }
+        };
+        let spec = FlowSpec {
+            proto: f.proto,
+            dst,
+            pattern,
+            src_port: None,
+            count: None,
+            tos: None,
+            ttl: None,
+            txbuffer: None,
+        };
         let flow = k as u32 + 1;
-        events.push(Event { at_ns: 0, line: 0, flow, action: Action::On(spec) });
-        events.push(Event { at_ns: end_ns, line: 0, flow, action: Action::Off });
+        events.push(Event {
+            at_ns: 0,
+            line: 0,
+            flow,
+            action: Action::On(spec),
+        });
+        events.push(Event {
+            at_ns: end_ns,
+            line: 0,
+            flow,
+            action: Action::Off,
+        });
     }
     events.sort_by_key(|e| e.at_ns);
-    Ok(Script { globals: Default::default(), events })
+    Ok(Script {
+        globals: Default::default(),
+        events,
+    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,13 @@ use super::*;
 fn class_bps(p: &Profile) -> [f64; 4] {
     let mut out = [0.0; 4];
     for f in flows(p) {
-        let i = CLASSES.iter().position(|c| *c == (f.proto, f.family)).unwrap();
+        let i = CLASSES
+            .iter()
+            .position(|c| *c == (f.proto, f.family))
+            .unwrap();
         // What the sender will emit: messages per second times counted bits per message.
-        out[i] += f.rate * 8.0 * message_bytes(f.proto, f.family, f.size).counted(p.counting) as f64;
+        out[i] +=
+            f.rate * 8.0 * message_bytes(f.proto, f.family, f.size).counted(p.counting) as f64;
     }
     out
 }
@@ -27,7 +31,11 @@ fn presets_have_s3_class_shares() {
         let got = class_bps(&p);
         for i in 0..4 {
             let want = total * shares[i] / 100.0;
-            assert!((got[i] - want).abs() < 1e-6 * total, "{name} class {i}: {} vs {want}", got[i]);
+            assert!(
+                (got[i] - want).abs() < 1e-6 * total,
+                "{name} class {i}: {} vs {want}",
+                got[i]
+            );
         }
         assert_eq!(flows(&p).len(), 10);
     }
@@ -42,7 +50,12 @@ fn flows_are_allocated_by_share_with_one_per_class() {
     assert_eq!(allocate_flows(&[50.0, 50.0, 0.0, 0.0], 3), [2, 1, 0, 0]);
     assert_eq!(allocate_flows(&[0.0, 0.0, 0.0, 1.0], 4), [0, 0, 0, 4]);
     for flows in 4..40 {
-        assert_eq!(allocate_flows(&[22.5, 67.5, 2.5, 7.5], flows).iter().sum::<u32>(), flows);
+        assert_eq!(
+            allocate_flows(&[22.5, 67.5, 2.5, 7.5], flows)
+                .iter()
+                .sum::<u32>(),
+            flows
+        );
     }
 }
 
@@ -51,10 +64,16 @@ fn c1b_message_rates_and_sizes() {
     // 75 Mbit/s of IP bytes: a TCP/IPv4 flow carries 75e6 * 0.45 / 4 bits/s in 1512-byte
     // (IP) messages of 1460 payload bytes; a UDP/IPv6 flow 75e6 * 0.05 in 1488-byte ones.
     let f = flows(&preset("C1B").unwrap());
-    assert_eq!((f[0].proto, f[0].family, f[0].size), (Proto::Tcp, Family::V4, 1460));
+    assert_eq!(
+        (f[0].proto, f[0].family, f[0].size),
+        (Proto::Tcp, Family::V4, 1460)
+    );
     assert!((f[0].rate - 75e6 * 0.45 / 4.0 / (8.0 * 1512.0)).abs() < 1e-9);
     let last = f.last().unwrap();
-    assert_eq!((last.proto, last.family, last.size), (Proto::Udp, Family::V6, 1440));
+    assert_eq!(
+        (last.proto, last.family, last.size),
+        (Proto::Udp, Family::V6, 1440)
+    );
     assert!((last.rate - 75e6 * 0.05 / (8.0 * 1488.0)).abs() < 1e-9);
 }
 
@@ -77,12 +96,31 @@ fn toml_profile_becomes_a_script() {
     assert_eq!(p.counting, Counting::Payload);
     assert_eq!(allocate_flows(&p.mix, p.flows), [1, 0, 0, 3]);
     let script = to_script(&p, None).unwrap();
-    let ons: Vec<&FlowSpec> = script.events.iter().filter_map(|e| if let Action::On(s) = &e.action { Some(s) } else { None }).collect();
+    let ons: Vec<&FlowSpec> = script
+        .events
+        .iter()
+        .filter_map(|e| {
+            if let Action::On(s) = &e.action {
+                Some(s)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(ons.len(), 4);
     let dsts: Vec<String> = ons.iter().map(|s| s.dst.to_string()).collect();
-    assert_eq!(dsts, vec!["127.0.0.1:5000", "[::1]:5000", "[::1]:5001", "[::1]:5000"]);
+    assert_eq!(
+        dsts,
+        vec!["127.0.0.1:5000", "[::1]:5000", "[::1]:5001", "[::1]:5000"]
+    );
     // 15 Mbit/s of UDP payload over 3 flows of 1000-byte messages: 625 messages/s each.
-    assert_eq!(ons[1].pattern, Pattern::Poisson { rate: 625.0, size: 1000 });
+    assert_eq!(
+        ons[1].pattern,
+        Pattern::Poisson {
+            rate: 625.0,
+            size: 1000
+        }
+    );
     let off = script.events.last().unwrap();
     assert_eq!((off.at_ns, &off.action), (2_500_000_000, &Action::Off));
 }
@@ -91,16 +129,42 @@ fn toml_profile_becomes_a_script() {
 fn profile_errors_name_the_file_and_cause() {
     let e = parse_profile("rate = \"75\"\nmix = {tcp_v4 = 1}\nflows = 1\n", "x.toml").unwrap_err();
     assert_eq!(e.exit_code(), 2);
-    assert!(e.message.starts_with("x.toml: rate '75' has no unit"), "{}", e.message);
-    let e = parse_profile("rate = \"1Mbit\"\nmix = {tcp_v4 = 1, udp_v4 = 1}\nflows = 1\n", "x.toml").unwrap_err();
-    assert!(e.message.contains("flows = 1 must be between 2"), "{}", e.message);
-    let e = parse_profile("rate = \"1Mbit\"\nmix = {tcp_v9 = 1}\nflows = 1\n", "x.toml").unwrap_err();
+    assert!(
+        e.message.starts_with("x.toml: rate '75' has no unit"),
+        "{}",
+        e.message
+    );
+    let e = parse_profile(
+        "rate = \"1Mbit\"\nmix = {tcp_v4 = 1, udp_v4 = 1}\nflows = 1\n",
+        "x.toml",
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("flows = 1 must be between 2"),
+        "{}",
+        e.message
+    );
+    let e = parse_profile(
+        "rate = \"1Mbit\"\nmix = {tcp_v9 = 1}\nflows = 1\n",
+        "x.toml",
+    )
+    .unwrap_err();
     assert!(e.message.contains("tcp_v9"), "{}", e.message);
     let mut p = preset("C1B").unwrap();
     let e = to_script(&p, Some(1.0)).unwrap_err();
-    assert!(e.message.contains("no IPv4 destination: pass --dst4"), "{}", e.message);
-    p.destinations = [vec!["127.0.0.1:9".parse().unwrap()], vec!["[::1]:9".parse().unwrap()]];
-    assert!(to_script(&p, None).unwrap_err().message.contains("needs a duration"));
+    assert!(
+        e.message.contains("no IPv4 destination: pass --dst4"),
+        "{}",
+        e.message
+    );
+    p.destinations = [
+        vec!["127.0.0.1:9".parse().unwrap()],
+        vec!["[::1]:9".parse().unwrap()],
+    ];
+    assert!(to_script(&p, None)
+        .unwrap_err()
+        .message
+        .contains("needs a duration"));
     let e = parse_destinations(&["::1/80".to_string()], Family::V4).unwrap_err();
     assert!(e.contains("not an IPv4 address"), "{e}");
 }

@@ -118,19 +118,33 @@ pub fn message_bytes(proto: Proto, family: Family, size: u64) -> Bytes {
             let pro_rata = |per_segment: u64| (size * per_segment + mss / 2) / mss;
             let ip = size + pro_rata(iph + TCP_HEADER);
             let packets = ((size + mss / 2) / mss).max(1);
-            Bytes { payload: size, ip, wire: ip + pro_rata(ETHERNET_OVERHEAD), packets }
+            Bytes {
+                payload: size,
+                ip,
+                wire: ip + pro_rata(ETHERNET_OVERHEAD),
+                packets,
+            }
         }
         Proto::Udp => {
             let (packets, headers) = if size + UDP_HEADER + iph <= MTU {
                 (1, iph + UDP_HEADER)
             } else {
-                let frag_header = if family == Family::V6 { IPV6_FRAGMENT_HEADER } else { 0 };
+                let frag_header = if family == Family::V6 {
+                    IPV6_FRAGMENT_HEADER
+                } else {
+                    0
+                };
                 let per_fragment = (MTU - iph - frag_header) & !7;
                 let fragments = (size + UDP_HEADER).div_ceil(per_fragment);
                 (fragments, UDP_HEADER + fragments * (iph + frag_header))
             };
             let ip = size + headers;
-            Bytes { payload: size, ip, wire: ip + packets * ETHERNET_OVERHEAD, packets }
+            Bytes {
+                payload: size,
+                ip,
+                wire: ip + packets * ETHERNET_OVERHEAD,
+                packets,
+            }
         }
     }
 }
@@ -140,7 +154,9 @@ pub fn message_bytes(proto: Proto, family: Family, size: u64) -> Bytes {
 pub fn parse_bitrate(text: &str) -> Result<f64, String> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_suffix("/s").unwrap_or(&t);
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let scale = match unit.trim() {
         "bit" | "bps" | "b" => 1.0,
@@ -148,11 +164,17 @@ pub fn parse_bitrate(text: &str) -> Result<f64, String> {
         "mbit" | "mbps" | "m" => 1e6,
         "gbit" | "gbps" | "g" => 1e9,
         "" => return Err(format!("rate '{text}' has no unit: write e.g. 75Mbit")),
-        other => return Err(format!("rate '{text}': unknown unit '{other}' (use bit, kbit, Mbit or Gbit)")),
+        other => {
+            return Err(format!(
+                "rate '{text}': unknown unit '{other}' (use bit, kbit, Mbit or Gbit)"
+            ))
+        }
     };
     match number.parse::<f64>() {
         Ok(n) if n > 0.0 && n.is_finite() => Ok(n * scale),
-        _ => Err(format!("rate '{text}' is not a positive number with a unit, e.g. 75Mbit")),
+        _ => Err(format!(
+            "rate '{text}' is not a positive number with a unit, e.g. 75Mbit"
+        )),
     }
 }
 
@@ -164,8 +186,14 @@ mod tests {
     fn udp_headers_differ_by_family() {
         let v4 = message_bytes(Proto::Udp, Family::V4, 1024);
         let v6 = message_bytes(Proto::Udp, Family::V6, 1024);
-        assert_eq!((v4.payload, v4.ip, v4.wire, v4.packets), (1024, 1052, 1090, 1));
-        assert_eq!((v6.payload, v6.ip, v6.wire, v6.packets), (1024, 1072, 1110, 1));
+        assert_eq!(
+            (v4.payload, v4.ip, v4.wire, v4.packets),
+            (1024, 1052, 1090, 1)
+        );
+        assert_eq!(
+            (v6.payload, v6.ip, v6.wire, v6.packets),
+            (1024, 1072, 1110, 1)
+        );
     }
 
     #[test]
@@ -199,7 +227,9 @@ mod tests {
         assert_eq!(parse_bitrate("500kbit"), Ok(500e3));
         assert_eq!(parse_bitrate("64000bit"), Ok(64000.0));
         assert!(parse_bitrate("75").unwrap_err().contains("no unit"));
-        assert!(parse_bitrate("75MB").unwrap_err().contains("unknown unit 'mb'"));
+        assert!(parse_bitrate("75MB")
+            .unwrap_err()
+            .contains("unknown unit 'mb'"));
         assert!(parse_bitrate("-3Mbit").is_err());
     }
 }

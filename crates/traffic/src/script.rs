@@ -115,7 +115,10 @@ pub struct ScriptError {
 impl ScriptError {
     /// `"flows.mgn:3: at 'PERIODK': unknown pattern ..."`, a usage error.
     pub fn into_failure(self, file: &str) -> Failure {
-        Failure::usage(format!("{file}:{}: at '{}': {}", self.line, self.token, self.message))
+        Failure::usage(format!(
+            "{file}:{}: at '{}': {}",
+            self.line, self.token, self.message
+        ))
     }
 }
 
@@ -126,7 +129,11 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
         if tokens.is_empty() {
             continue;
         }
-        let mut cur = Cursor { toks: &tokens, i: 0, line };
+        let mut cur = Cursor {
+            toks: &tokens,
+            i: 0,
+            line,
+        };
         match parse_time(&tokens[0]) {
             Some(at_ns) => {
                 cur.i = 1;
@@ -173,7 +180,11 @@ fn tokenize(s: &str) -> Vec<String> {
     let mut i = 0;
     while i < raw.len() {
         if raw[i] == "[" && i + 2 < raw.len() && raw[i + 1].contains(':') && raw[i + 2] == "]" {
-            let port = raw.get(i + 3).filter(|p| p.starts_with('/')).copied().unwrap_or("");
+            let port = raw
+                .get(i + 3)
+                .filter(|p| p.starts_with('/'))
+                .copied()
+                .unwrap_or("");
             toks.push(format!("[{}]{}", raw[i + 1], port));
             i += if port.is_empty() { 3 } else { 4 };
             continue;
@@ -197,7 +208,11 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn err(&self, token: &str, message: impl Into<String>) -> ScriptError {
-        ScriptError { line: self.line, token: token.to_string(), message: message.into() }
+        ScriptError {
+            line: self.line,
+            token: token.to_string(),
+            message: message.into(),
+        }
     }
 
     fn next(&mut self, what: &str) -> Result<&str, ScriptError> {
@@ -228,14 +243,18 @@ impl Cursor<'_> {
 
     fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, ScriptError> {
         let t = self.next(what)?.to_string();
-        t.parse().map_err(|_| self.err(&t, format!("{what} must be a number")))
+        t.parse()
+            .map_err(|_| self.err(&t, format!("{what} must be a number")))
     }
 
     fn positive(&mut self, what: &str, max: f64) -> Result<f64, ScriptError> {
         let t = self.next(what)?.to_string();
         match t.parse::<f64>() {
             Ok(v) if v > 0.0 && v <= max => Ok(v),
-            _ => Err(self.err(&t, format!("{what} must be a number above 0 and at most {max}"))),
+            _ => Err(self.err(
+                &t,
+                format!("{what} must be a number above 0 and at most {max}"),
+            )),
         }
     }
 
@@ -251,7 +270,10 @@ fn parse_global(cur: &mut Cursor, globals: &mut Globals) -> Result<(), ScriptErr
         "TXBUFFER" => globals.txbuffer = Some(cur.number("TXBUFFER bytes")?),
         _ => {
             let t = cur.toks[0].clone();
-            return Err(cur.err(&t, "expected an event time in seconds (or a global TOS/TXBUFFER)"));
+            return Err(cur.err(
+                &t,
+                "expected an event time in seconds (or a global TOS/TXBUFFER)",
+            ));
         }
     }
     match cur.toks.get(cur.i) {
@@ -265,13 +287,16 @@ fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
     let upper = word.to_ascii_uppercase();
     let action_word = match upper.as_str() {
         "ON" | "MOD" | "OFF" => upper,
-        "LISTEN" | "JOIN" | "LEAVE" | "IGNORE" => {
-            return Err(cur.err(&word, "reception events are not scripted: run `dualbench traffic sink --listen ADDR:PORT`"))
-        }
+        "LISTEN" | "JOIN" | "LEAVE" | "IGNORE" => return Err(cur.err(
+            &word,
+            "reception events are not scripted: run `dualbench traffic sink --listen ADDR:PORT`",
+        )),
         _ => return Err(cur.err(&word, "expected ON, MOD or OFF")),
     };
     let flow_tok = cur.next("a flow id")?.to_string();
-    let flow: u32 = flow_tok.parse().map_err(|_| cur.err(&flow_tok, "flow id must be a whole number"))?;
+    let flow: u32 = flow_tok
+        .parse()
+        .map_err(|_| cur.err(&flow_tok, "flow id must be a whole number"))?;
     let action = match action_word.as_str() {
         "ON" => Action::On(parse_on(cur)?),
         "MOD" => Action::Mod(parse_mod(cur)?),
@@ -280,7 +305,12 @@ fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
             Some(extra) => return Err(cur.err(extra, "OFF takes only a flow id")),
         },
     };
-    Ok(Event { at_ns, line: cur.line, flow, action })
+    Ok(Event {
+        at_ns,
+        line: cur.line,
+        flow,
+        action,
+    })
 }
 
 fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
@@ -307,7 +337,8 @@ fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
     }
     let last = cur.toks.last().cloned().unwrap_or_default();
     let dst = dst.ok_or_else(|| cur.err(&last, "ON needs DST <addr>/<port>"))?;
-    let pattern = pattern.ok_or_else(|| cur.err(&last, "ON needs a pattern: PERIODIC, POISSON or BURST"))?;
+    let pattern =
+        pattern.ok_or_else(|| cur.err(&last, "ON needs a pattern: PERIODIC, POISSON or BURST"))?;
     check_size(cur, proto, &pattern)?;
     Ok(FlowSpec {
         proto,
@@ -336,7 +367,11 @@ fn parse_mod(cur: &mut Cursor) -> Result<Change, ScriptError> {
 }
 
 /// Options ON and MOD share: a pattern, COUNT, TOS, TTL.
-fn parse_common_option(cur: &mut Cursor, change: &mut Change, pattern: &mut Option<Pattern>) -> Result<(), ScriptError> {
+fn parse_common_option(
+    cur: &mut Cursor,
+    change: &mut Change,
+    pattern: &mut Option<Pattern>,
+) -> Result<(), ScriptError> {
     let tok = cur.next("an option")?.to_string();
     match tok.to_ascii_uppercase().as_str() {
         "PERIODIC" | "POISSON" | "BURST" => {
@@ -375,10 +410,16 @@ fn parse_dst(cur: &mut Cursor) -> Result<SocketAddr, ScriptError> {
 
 /// `127.0.0.1/5000`, `::1/5000` or `[::1]/5000` (MGEN's slash form); IP literals only.
 pub fn parse_addr_port(t: &str) -> Result<SocketAddr, String> {
-    let (addr, port) = t.rsplit_once('/').ok_or("DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000")?;
+    let (addr, port) = t
+        .rsplit_once('/')
+        .ok_or("DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000")?;
     let addr = addr.trim_start_matches('[').trim_end_matches(']');
-    let ip: IpAddr = addr.parse().map_err(|_| format!("'{addr}' is not an IPv4 or IPv6 address"))?;
-    let port: u16 = port.parse().map_err(|_| format!("'{port}' is not a port number"))?;
+    let ip: IpAddr = addr
+        .parse()
+        .map_err(|_| format!("'{addr}' is not an IPv4 or IPv6 address"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("'{port}' is not a port number"))?;
     if port == 0 {
         return Err("port 0 is not a destination".into());
     }
@@ -397,7 +438,10 @@ fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
             Ok(Pattern::Poisson { rate, size })
         }
         "BURST" => parse_burst(cur),
-        _ => Err(cur.err(&tok, "unknown pattern: use PERIODIC, POISSON or BURST (JITTER and CLONE are not supported)")),
+        _ => Err(cur.err(
+            &tok,
+            "unknown pattern: use PERIODIC, POISSON or BURST (JITTER and CLONE are not supported)",
+        )),
     }
 }
 
@@ -433,12 +477,22 @@ fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
     };
     let duration_s = cur.positive("burst duration (s)", 1e6)?;
     cur.expect("]")?;
-    Ok(Pattern::Burst(Burst { random_interval, interval_s, inner: Box::new(inner), random_duration, duration_s }))
+    Ok(Pattern::Burst(Burst {
+        random_interval,
+        interval_s,
+        inner: Box::new(inner),
+        random_duration,
+        duration_s,
+    }))
 }
 
 fn check_size(cur: &Cursor, proto: Proto, pattern: &Pattern) -> Result<(), ScriptError> {
     let size = pattern.size();
-    let max = if proto == Proto::Tcp { MAX_TCP_SIZE } else { MAX_SIZE };
+    let max = if proto == Proto::Tcp {
+        MAX_TCP_SIZE
+    } else {
+        MAX_SIZE
+    };
     if size < MIN_SIZE || size > max {
         let msg = format!("{proto} message size must be {MIN_SIZE}..={max} bytes (dualbench's header takes {MIN_SIZE})");
         return Err(cur.err(&size.to_string(), msg));
@@ -455,22 +509,37 @@ fn check_flow_order(events: &[Event]) -> Result<(), ScriptError> {
     }
     let mut state: HashMap<u32, State> = HashMap::new();
     for e in events {
-        let at = |msg: String| ScriptError { line: e.line, token: e.flow.to_string(), message: msg };
+        let at = |msg: String| ScriptError {
+            line: e.line,
+            token: e.flow.to_string(),
+            message: msg,
+        };
         match (&e.action, state.get(&e.flow)) {
             (Action::On(spec), None) => {
                 state.insert(e.flow, State::On(spec.proto));
             }
-            (Action::On(_), Some(_)) => return Err(at(format!("flow {} is already used; give a new flow id", e.flow))),
+            (Action::On(_), Some(_)) => {
+                return Err(at(format!(
+                    "flow {} is already used; give a new flow id",
+                    e.flow
+                )))
+            }
             (Action::Mod(change), Some(State::On(proto))) => {
                 if let Some(p) = &change.pattern {
-                    let cur = Cursor { toks: &[], i: 0, line: e.line };
+                    let cur = Cursor {
+                        toks: &[],
+                        i: 0,
+                        line: e.line,
+                    };
                     check_size(&cur, *proto, p)?;
                 }
             }
             (Action::Off, Some(State::On(_))) => {
                 state.insert(e.flow, State::Off);
             }
-            (_, Some(State::Off)) => return Err(at(format!("flow {} is already OFF at this time", e.flow))),
+            (_, Some(State::Off)) => {
+                return Err(at(format!("flow {} is already OFF at this time", e.flow)))
+            }
             (_, None) => return Err(at(format!("flow {} has no earlier ON event", e.flow))),
         }
     }

@@ -24,24 +24,48 @@ fn addr(s: &str) -> SocketAddr {
 #[test]
 fn parses_a_script_over_both_families() {
     let s = parse(BOTH_FAMILIES).unwrap();
-    assert_eq!(s.globals, Globals { tos: Some(16), txbuffer: None });
+    assert_eq!(
+        s.globals,
+        Globals {
+            tos: Some(16),
+            txbuffer: None
+        }
+    );
     assert_eq!(s.events.len(), 8);
     let first = &s.events[0];
     assert_eq!((first.at_ns, first.line, first.flow), (0, 3, 1));
-    let Action::On(spec) = &first.action else { panic!("ON expected") };
+    let Action::On(spec) = &first.action else {
+        panic!("ON expected")
+    };
     assert_eq!(spec.proto, Proto::Udp);
     assert_eq!(spec.dst, addr("198.18.0.2:7000"));
     assert_eq!(spec.src_port, Some(7001));
-    assert_eq!(spec.pattern, Pattern::Periodic { rate: 100.0, size: 512 });
+    assert_eq!(
+        spec.pattern,
+        Pattern::Periodic {
+            rate: 100.0,
+            size: 512
+        }
+    );
 
-    let Action::On(v6) = &s.events[1].action else { panic!("ON expected") };
+    let Action::On(v6) = &s.events[1].action else {
+        panic!("ON expected")
+    };
     assert_eq!(v6.dst, addr("[2001:2::2]:7000"));
     assert_eq!(v6.tos, Some(32));
 
-    let Action::On(tcp) = &s.events[2].action else { panic!("ON expected") };
+    let Action::On(tcp) = &s.events[2].action else {
+        panic!("ON expected")
+    };
     assert_eq!((tcp.proto, tcp.count), (Proto::Tcp, Some(50)));
     assert_eq!(tcp.dst, addr("[2001:2::3]:7100"));
-    assert_eq!(tcp.pattern, Pattern::Poisson { rate: 20.0, size: 1440 });
+    assert_eq!(
+        tcp.pattern,
+        Pattern::Poisson {
+            rate: 20.0,
+            size: 1440
+        }
+    );
     assert_eq!(s.events[2].at_ns, 500_000_000);
 }
 
@@ -50,18 +74,31 @@ fn burst_continuation_and_mod() {
     let s = parse(BOTH_FAMILIES).unwrap();
     let burst = &s.events[3];
     assert_eq!((burst.line, burst.at_ns), (6, 1_500_000_000));
-    let Action::On(spec) = &burst.action else { panic!("ON expected") };
+    let Action::On(spec) = &burst.action else {
+        panic!("ON expected")
+    };
     assert_eq!(spec.dst, addr("[::1]:7000"));
     let expected = Burst {
         random_interval: true,
         interval_s: 2.0,
-        inner: Box::new(Pattern::Periodic { rate: 50.0, size: 256 }),
+        inner: Box::new(Pattern::Periodic {
+            rate: 50.0,
+            size: 256,
+        }),
         random_duration: true,
         duration_s: 0.5,
     };
     assert_eq!(spec.pattern, Pattern::Burst(expected));
-    let Action::Mod(change) = &s.events[4].action else { panic!("MOD expected") };
-    assert_eq!(change.pattern, Some(Pattern::Poisson { rate: 200.0, size: 1024 }));
+    let Action::Mod(change) = &s.events[4].action else {
+        panic!("MOD expected")
+    };
+    assert_eq!(
+        change.pattern,
+        Some(Pattern::Poisson {
+            rate: 200.0,
+            size: 1024
+        })
+    );
     assert_eq!(change.ttl, Some(9));
     assert_eq!(s.events[7].action, Action::Off);
     assert_eq!(s.events[7].at_ns, 9_250_000_000);
@@ -70,7 +107,10 @@ fn burst_continuation_and_mod() {
 #[test]
 fn events_are_sorted_by_time_stably() {
     let s = parse("3 OFF 1\n0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [1 64]\n").unwrap();
-    assert_eq!(s.events.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 1]);
+    assert_eq!(
+        s.events.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![2, 1]
+    );
 }
 
 fn error(text: &str) -> (usize, String, String) {
@@ -81,7 +121,9 @@ fn error(text: &str) -> (usize, String, String) {
 #[test]
 fn errors_name_line_and_token() {
     let ok = "0.0 ON 1 UDP DST 127.0.0.1/5000 PERIODIC [10 100]\n";
-    let (line, token, msg) = error(&format!("{ok}\n1.0 ON 2 UDP DST 127.0.0.1/5000 PERIODK [10 100]\n"));
+    let (line, token, msg) = error(&format!(
+        "{ok}\n1.0 ON 2 UDP DST 127.0.0.1/5000 PERIODK [10 100]\n"
+    ));
     assert_eq!((line, token.as_str()), (3, "PERIODK"));
     assert!(msg.contains("unknown option"), "{msg}");
 
@@ -129,5 +171,9 @@ fn reception_events_and_bad_times_are_rejected() {
     assert_eq!(token, "-1");
     let e = parse("soon ON 1").unwrap_err().into_failure("a.mgn");
     assert_eq!(e.exit_code(), 2);
-    assert!(e.message.starts_with("a.mgn:1: at 'soon': "), "{}", e.message);
+    assert!(
+        e.message.starts_with("a.mgn:1: at 'soon': "),
+        "{}",
+        e.message
+    );
 }
