@@ -43,3 +43,18 @@ impl Clock for Monotonic {
         };
     }
 }
+
+/// Put this thread under SCHED_FIFO at `priority`, so its wake-ups preempt ordinary
+/// (CFS) work on a busy machine.
+pub fn realtime(priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pthread_self is always valid; param lives across the call.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
+}

@@ -65,13 +65,24 @@ impl Transmit for Recorder {
 const T0: u64 = 5_000_000_000;
 
 fn run(script: &str, oversleep: u64, rec: &mut Recorder) -> SendStats {
+    run_windowed(script, oversleep, 0, rec)
+}
+
+fn run_windowed(script: &str, oversleep: u64, window_ns: u64, rec: &mut Recorder) -> SendStats {
     let plans = plan(&parse(script).unwrap(), Some(10_000_000_000)).unwrap();
     let mut pacer = FlowPacer::new(plans[0].phases.clone(), 1);
     let mut clock = SimClock {
         now: T0 - 1_000,
         oversleep,
     };
-    run_flow(&mut pacer, T0, &mut clock, rec, &AtomicBool::new(false))
+    run_flow(
+        &mut pacer,
+        T0,
+        window_ns,
+        &mut clock,
+        rec,
+        &AtomicBool::new(false),
+    )
 }
 
 fn per_second(sent: &[Outgoing]) -> Vec<u64> {
@@ -139,4 +150,20 @@ fn errors_are_counted_and_fatal_ones_end_the_flow() {
         (5, 1, Some(ErrorKind::Refused))
     );
     assert_eq!(stats.first_error.as_deref(), Some("Connection refused"));
+}
+
+#[test]
+fn a_send_window_batches_early_and_keeps_counts() {
+    let mut rec = Recorder::default();
+    // 10,000/s with a 450 µs window: each wake-up sends its message and the next 4.
+    let s = "0 ON 1 UDP DST ::1/5000 PERIODIC [10000 64]\n1 OFF 1\n";
+    let stats = run_windowed(s, 0, 450_000, &mut rec);
+    assert_eq!(stats.sent, 10_000);
+    assert_eq!(rec.batches.len(), 2_000);
+    assert!(rec.batches.iter().all(|&b| b == 5));
+    // Never more than the window early.
+    assert!(rec
+        .sent
+        .iter()
+        .all(|m| m.sent_ns + 450_000 >= T0 + m.seq * 100_000));
 }

@@ -38,8 +38,19 @@ pub struct SendRun {
     pub cpu_sys_s: f64,
 }
 
-/// Run every flow to its end (or until `stop`). `seed` seeds POISSON and random bursts.
-pub fn run(plans: Vec<FlowPlan>, seed: u64, stop: &Stop) -> SendRun {
+/// How the flows are sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendOptions {
+    /// Seeds POISSON arrivals and random bursts.
+    pub seed: u64,
+    /// How early a message may leave to share a batch (see [`flow::run_flow`]).
+    pub window_ns: u64,
+    /// Run flow threads under SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE).
+    pub realtime: Option<i32>,
+}
+
+/// Run every flow to its end (or until `stop`).
+pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
     let cpu0 = cpu_times();
     let t0 = monotonic_ns() + START_LEAD_NS;
     let handles: Vec<_> = plans
@@ -48,7 +59,7 @@ pub fn run(plans: Vec<FlowPlan>, seed: u64, stop: &Stop) -> SendRun {
             let stop = Arc::clone(&stop.any);
             std::thread::Builder::new()
                 .name(format!("flow-{}", plan.flow))
-                .spawn(move || flow_thread(plan, t0, seed, stop))
+                .spawn(move || flow_thread(plan, t0, options, stop))
                 .expect("spawning a flow thread")
         })
         .collect();
@@ -63,9 +74,22 @@ pub fn run(plans: Vec<FlowPlan>, seed: u64, stop: &Stop) -> SendRun {
     }
 }
 
-fn flow_thread(plan: FlowPlan, t0: u64, seed: u64, stop: Arc<AtomicBool>) -> FlowResult {
+fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBool>) -> FlowResult {
     let mut clock = Monotonic::for_this_thread();
     let mut stats = SendStats::default();
+    if let Some(priority) = options.realtime {
+        if let Err(e) = clock::realtime(priority) {
+            let e = flow::SendError {
+                kind: flow::ErrorKind::Other,
+                fatal: true,
+                message: format!("--realtime: {e}"),
+            };
+            stats.record_error(&e);
+            stats.ended_by = Some(e.kind);
+            return FlowResult { plan, stats };
+        }
+    }
+    let seed = options.seed;
     if !wait_until(&mut clock, t0 + plan.start_ns(), &stop) {
         stats.interrupted = true;
         return FlowResult { plan, stats };
@@ -86,12 +110,20 @@ fn flow_thread(plan: FlowPlan, t0: u64, seed: u64, stop: Arc<AtomicBool>) -> Flo
         Proto::Udp => run_flow(
             &mut pacer,
             t0,
+            options.window_ns,
             &mut clock,
             &mut socket::UdpTx::new(sock, &plan),
             &stop,
         ),
         Proto::Tcp => match socket::TcpTx::new(sock, &plan, Arc::clone(&stop)) {
-            Ok(mut tx) => run_flow(&mut pacer, t0, &mut clock, &mut tx, &stop),
+            Ok(mut tx) => run_flow(
+                &mut pacer,
+                t0,
+                options.window_ns,
+                &mut clock,
+                &mut tx,
+                &stop,
+            ),
             Err(e) => {
                 let e = flow::SendError {
                     kind: flow::ErrorKind::of(&e),
