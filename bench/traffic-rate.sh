@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # UDP PERIODIC rate accuracy and send-time jitter over loopback, IPv4 and IPv6.
 # Usage: bench/traffic-rate.sh [RATE_MSGS_PER_S] [SIZE_BYTES] [SECONDS]   (defaults 10000 1000 10)
-# Needs a release build: cargo build --release -p dualbench. Prints one line per family.
+# DUALBENCH_FLAGS adds sender flags, e.g. "--realtime 10". Needs a release build:
+# cargo build --release -p dualbench. Prints one line per family.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${DUALBENCH_BIN:-target/release/dualbench}"
@@ -18,7 +19,7 @@ for fam in 4 6; do
   addr="$(sed -n 's/.*listening on //p' "$dir/sink$fam.err")"
   host="${addr%:*}"; host="${host#[}"; host="${host%]}"; port="${addr##*:}"
   printf '0.0 ON 1 UDP DST %s/%s PERIODIC [%s %s]\n%s OFF 1\n' "$host" "$port" "$rate" "$size" "$secs" > "$dir/rate.mgn"
-  ${CHRT:-} "$bin" traffic send "$dir/rate.mgn" -o "$dir/send$fam.json" 2>/dev/null
+  "$bin" traffic send "$dir/rate.mgn" ${DUALBENCH_FLAGS:-} -o "$dir/send$fam.json" 2>/dev/null
   sleep 0.5
   kill -TERM "$sink"; wait "$sink" || true
   python3 - "$dir/send$fam.json" "$dir/sink$fam.json" "$fam" "$rate" "$size" <<'PY'
