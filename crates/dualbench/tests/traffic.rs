@@ -313,3 +313,26 @@ fn preset_dry_run_lists_ten_flows() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("pass --dst4"));
 }
+
+#[test]
+fn shipped_examples_parse_and_plan() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/traffic");
+    for (file, flows) in [("two-families.mgn", 6), ("c1b-testbed.toml", 10)] {
+        let path = format!("{root}/{file}");
+        let o = Command::new(bin())
+            .args(["traffic", "send", &path, "--dry-run"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // two-families.mgn has 5 flows, one with a MOD (two phases): 6 lines.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).lines().count(),
+            flows,
+            "{file}"
+        );
+    }
+}

@@ -177,40 +177,46 @@ fn profile_script(p: &mut Profile, a: &SendArgs) -> Result<(Script, Counting)> {
     Ok((profile::to_script(p, a.duration)?, p.counting))
 }
 
-/// One line per flow: what `--dry-run` prints.
+/// One line per flow phase: what `--dry-run` prints.
 fn describe(plans: &[FlowPlan]) -> String {
     let mut out = String::new();
     for p in plans {
         let family = Family::of_addr(&p.dst);
         for ph in &p.phases {
-            let (rate, size) = match &ph.pattern {
-                script::Pattern::Periodic { rate, size }
-                | script::Pattern::Poisson { rate, size } => (*rate, *size),
-                script::Pattern::Burst(b) => (f64::NAN, b.inner.size()),
-            };
+            let (kind, rate, size, on_fraction) = pattern_terms(&ph.pattern);
             let b = message_bytes(p.proto, family, size);
-            let end = if ph.end_ns == u64::MAX {
-                "COUNT".to_string()
-            } else {
-                format!("{:.3}s", ph.end_ns as f64 / 1e9)
+            let mbit = |bytes: u64| rate * on_fraction * 8.0 * bytes as f64 / 1e6;
+            let end = match ph.end_ns {
+                u64::MAX => "COUNT".to_string(),
+                e => format!("{:.3}s", e as f64 / 1e9),
             };
             out.push_str(&format!(
-                "flow {} {} {} -> {} {:.3}s..{} {:.3} msg/s x {} B: payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
+                "flow {} {} {} -> {} {:.3}s..{end} {kind} {rate:.3} msg/s x {size} B: \
+                 payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
                 p.flow,
                 p.proto,
                 family,
                 p.dst,
                 ph.start_ns as f64 / 1e9,
-                end,
-                rate,
-                size,
-                rate * 8.0 * b.payload as f64 / 1e6,
-                rate * 8.0 * b.ip as f64 / 1e6,
-                rate * 8.0 * b.wire as f64 / 1e6
+                mbit(b.payload),
+                mbit(b.ip),
+                mbit(b.wire),
             ));
         }
     }
     out
+}
+
+/// Name, message rate, size and mean fraction of time on (BURST) of a pattern.
+fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
+    match pattern {
+        script::Pattern::Periodic { rate, size } => ("PERIODIC", *rate, *size, 1.0),
+        script::Pattern::Poisson { rate, size } => ("POISSON", *rate, *size, 1.0),
+        script::Pattern::Burst(b) => {
+            let (_, rate, size, _) = pattern_terms(&b.inner);
+            ("BURST", rate, size, (b.duration_s / b.interval_s).min(1.0))
+        }
+    }
 }
 
 fn sink_main(a: SinkArgs) -> Result<()> {

@@ -174,9 +174,12 @@ fn status(s: &SendStats) -> String {
     }
 }
 
-/// How long the flow was meant to be on: its planned window (cut short by a stop), or
-/// for a COUNT-only flow the time to its last message plus one mean gap.
+/// How long the flow was meant to be on: 0 if it sent nothing, its planned window (cut
+/// short by a stop), or for a COUNT-only flow the time to its last message plus one mean gap.
 fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
+    if f.stats.sent == 0 {
+        return 0;
+    }
     let start = f.plan.start_ns();
     let run_end = run.end_ns.saturating_sub(run.t0_ns);
     let end = if f.plan.end_ns() != u64::MAX {
