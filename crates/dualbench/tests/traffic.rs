@@ -4,7 +4,7 @@
 
 use dualbench_traffic::serde_json::{self, Value};
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -32,7 +32,7 @@ struct Sink {
 }
 
 /// Start a sink on ephemeral ports of 127.0.0.1 and ::1 and read back where it listens.
-fn start_sink(dir: &PathBuf) -> Sink {
+fn start_sink(dir: &Path) -> Sink {
     let output = dir.join("sink.json");
     let mut child = Command::new(bin())
         .args([
@@ -102,7 +102,7 @@ fn slash(addr: &str) -> String {
     )
 }
 
-fn send(dir: &PathBuf, args: &[&str]) -> (Value, String) {
+fn send(dir: &Path, args: &[&str]) -> (Value, String) {
     let out = dir.join("send.json");
     let o = Command::new(bin())
         .args(["traffic", "send"])
