@@ -61,14 +61,15 @@ fn flows_are_allocated_by_share_with_one_per_class() {
 
 #[test]
 fn c1b_message_rates_and_sizes() {
-    // 75 Mbit/s of IP bytes: a TCP/IPv4 flow carries 75e6 * 0.45 / 4 bits/s in 1512-byte
-    // (IP) messages of 1460 payload bytes; a UDP/IPv6 flow 75e6 * 0.05 in 1488-byte ones.
+    // 75 Mbit/s of IP bytes: a TCP/IPv4 flow carries 75e6 * 0.45 / 4 bits/s in messages of
+    // 1460 payload bytes, 1564 IP bytes (two segments); a UDP/IPv6 flow 75e6 * 0.05 in
+    // 1488-byte datagrams.
     let f = flows(&preset("C1B").unwrap());
     assert_eq!(
         (f[0].proto, f[0].family, f[0].size),
         (Proto::Tcp, Family::V4, 1460)
     );
-    assert!((f[0].rate - 75e6 * 0.45 / 4.0 / (8.0 * 1512.0)).abs() < 1e-9);
+    assert!((f[0].rate - 75e6 * 0.45 / 4.0 / (8.0 * 1564.0)).abs() < 1e-9);
     let last = f.last().unwrap();
     assert_eq!(
         (last.proto, last.family, last.size),

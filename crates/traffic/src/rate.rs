@@ -107,22 +107,20 @@ pub fn tcp_mss(family: Family) -> u64 {
 }
 
 /// Bytes of one message of `size` payload bytes. UDP datagrams past the MTU count their
-/// IP fragments. A TCP message is part of a byte stream that the kernel cuts into segments
-/// of [`tcp_mss`], so its headers are counted pro rata: `size / mss` segments' worth of
-/// headers (for TCP the IP and wire figures are this stream average, not a packet count).
+/// IP fragments. A TCP message counts `ceil(size / mss)` segments: exact when messages leave
+/// one at a time (the sender sets TCP_NODELAY and paces them), an overestimate when a
+/// backlog lets the kernel pack several messages into full segments.
 pub fn message_bytes(proto: Proto, family: Family, size: u64) -> Bytes {
     let iph = ip_header(family);
     match proto {
         Proto::Tcp => {
-            let mss = tcp_mss(family);
-            let pro_rata = |per_segment: u64| (size * per_segment + mss / 2) / mss;
-            let ip = size + pro_rata(iph + TCP_HEADER);
-            let packets = ((size + mss / 2) / mss).max(1);
+            let segments = size.div_ceil(tcp_mss(family)).max(1);
+            let ip = size + segments * (iph + TCP_HEADER);
             Bytes {
                 payload: size,
                 ip,
-                wire: ip + pro_rata(ETHERNET_OVERHEAD),
-                packets,
+                wire: ip + segments * ETHERNET_OVERHEAD,
+                packets: segments,
             }
         }
         Proto::Udp => {
@@ -197,16 +195,19 @@ mod tests {
     }
 
     #[test]
-    fn tcp_headers_pro_rata_per_mss() {
+    fn tcp_messages_count_whole_segments() {
         assert_eq!(tcp_mss(Family::V4), 1448);
         assert_eq!(tcp_mss(Family::V6), 1428);
         let m = message_bytes(Proto::Tcp, Family::V4, 1448);
         assert_eq!((m.ip, m.wire, m.packets), (1500, 1538, 1));
-        // 1460 B over IPv4: 1460 * 52 / 1448 = 52.4 header bytes; 1440 B over IPv6: 72.6.
+        // S3's 1460 B (IPv4) and 1440 B (IPv6) are one segment over the MSS: two each.
         let m = message_bytes(Proto::Tcp, Family::V4, 1460);
-        assert_eq!((m.ip, m.packets), (1512, 1));
+        assert_eq!((m.ip, m.packets), (1460 + 2 * 52, 2));
         let m = message_bytes(Proto::Tcp, Family::V6, 1440);
-        assert_eq!((m.ip, m.packets), (1513, 1));
+        assert_eq!(
+            (m.ip, m.wire, m.packets),
+            (1440 + 2 * 72, 1440 + 2 * 110, 2)
+        );
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub fn open(plan: &FlowPlan) -> Result<Socket, SendError> {
     let dst = SockAddr::from(plan.dst);
     let connected = match plan.proto {
         Proto::Udp => sock.connect(&dst),
+        // No Nagle: each message leaves at its time as its own ceil(size / MSS) segments,
+        // as the byte accounting in `rate` counts it.
         Proto::Tcp => sock
             .connect_timeout(&dst, CONNECT_TIMEOUT)
             .and_then(|_| sock.set_nodelay(true)),
