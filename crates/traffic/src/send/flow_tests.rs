@@ -167,3 +167,15 @@ fn a_send_window_batches_early_and_keeps_counts() {
         .iter()
         .all(|m| m.sent_ns + 450_000 >= T0 + m.seq * 100_000));
 }
+
+#[test]
+fn errno_classification() {
+    let kind = |errno| ErrorKind::of(&std::io::Error::from_raw_os_error(errno));
+    assert_eq!(kind(libc::ECONNREFUSED), ErrorKind::Refused);
+    assert_eq!(kind(libc::ENETUNREACH), ErrorKind::Unreachable);
+    assert_eq!(kind(libc::EHOSTUNREACH), ErrorKind::Unreachable);
+    assert_eq!(kind(libc::ECONNRESET), ErrorKind::Reset);
+    assert_eq!(kind(libc::EPIPE), ErrorKind::Reset);
+    assert_eq!(kind(libc::ETIMEDOUT), ErrorKind::Timeout);
+    assert_eq!(kind(libc::EPERM), ErrorKind::Other);
+}

@@ -199,3 +199,89 @@ fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
     };
     end.saturating_sub(start)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pacer::FlowPacer;
+    use crate::plan::plan;
+    use crate::script::parse;
+    use crate::send::flow::{BatchResult, Outgoing, Transmit};
+    use crate::send::FlowResult;
+    use std::sync::atomic::AtomicBool;
+
+    struct Sim(u64);
+    impl crate::send::clock::Clock for Sim {
+        fn now_ns(&self) -> u64 {
+            self.0
+        }
+        fn sleep_until(&mut self, t: u64) {
+            self.0 = self.0.max(t);
+        }
+    }
+
+    struct Sent(Family, Proto);
+    impl Transmit for Sent {
+        fn enter_phase(&mut self, _: &crate::plan::Phase) {}
+        fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+            BatchResult {
+                sent: batch.len(),
+                error: None,
+            }
+        }
+        fn bytes(&self, size: u64) -> Bytes {
+            crate::rate::message_bytes(self.1, self.0, size)
+        }
+    }
+
+    /// Two flows run against a simulated clock: TCP/IPv4 at 90/s and UDP/IPv6 at 10/s for 2 s.
+    fn fixed_run() -> SendRun {
+        let s = "0 ON 1 TCP DST 127.0.0.1/9 PERIODIC [90 1000]\n0 ON 2 UDP DST ::1/9 PERIODIC [10 1000]\n";
+        let t0 = 1_000;
+        let flows = plan(&parse(s).unwrap(), Some(2_000_000_000))
+            .unwrap()
+            .into_iter()
+            .map(|p| {
+                let mut tx = Sent(Family::of_addr(&p.dst), p.proto);
+                let mut pacer = FlowPacer::new(p.phases.clone(), 1);
+                let stats = crate::send::flow::run_flow(
+                    &mut pacer,
+                    t0,
+                    0,
+                    &mut Sim(t0),
+                    &mut tx,
+                    &AtomicBool::new(false),
+                );
+                FlowResult { plan: p, stats }
+            })
+            .collect();
+        SendRun {
+            t0_ns: t0,
+            end_ns: t0 + 2_000_000_000,
+            flows,
+            cpu_user_s: 0.1,
+            cpu_sys_s: 0.1,
+        }
+    }
+
+    #[test]
+    fn flows_classes_and_mix() {
+        let s = summarize(&fixed_run(), "x.mgn", Counting::Ip, 5, None);
+        assert_eq!(s.flows[0].status, "completed");
+        assert_eq!((s.flows[0].scheduled, s.flows[0].sent), (180, 180));
+        assert_eq!(s.flows[0].rate_bps.payload, 720_000.0);
+        assert_eq!(s.flows[1].bytes.ip, 20 * 1048);
+        assert_eq!(s.total.sent, 200);
+        // Payload shares are exactly 90 % / 10 %; IP shares follow the header sizes.
+        assert_eq!(s.classes["tcp_v4"].share.payload, 0.9);
+        assert_eq!(s.classes["udp_v6"].share.payload, 0.1);
+        let tcp_ip = 180.0 * (1000.0 + 52.0);
+        let udp_ip = 20.0 * 1048.0;
+        assert_eq!(
+            s.families["ipv4"].share.ip,
+            crate::report::round6(tcp_ip / (tcp_ip + udp_ip))
+        );
+        assert_eq!(s.generator.cpu_ns_per_message, Some(1_000_000.0));
+        assert_eq!(s.flows[0].lateness_us.as_ref().unwrap().max, 0.001);
+    }
+}

@@ -239,3 +239,7 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
         share: Rates::default(),
     }
 }
+
+#[cfg(test)]
+#[path = "summary_tests.rs"]
+mod tests;
