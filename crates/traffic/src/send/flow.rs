@@ -110,6 +110,14 @@ impl Default for SendStats {
 }
 
 impl SendStats {
+    /// The stats of a flow that ended before sending, for this reason.
+    pub fn ended(e: SendError) -> SendStats {
+        let mut stats = SendStats::default();
+        stats.record_error(&e);
+        stats.ended_by = Some(e.kind);
+        stats
+    }
+
     pub fn record_error(&mut self, e: &SendError) {
         self.failed += 1;
         match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {

@@ -13,7 +13,7 @@ use crate::rate::Proto;
 use crate::signals::Stop;
 use clock::{Clock, Monotonic};
 use dualbench_common::clock::monotonic_ns;
-use flow::{run_flow, SendStats};
+use flow::{run_flow, ErrorKind, SendError, SendStats};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -57,13 +57,17 @@ pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
         .into_iter()
         .map(|plan| {
             let stop = Arc::clone(&stop.any);
-            std::thread::Builder::new()
+            let mine = plan.clone();
+            let spawned = std::thread::Builder::new()
                 .name(format!("flow-{}", plan.flow))
-                .spawn(move || flow_thread(plan, t0, options, stop))
-                .expect("spawning a flow thread")
+                .spawn(move || flow_thread(plan, t0, options, stop));
+            (mine, spawned)
         })
         .collect();
-    let flows = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+    let flows = handles
+        .into_iter()
+        .map(|(plan, spawned)| joined(plan, spawned))
+        .collect();
     let cpu1 = cpu_times();
     SendRun {
         t0_ns: t0,
@@ -74,66 +78,76 @@ pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
     }
 }
 
+/// A flow's result, or its plan with the reason it has none (no thread, or a panic).
+fn joined(
+    plan: FlowPlan,
+    spawned: std::io::Result<std::thread::JoinHandle<FlowResult>>,
+) -> FlowResult {
+    let failure = match spawned {
+        Ok(handle) => match handle.join() {
+            Ok(result) => return result,
+            Err(_) => "the flow's thread panicked".to_string(),
+        },
+        Err(e) => format!("starting the flow's thread: {e}"),
+    };
+    FlowResult {
+        plan,
+        stats: SendStats::ended(other(failure)),
+    }
+}
+
+fn other(message: String) -> SendError {
+    SendError {
+        kind: ErrorKind::Other,
+        fatal: true,
+        message,
+    }
+}
+
+/// Wait for the flow's start, open its socket and run its send loop.
 fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBool>) -> FlowResult {
     let mut clock = Monotonic::for_this_thread();
-    let mut stats = SendStats::default();
-    if let Some(priority) = options.realtime {
-        if let Err(e) = clock::realtime(priority) {
-            let e = flow::SendError {
-                kind: flow::ErrorKind::Other,
-                fatal: true,
-                message: format!("--realtime: {e}"),
-            };
-            stats.record_error(&e);
-            stats.ended_by = Some(e.kind);
-            return FlowResult { plan, stats };
-        }
+    if let Some(Err(e)) = options.realtime.map(clock::realtime) {
+        return FlowResult {
+            plan,
+            stats: SendStats::ended(other(format!("--realtime: {e}"))),
+        };
     }
-    let seed = options.seed;
     if !wait_until(&mut clock, t0 + plan.start_ns(), &stop) {
-        stats.interrupted = true;
+        let stats = SendStats {
+            interrupted: true,
+            ..SendStats::default()
+        };
         return FlowResult { plan, stats };
     }
     let sock = match socket::open(&plan) {
         Ok(s) => s,
         Err(e) => {
-            stats.record_error(&e);
-            stats.ended_by = Some(e.kind);
-            return FlowResult { plan, stats };
+            return FlowResult {
+                plan,
+                stats: SendStats::ended(e),
+            }
         }
     };
-    let mut pacer = FlowPacer::new(
-        plan.phases.clone(),
-        seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
-    stats = match plan.proto {
+    let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
+    let w = options.window_ns;
+    let stats = match plan.proto {
         Proto::Udp => run_flow(
             &mut pacer,
             t0,
-            options.window_ns,
+            w,
             &mut clock,
             &mut socket::UdpTx::new(sock, &plan),
             &stop,
         ),
         Proto::Tcp => match socket::TcpTx::new(sock, &plan, Arc::clone(&stop)) {
-            Ok(mut tx) => run_flow(
-                &mut pacer,
-                t0,
-                options.window_ns,
-                &mut clock,
-                &mut tx,
-                &stop,
-            ),
-            Err(e) => {
-                let e = flow::SendError {
-                    kind: flow::ErrorKind::of(&e),
-                    fatal: true,
-                    message: e.to_string(),
-                };
-                stats.record_error(&e);
-                stats.ended_by = Some(e.kind);
-                stats
-            }
+            Ok(mut tx) => run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop),
+            Err(e) => SendStats::ended(SendError {
+                kind: ErrorKind::of(&e),
+                fatal: true,
+                message: e.to_string(),
+            }),
         },
     };
     FlowResult { plan, stats }
