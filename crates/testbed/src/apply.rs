@@ -28,15 +28,12 @@ pub struct Options {
 pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()> {
     let mut started = Vec::new();
     for (step, op) in plan.ops.iter().enumerate() {
-        if options.stop_after == Some(step) {
-            loop {
-                std::thread::sleep(Duration::from_secs(3600));
-            }
-        }
+        pause_if(options.stop_after == Some(step));
         if let Some(pid) = apply_one(op, state, options)? {
             started.push((pid, op));
         }
     }
+    pause_if(options.stop_after == Some(plan.ops.len()));
     std::thread::sleep(SETTLE);
     for (pid, op) in started {
         if !procs::is_running(pid) {
@@ -44,6 +41,15 @@ pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The `--stop-after` testing aid: wait here until killed.
+fn pause_if(stop: bool) {
+    if stop {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
 }
 
 fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option<u32>> {
