@@ -2,3 +2,7 @@
 //! - `text`: ab's report, then the per-family side-by-side tables and ANMA's outcome table.
 //! - `json`: the versioned JSON document described in `docs/json-schema.md`.
 //! - `records`: every request's record as CSV or JSON lines.
+
+pub mod json;
+pub mod records;
+pub mod text;
