@@ -177,9 +177,6 @@ fn dry_run_prints_the_golden_plan_and_touches_nothing() {
     assert_eq!(text(&out.stdout), golden);
 }
 
-const ROUTED_IPERF: &str = "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
-    [[link]]\na = \"client\"\nb = \"r1\"\nrate = \"1Gbit\"\n[[link]]\na = \"r1\"\nb = \"server\"\nrate = \"1Gbit\"\n";
-
 /// The pids `status` reports, e.g. "service web on server: pid 123, running".
 fn status_pids(bed: &Bed) -> Vec<u32> {
     let out = bed.cmd("status").output().unwrap();
@@ -189,17 +186,45 @@ fn status_pids(bed: &Bed) -> Vec<u32> {
         .collect()
 }
 
+/// Completed requests per family (IPv4, IPv6) from `dualbench run` output: the
+/// `dualbench.run/1` JSON (`families.ipv4.completed`), or the text report's family lines.
+fn completed(report: &str) -> (Option<u64>, Option<u64>) {
+    let compact: String = report.chars().filter(|c| !c.is_whitespace()).collect();
+    let from_json = |family: &str| {
+        let rest = compact
+            .split("\"families\":")
+            .nth(1)?
+            .split(&format!("\"{family}\":"))
+            .nth(1)?;
+        rest.split("\"completed\":")
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let from_text = |label: &str| {
+        let line = report.lines().find(|l| l.trim_start().starts_with(label))?;
+        line.split("completed")
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    (
+        from_json("ipv4").or_else(|| from_text("IPv4:")),
+        from_json("ipv6").or_else(|| from_text("IPv6:")),
+    )
+}
+
 #[test]
-fn routed_testbed_carries_both_families_across_the_router_and_goes_away() {
+fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     if !is_root() {
         return;
     }
     let bed = Bed::new("r");
-    let file = topology(
-        &bed,
-        ROUTED_IPERF,
-        "[[service]]\nhost = \"server\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n",
-    );
+    let file = repo("testbeds/routed.toml");
     let out = bed.up(&file);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let again = bed.up(&file);
@@ -224,21 +249,30 @@ fn routed_testbed_carries_both_families_across_the_router_and_goes_away() {
 
     let hosts = text(&bed.exec("client", &["cat", "/etc/hosts"]).stdout);
     assert!(hosts.contains("2001:2:0:2::2\tserver server-v6"), "{hosts}");
-    for target in ["server-v4", "server-v6"] {
-        let out = bed.exec("client", &["iperf3", "-c", target, "-n", "2M", "-J"]);
-        let report = text(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{target}: {report} {}",
-            text(&out.stderr)
+    // `server` resolves to both families; run interleaves them exactly 1:1.
+    let mut report = String::new();
+    for format in ["json", "text"] {
+        let out = bed.exec(
+            "client",
+            &[
+                "dualbench",
+                "run",
+                "-n",
+                "200",
+                "-c",
+                "5",
+                "--format",
+                format,
+                "http://server/",
+            ],
         );
-        let bytes = report
-            .split("\"bytes\":")
-            .nth(1)
-            .and_then(|r| r.split(',').next())
-            .and_then(|n| n.trim().parse::<u64>().ok());
-        assert_eq!(bytes, Some(2 * 1024 * 1024), "{target}");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        report = text(&out.stdout);
+        if completed(&report) != (None, None) {
+            break;
+        }
     }
+    assert_eq!(completed(&report), (Some(100), Some(100)), "{report}");
     let out = bed.down();
     assert!(out.status.success(), "{}", text(&out.stderr));
     bed.assert_gone(&pids);
@@ -317,11 +351,7 @@ fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
         return;
     }
     let bed = Bed::new("k");
-    let file = topology(
-        &bed,
-        ROUTED_IPERF,
-        "[[service]]\nhost = \"server\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n",
-    );
+    let file = repo("testbeds/routed.toml");
     let plan = bed.cmd("up").arg("--dry-run").arg(&file).output().unwrap();
     let steps = text(&plan.stdout)
         .lines()
