@@ -76,6 +76,13 @@ impl Bed {
     /// After `down`: no namespace, no /etc/netns entry, no state, no veth of ours anywhere
     /// in the root namespace, and none of the given processes.
     fn assert_gone(&self, pids: &[u32]) {
+        self.assert_gone_but_logs(pids);
+        assert!(!self.root.join(&self.name).exists());
+    }
+
+    /// As `assert_gone`, but a rolled-back `up` keeps its logs directory for reading.
+    fn assert_gone_but_logs(&self, pids: &[u32]) {
+        assert!(!self.root.join(&self.name).join("state.json").exists());
         assert_eq!(self.namespaces(), Vec::<String>::new());
         let etc: Vec<String> = std::fs::read_dir("/etc/netns")
             .map(|d| {
@@ -88,7 +95,6 @@ impl Bed {
                 .any(|n| n.starts_with(&format!("db-{}-", self.name))),
             "{etc:?}"
         );
-        assert!(!self.root.join(&self.name).exists());
         let links = Command::new("ip")
             .args(["-o", "link", "show", "type", "veth"])
             .output()
@@ -396,5 +402,45 @@ fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         bed.assert_gone(&pids);
     }
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn sigterm_mid_build_rolls_back_and_says_so() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("t");
+    let file = repo("testbeds/routed.toml");
+    let up = bed
+        .cmd("up")
+        .arg(&file)
+        .args(["--stop-after", "12"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while bed.namespaces().len() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "up never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-TERM", &up.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = up.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted by SIGTERM") && err.contains("everything made so far is removed"),
+        "{err}"
+    );
+    bed.assert_gone_but_logs(&[]);
     let _ = std::fs::remove_dir_all(&bed.root);
 }

@@ -12,28 +12,43 @@ use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How long a started process must stay up for `up` to call it started.
 const SETTLE: Duration = Duration::from_millis(300);
+/// How long a service with a `ready` port gets to start listening.
+const READY_LIMIT: Duration = Duration::from_secs(10);
 
 pub struct Options {
     /// The `dualbench` binary that plans call `dualbench` (wire emulators, services).
     pub exe: PathBuf,
-    /// Testing aid: after this many steps, stop and wait forever (to be killed).
+    /// Testing aid: after this many steps, stop and wait (to be killed or interrupted).
     pub stop_after: Option<usize>,
+    /// Set to the signal number by SIGINT/SIGTERM handlers: stop before the next step.
+    pub interrupted: Arc<AtomicUsize>,
 }
+
+type Started<'p> = Vec<(u32, &'p Op)>;
 
 /// Apply every step of `plan`, then check that every process it started is still running.
 pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()> {
-    let mut started = Vec::new();
+    let mut started: Started = Vec::new();
     for (step, op) in plan.ops.iter().enumerate() {
-        pause_if(options.stop_after == Some(step));
-        if let Some(pid) = apply_one(op, state, options)? {
+        pause_if(options, step)?;
+        if let Op::AwaitListen {
+            node, name, port, ..
+        } = op
+        {
+            await_listen(&started, node, name, *port, options)?;
+        } else if let Some(pid) = apply_one(op, state, options)
+            .map_err(|e| check_interrupted(options).err().unwrap_or(e))?
+        {
             started.push((pid, op));
         }
     }
-    pause_if(options.stop_after == Some(plan.ops.len()));
+    pause_if(options, plan.ops.len())?;
     std::thread::sleep(SETTLE);
     for (pid, op) in started {
         if !procs::is_running(pid) {
@@ -43,13 +58,61 @@ pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()
     Ok(())
 }
 
-/// The `--stop-after` testing aid: wait here until killed.
-fn pause_if(stop: bool) {
-    if stop {
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
+/// Fail if a signal asked us to stop.
+fn check_interrupted(options: &Options) -> Result<()> {
+    match options.interrupted.load(Ordering::SeqCst) as libc::c_int {
+        0 => Ok(()),
+        libc::SIGINT => Err(Failure::runtime("interrupted by SIGINT")),
+        libc::SIGTERM => Err(Failure::runtime("interrupted by SIGTERM")),
+        other => Err(Failure::runtime(format!("interrupted by signal {other}"))),
     }
+}
+
+/// Before step `step`: stop if interrupted; with `--stop-after step`, wait here until killed
+/// or interrupted.
+fn pause_if(options: &Options, step: usize) -> Result<()> {
+    loop {
+        check_interrupted(options)?;
+        if options.stop_after != Some(step) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until the service named listens on `port` in its namespace.
+fn await_listen(
+    started: &Started,
+    node: &str,
+    name: &str,
+    port: u16,
+    options: &Options,
+) -> Result<()> {
+    let found = started.iter().find(
+        |(_, op)| matches!(op, Op::StartService { node: n, name: s, .. } if n == node && s == name),
+    );
+    let Some(&(pid, op)) = found else {
+        return Ok(());
+    };
+    let start = Instant::now();
+    while !procs::listens(pid, port) {
+        check_interrupted(options)?;
+        if !procs::is_running(pid) {
+            return Err(exited_at_once(op));
+        }
+        if start.elapsed() > READY_LIMIT {
+            let log = match op {
+                Op::StartService { log, .. } => log.display().to_string(),
+                _ => String::new(),
+            };
+            return Err(Failure::runtime(format!(
+                "service '{name}' on {node} did not listen on tcp port {port} within {}s (log {log})",
+                READY_LIMIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option<u32>> {

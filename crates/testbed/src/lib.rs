@@ -8,6 +8,7 @@ pub mod addressing;
 mod apply;
 mod down;
 pub mod model;
+mod ops;
 pub mod plan;
 mod procs;
 pub mod routes;
@@ -23,6 +24,8 @@ use shaping::Emulator;
 use state::{State, StateFile};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
 /// Flags of `dualbench testbed`.
 #[derive(Debug, Args)]
@@ -207,9 +210,15 @@ fn up(args: UpArgs) -> Result<()> {
     let mut file = StateFile::create(&state_dir, state)?;
     let exe = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find the dualbench binary: {e}")))?;
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        signal_hook::flag::register_usize(signal, Arc::clone(&interrupted), signal as usize)
+            .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
+    }
     let options = apply::Options {
         exe,
         stop_after: args.stop_after,
+        interrupted,
     };
     if let Err(e) = apply::apply(&plan, &mut file, &options) {
         let undo = down::down(file, true)

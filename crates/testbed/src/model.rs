@@ -105,6 +105,8 @@ pub struct Service {
     pub node: usize,
     pub name: String,
     pub command: Command,
+    /// A TCP port the service listens on when ready; `up` waits for it.
+    pub ready: Option<u16>,
 }
 
 // ---- the file as written -------------------------------------------------------------
@@ -169,6 +171,7 @@ struct RawService {
     host: Spanned<String>,
     name: Spanned<String>,
     command: Spanned<Command>,
+    ready: Option<Spanned<i64>>,
 }
 
 /// A mistake in a topology file: where it is, which key, what is wrong.
@@ -527,10 +530,24 @@ fn services(
                 "empty command: give a program and its arguments",
             ));
         }
+        let ready = match &s.ready {
+            None => None,
+            Some(port) => match u16::try_from(*port.get_ref()) {
+                Ok(p) if p > 0 => Some(p),
+                _ => {
+                    return Err(check.at(
+                        port.span(),
+                        "ready",
+                        format!("{} is not a TCP port: use 1 to 65535", port.get_ref()),
+                    ))
+                }
+            },
+        };
         services.push(Service {
             node,
             name: name.clone(),
             command,
+            ready,
         });
     }
     Ok(services)

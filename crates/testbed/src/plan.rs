@@ -5,204 +5,13 @@
 
 use crate::addressing::{self, Interface};
 use crate::model::{Link, NodeKind, Shaper, Shaping, Topology};
+use crate::ops::strings;
+pub use crate::ops::{etc_netns_dir, Op};
 use crate::routes::routes;
 use crate::shaping::{self, Emulator};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-
-/// One step of building a testbed. Every step but the last three is one `ip`/`tc`/`sysctl`/
-/// `ethtool` command, shown by [`Op::argv`]; `WriteHosts` writes a file, `Start*` spawn a
-/// long-running process in a namespace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Op {
-    AddNamespace {
-        ns: String,
-    },
-    Sysctl {
-        ns: String,
-        key: String,
-        value: String,
-    },
-    AddBridge {
-        ns: String,
-        device: String,
-    },
-    AddVeth {
-        ns: String,
-        device: String,
-        peer_ns: String,
-        peer: String,
-    },
-    SetMaster {
-        ns: String,
-        device: String,
-        bridge: String,
-    },
-    OffloadsOff {
-        ns: String,
-        device: String,
-        checksum: bool,
-    },
-    AddAddress {
-        ns: String,
-        device: String,
-        address: String,
-        nodad: bool,
-    },
-    LinkUp {
-        ns: String,
-        device: String,
-    },
-    Tc {
-        ns: String,
-        args: Vec<String>,
-    },
-    AddRoute {
-        ns: String,
-        network: String,
-        via: IpAddr,
-    },
-    WriteHosts {
-        ns: String,
-        content: String,
-    },
-    StartWire {
-        ns: String,
-        link: u32,
-        argv: Vec<String>,
-        log: PathBuf,
-    },
-    StartService {
-        ns: String,
-        node: String,
-        name: String,
-        argv: Vec<String>,
-        log: PathBuf,
-    },
-}
-
-/// Where `ip netns exec` finds the files it bind-mounts over `/etc` for namespace `ns`.
-pub fn etc_netns_dir(ns: &str) -> PathBuf {
-    Path::new("/etc/netns").join(ns)
-}
-
-fn strings(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|s| s.to_string()).collect()
-}
-
-impl Op {
-    /// The command this step runs (for `Start*`, the process started in the background).
-    pub fn argv(&self) -> Vec<String> {
-        match self {
-            Op::AddNamespace { ns } => strings(&["ip", "netns", "add", ns]),
-            Op::Sysctl { ns, key, value } => strings(&[
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                &format!("{key}={value}"),
-            ]),
-            Op::AddBridge { ns, device } => strings(&[
-                "ip",
-                "-n",
-                ns,
-                "link",
-                "add",
-                device,
-                "type",
-                "bridge",
-                "mcast_snooping",
-                "0",
-            ]),
-            Op::AddVeth {
-                ns,
-                device,
-                peer_ns,
-                peer,
-            } => strings(&[
-                "ip", "-n", ns, "link", "add", device, "type", "veth", "peer", "name", peer,
-                "netns", peer_ns,
-            ]),
-            Op::SetMaster { ns, device, bridge } => {
-                strings(&["ip", "-n", ns, "link", "set", device, "master", bridge])
-            }
-            Op::OffloadsOff {
-                ns,
-                device,
-                checksum,
-            } => {
-                let mut argv = strings(&[
-                    "ip", "netns", "exec", ns, "ethtool", "-K", device, "gro", "off", "gso", "off",
-                    "tso", "off",
-                ]);
-                if *checksum {
-                    argv.extend(strings(&["tx", "off"]));
-                }
-                argv
-            }
-            Op::AddAddress {
-                ns,
-                device,
-                address,
-                nodad,
-            } => {
-                let mut argv = strings(&["ip", "-n", ns, "addr", "add", address, "dev", device]);
-                if *nodad {
-                    argv.push("nodad".into());
-                }
-                argv
-            }
-            Op::LinkUp { ns, device } => strings(&["ip", "-n", ns, "link", "set", device, "up"]),
-            Op::Tc { ns, args } => [strings(&["tc", "-n", ns]), args.clone()].concat(),
-            Op::AddRoute { ns, network, via } => strings(&[
-                "ip",
-                "-n",
-                ns,
-                "route",
-                "add",
-                network,
-                "via",
-                &via.to_string(),
-            ]),
-            Op::WriteHosts { ns, .. } => strings(&[
-                "write",
-                &etc_netns_dir(ns).join("hosts").display().to_string(),
-            ]),
-            Op::StartWire { ns, argv, .. } | Op::StartService { ns, argv, .. } => {
-                [strings(&["ip", "netns", "exec", ns]), argv.clone()].concat()
-            }
-        }
-    }
-}
-
-/// Quote a word for a shell only when it needs it, so plans read like commands.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%@+".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let line: Vec<String> = self.argv().iter().map(|w| shell_word(w)).collect();
-        match self {
-            Op::StartWire { log, .. } | Op::StartService { log, .. } => {
-                write!(f, "{} >{} 2>&1 &", line.join(" "), log.display())
-            }
-            _ => f.write_str(&line.join(" ")),
-        }
-    }
-}
 
 /// A node as built: its namespace and interfaces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,6 +44,7 @@ pub struct ServiceLayout {
     pub namespace: String,
     pub argv: Vec<String>,
     pub log: PathBuf,
+    pub ready: Option<u16>,
 }
 
 /// What a testbed consists of, for `status` and `exec`.
@@ -318,6 +128,7 @@ fn layout(topology: &Topology, settings: &Settings) -> Layout {
                 namespace: addressing::namespace(tb, node),
                 argv: s.command.argv(),
                 log,
+                ready: s.ready,
             }
         })
         .collect();
@@ -618,6 +429,16 @@ fn starts(layout: &Layout, state_dir: &Path, ops: &mut Vec<Op>) {
             argv: s.argv.clone(),
             log: s.log.clone(),
         });
+    }
+    for s in &layout.services {
+        if let Some(port) = s.ready {
+            ops.push(Op::AwaitListen {
+                ns: s.namespace.clone(),
+                node: s.node.clone(),
+                name: s.name.clone(),
+                port,
+            });
+        }
     }
 }
 

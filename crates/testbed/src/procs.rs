@@ -86,9 +86,39 @@ fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
     }
 }
 
+/// Local ports in LISTEN state in a `/proc/PID/net/tcp` or `tcp6` table (kernel ABI:
+/// `local_address` is `HEXADDR:HEXPORT`, `st` 0A is LISTEN).
+pub fn listening_ports(table: &str) -> Vec<u16> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let port = fields.get(1)?.rsplit(':').next()?;
+            (fields.get(3) == Some(&"0A")).then(|| u16::from_str_radix(port, 16).ok())?
+        })
+        .collect()
+}
+
+/// Whether process `pid`'s network namespace has a TCP socket listening on `port`.
+pub fn listens(pid: u32, port: u16) -> bool {
+    ["tcp", "tcp6"].iter().any(|t| {
+        let table = fs::read_to_string(format!("/proc/{pid}/net/{t}")).unwrap_or_default();
+        listening_ports(&table).contains(&port)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listening_ports_come_from_the_kernel_table() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n\
+   1: 0100007F:1F90 0100007F:D2A4 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0 20 4 30 10 -1\n";
+        assert_eq!(listening_ports(table), [80]);
+    }
 
     #[test]
     fn our_own_process_has_a_start_time_and_runs() {
