@@ -224,6 +224,41 @@ fn completed(report: &str) -> (Option<u64>, Option<u64>) {
     )
 }
 
+/// `dualbench run -n N -c C URL` from `host`: the report (JSON if it has per-family counts,
+/// else text) and the completed requests per family.
+fn run_in(
+    bed: &Bed,
+    host: &str,
+    n: &str,
+    c: &str,
+    url: &str,
+) -> (String, (Option<u64>, Option<u64>)) {
+    let mut report = String::new();
+    for format in ["json", "text"] {
+        let out = bed.exec(
+            host,
+            &[
+                "dualbench",
+                "run",
+                "-n",
+                n,
+                "-c",
+                c,
+                "--format",
+                format,
+                url,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        report = text(&out.stdout);
+        if completed(&report) != (None, None) {
+            break;
+        }
+    }
+    let counts = completed(&report);
+    (report, counts)
+}
+
 #[test]
 fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     if !is_root() {
@@ -256,29 +291,8 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     let hosts = text(&bed.exec("client", &["cat", "/etc/hosts"]).stdout);
     assert!(hosts.contains("2001:2:0:2::2\tserver server-v6"), "{hosts}");
     // `server` resolves to both families; run interleaves them exactly 1:1.
-    let mut report = String::new();
-    for format in ["json", "text"] {
-        let out = bed.exec(
-            "client",
-            &[
-                "dualbench",
-                "run",
-                "-n",
-                "200",
-                "-c",
-                "5",
-                "--format",
-                format,
-                "http://server/",
-            ],
-        );
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        report = text(&out.stdout);
-        if completed(&report) != (None, None) {
-            break;
-        }
-    }
-    assert_eq!(completed(&report), (Some(100), Some(100)), "{report}");
+    let (report, counts) = run_in(&bed, "client", "200", "5", "http://server/");
+    assert_eq!(counts, (Some(100), Some(100)), "{report}");
     let out = bed.down();
     assert!(out.status.success(), "{}", text(&out.stderr));
     bed.assert_gone(&pids);
@@ -442,5 +456,23 @@ fn sigterm_mid_build_rolls_back_and_says_so() {
         "{err}"
     );
     bed.assert_gone_but_logs(&[]);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn lan_testbed_serves_nginx_from_debian_in_both_families() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("n");
+    let out = bed.up(&repo("testbeds/lan.toml"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pids = status_pids(&bed);
+    let (report, counts) = run_in(&bed, "client", "20", "2", "http://server/");
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert_eq!(counts, (Some(10), Some(10)), "{report}");
+    assert!(report.contains("nginx"), "{report}");
+    bed.assert_gone(&pids);
     let _ = std::fs::remove_dir_all(&bed.root);
 }

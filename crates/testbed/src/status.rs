@@ -154,7 +154,7 @@ fn processes(out: &mut String, state: &State, live: &Liveness) {
         }
     }
     if !lines.is_empty() {
-        let _ = writeln!(out, "processes and problems:");
+        let _ = writeln!(out, "processes:");
         for line in lines {
             let _ = writeln!(out, "{line}");
         }
