@@ -1,5 +1,6 @@
 //! The userspace link emulator (`dualbench wire`): delay, jitter, loss and rate for every frame on a link, IPv4 and IPv6 alike.
 
+pub mod core;
 pub mod spec;
 
 use clap::Args;
