@@ -128,6 +128,13 @@ impl<T> Direction<T> {
         self.next_seq += 1;
     }
 
+    /// A frame arrived but there was no buffer to hold it: counted in and dropped by the queue.
+    pub fn drop_overflow(&mut self, len: u32) {
+        self.counters.packets_in += 1;
+        self.counters.bytes_in += len as u64;
+        self.counters.dropped_queue += 1;
+    }
+
     /// Release one frame due at or before `now`: `(item, len, due)`.
     pub fn pop_due(&mut self, now: u64) -> Option<(T, u32, u64)> {
         let out = self.line.pop_due(now)?;
