@@ -6,8 +6,11 @@
 use crate::core::Counters;
 use dualbench_common::{Failure, Result};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The `schema` field of the stats file.
+pub const SCHEMA: &str = "dualbench.wire/1";
 
 /// Measurements of one direction that only the I/O shell can make.
 #[derive(Debug)]
@@ -35,7 +38,7 @@ impl Default for Measured {
     }
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct DelaySummary {
     pub count: u64,
     pub mean: f64,
@@ -44,7 +47,7 @@ pub struct DelaySummary {
     pub max: f64,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct DirectionReport {
     pub spec: String,
     #[serde(flatten)]
@@ -56,15 +59,15 @@ pub struct DirectionReport {
     pub delay_us: DelaySummary,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct Directions {
     pub a_to_b: DirectionReport,
     pub b_to_a: DirectionReport,
 }
 
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct Report {
-    pub schema: &'static str,
+    pub schema: String,
     pub a: String,
     pub b: String,
     pub seed: u64,
@@ -126,6 +129,14 @@ pub fn write(path: &Path, report: &Report) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(fail)
 }
 
+/// Read a stats file written by [`write`] (e.g. for `testbed status`).
+pub fn read(path: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::runtime(format!("reading wire stats {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::runtime(format!("wire stats {}: {e}", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,7 +164,7 @@ mod tests {
         };
         let d = || direction_report("delay=10ms".into(), counters, &m, 2);
         let report = Report {
-            schema: "dualbench.wire/1",
+            schema: SCHEMA.into(),
             a: "wa".into(),
             b: "wb".into(),
             seed: 7,

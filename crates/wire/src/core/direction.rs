@@ -7,10 +7,10 @@ use super::{stage_rng, Stage};
 use crate::spec::LinkSpec;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Frames and bytes through one direction, by what happened to them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub packets_in: u64,
     pub bytes_in: u64,

@@ -252,7 +252,7 @@ impl Wire {
             )
         };
         let report = Report {
-            schema: "dualbench.wire/1",
+            schema: stats::SCHEMA.into(),
             a: self.config.a.clone(),
             b: self.config.b.clone(),
             seed: self.config.seed,
