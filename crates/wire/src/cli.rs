@@ -38,6 +38,9 @@ pub struct WireCli {
     /// Frame buffers shared by both directions (64 KiB+ each, backed only as used).
     #[arg(long, value_name = "N", default_value_t = 8192)]
     pub buffers: usize,
+    /// Run under SCHED_FIFO at this priority (1-99) so a busy machine does not delay frames; 0 = normal scheduling.
+    #[arg(long = "rt-priority", value_name = "N", default_value_t = 50)]
+    pub rt_priority: u8,
     /// Busy-wait for the last MICROSECONDS before a frame is due, instead of sleeping.
     #[arg(long = "spin-us", value_name = "MICROSECONDS", default_value_t = 0)]
     pub spin_us: u64,
@@ -86,6 +89,12 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
             cli.buffers
         )));
     }
+    if cli.rt_priority > 99 {
+        return Err(Failure::usage(format!(
+            "--rt-priority {}: give 1 to 99, or 0 for normal scheduling",
+            cli.rt_priority
+        )));
+    }
     if cli.spin_us > 10_000 {
         return Err(Failure::usage(format!(
             "--spin-us {}: at most 10000",
@@ -102,6 +111,7 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
         duration_ns,
         buffers: cli.buffers,
         spin_ns: cli.spin_us * 1_000,
+        rt_priority: cli.rt_priority,
     })
 }
 

@@ -10,7 +10,7 @@ use crate::core::Direction;
 use crate::spec::LinkSpec;
 use crate::stats::{self, Directions, Measured, Report};
 use dualbench_common::clock::{monotonic_ns, unix_ns};
-use dualbench_common::Result;
+use dualbench_common::{Failure, Result};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -32,6 +32,8 @@ pub struct WireConfig {
     pub buffers: usize,
     /// Busy-wait instead of sleeping when the next deadline is this close.
     pub spin_ns: u64,
+    /// SCHED_FIFO priority of the process (0 = leave the scheduler alone).
+    pub rt_priority: u8,
 }
 
 /// Frames per `recvmmsg`/`sendmmsg` call.
@@ -73,6 +75,7 @@ pub fn run(config: WireConfig) -> Result<()> {
     }
     // SAFETY: prctl with an integer argument; lowers timer slack to 1 ns for this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    realtime(config.rt_priority)?;
     let mut wire = Wire::open(config)?;
     let stopped_by = wire.event_loop(&stop, &signal_rx)?;
     wire.write_stats(monotonic_ns(), Some(stopped_by))
@@ -225,10 +228,8 @@ impl Wire {
             };
             for slot in path.outbox.drain(..sent + failed) {
                 if sent > 0 {
-                    let _ = path
-                        .measured
-                        .delay
-                        .record(sent_at.saturating_sub(slot.arrived).max(1));
+                    let added = sent_at.saturating_sub(slot.arrived).max(1);
+                    path.measured.delay.saturating_record(added);
                 }
                 self.pool.give(slot.index);
             }
@@ -267,6 +268,25 @@ impl Wire {
         };
         stats::write(file, &report)
     }
+}
+
+/// Run under SCHED_FIFO so frames leave on time even when every core is busy (the
+/// kernel's RT throttling still leaves 5% of each second to other tasks).
+fn realtime(priority: u8) -> Result<()> {
+    if priority == 0 {
+        return Ok(());
+    }
+    let param = libc::sched_param {
+        sched_priority: priority as i32,
+    };
+    // SAFETY: param is live during the call; pid 0 = this process.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(Failure::runtime(format!(
+            "setting SCHED_FIFO priority {priority}: {}; run as root or pass --rt-priority 0",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
 }
 
 /// Why to stop now, if at all.
