@@ -42,7 +42,7 @@ pub struct WireCli {
     #[arg(long = "rt-priority", value_name = "N", default_value_t = 50)]
     pub rt_priority: u8,
     /// Busy-wait for the last MICROSECONDS before a frame is due, instead of sleeping.
-    #[arg(long = "spin-us", value_name = "MICROSECONDS", default_value_t = 0)]
+    #[arg(long = "spin-us", value_name = "MICROSECONDS", default_value_t = 200)]
     pub spin_us: u64,
 }
 

@@ -120,6 +120,7 @@ fn receive(p: &Probe, stop: &AtomicBool, ready: mpsc::Sender<Result<()>>) -> Res
         }
     };
     sock.set_read_timeout(Some(Duration::from_millis(20)))?;
+    grow_receive_buffer(&sock);
     let _ = ready.send(Ok(()));
     let mut result = ProbeResult::default();
     let mut seen = vec![false; p.count as usize];
@@ -136,6 +137,27 @@ fn receive(p: &Probe, stop: &AtomicBool, ready: mpsc::Sender<Result<()>>) -> Res
         record(&buf[..n], now, &mut seen, &mut result);
     }
     Ok(result)
+}
+
+/// Room for bursts (8 MB), so a receiver that is briefly late does not count as loss.
+fn grow_receive_buffer(sock: &UdpSocket) {
+    let size: libc::c_int = 8 << 20;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+        // SAFETY: size is a live c_int of the given length. Failure leaves the default.
+        let rc = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &size as *const _ as *const libc::c_void,
+                len,
+            )
+        };
+        if rc == 0 {
+            return;
+        }
+    }
 }
 
 /// Note one datagram: its delay, and whether its number is new.
