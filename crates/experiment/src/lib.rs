@@ -1,5 +1,13 @@
 //! Experiments (`dualbench experiment`): plans run as matrices, a results database (`dualbench results`), and reports (`dualbench report`).
 
+pub mod hist;
+pub mod plan;
+pub mod report;
+pub mod runjson;
+pub mod stats;
+#[cfg(test)]
+pub(crate) mod testdata;
+
 use clap::Args;
 use dualbench_common::{Failure, Result};
 
