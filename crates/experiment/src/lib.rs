@@ -4,6 +4,7 @@ pub mod hist;
 pub mod plan;
 pub mod report;
 pub mod runjson;
+pub mod server;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod testdata;
