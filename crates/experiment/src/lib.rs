@@ -1,5 +1,6 @@
 //! Experiments (`dualbench experiment`): plans run as matrices, a results database (`dualbench results`), and reports (`dualbench report`).
 
+pub mod db;
 pub mod hist;
 pub mod plan;
 pub mod report;

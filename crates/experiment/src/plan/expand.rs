@@ -32,13 +32,14 @@ pub struct RunSpec {
 }
 
 impl Point {
-    /// The axis values by name, in table order (also stored as the run's parameters).
+    /// The axis values by name, in table order (also stored as the run's parameters);
+    /// `ratio` is the family selector: "ipv4", "ipv6" or "V6:V4".
     pub fn params(&self) -> Vec<(&'static str, String)> {
         vec![
             ("server", self.server.key().to_string()),
             ("handler", self.handler.key().to_string()),
             ("placement", self.placement.key().to_string()),
-            ("family", self.selector.key()),
+            ("ratio", self.selector.key()),
             ("concurrency", self.concurrency.to_string()),
             ("requests", self.requests.to_string()),
             (
@@ -59,7 +60,10 @@ impl Point {
             .params()
             .into_iter()
             .filter(|(k, _)| varying.contains(k))
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| match (k, self.selector) {
+                ("ratio", Selector::Family(_)) => format!("family={v}"),
+                _ => format!("{k}={v}"),
+            })
             .collect();
         if parts.is_empty() {
             "single point".into()
@@ -76,7 +80,7 @@ pub fn varying_axes(plan: &Plan) -> Vec<&'static str> {
         ("server", a.server.len()),
         ("handler", a.handler.len()),
         ("placement", a.placement.len()),
-        ("family", a.selector.len()),
+        ("ratio", a.selector.len()),
         ("concurrency", a.concurrency.len()),
         ("requests", a.requests.len()),
         ("rate", a.rate.len()),
