@@ -35,6 +35,8 @@ pub struct StoredRun {
     pub handler_mechanism: String,
     pub started_unix: f64,
     pub doc: RunDoc,
+    /// The run document as `dualbench run` wrote it.
+    pub doc_text: String,
 }
 
 const EXPERIMENT_COLUMNS: &str =
@@ -155,7 +157,7 @@ impl Db {
             ) = row.map_err(sql)?;
             let params: BTreeMap<String, String> = serde_json::from_str(&params_json)
                 .map_err(|e| Failure::runtime(format!("run {id}: parameters: {e}")))?;
-            let doc = runjson::parse(&doc).map_err(|e| e.context(format!("run {id}")))?;
+            let parsed = runjson::parse(&doc).map_err(|e| e.context(format!("run {id}")))?;
             out.push(StoredRun {
                 id,
                 seq,
@@ -166,7 +168,8 @@ impl Db {
                 server_version,
                 handler_mechanism,
                 started_unix: started,
-                doc,
+                doc: parsed,
+                doc_text: doc,
             });
         }
         Ok(out)

@@ -5,7 +5,7 @@
 pub mod expand;
 mod spec;
 
-pub use expand::{expand, Point, RunSpec};
+pub use expand::{expand, points, varying_axes, Point, RunSpec};
 pub use spec::{Handler, Placement, Selector, ServerKind};
 
 use dualbench_common::{Failure, Result};
