@@ -42,7 +42,7 @@ pub fn escape(s: &str) -> String {
 
 /// "Nice" tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `n` of them.
 pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    if !(hi > lo) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![lo];
     }
     let raw = (hi - lo) / n.max(1) as f64;
