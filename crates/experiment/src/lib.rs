@@ -102,6 +102,16 @@ fn dualbench_binary() -> Result<PathBuf> {
         .map_err(|e| Failure::runtime(format!("cannot find the dualbench binary: {e}")))
 }
 
+/// Servers are started with config paths, so run folders must not depend on the cwd.
+fn absolute(path: PathBuf) -> Result<PathBuf> {
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| Failure::runtime(format!("current directory: {e}")))?;
+    Ok(cwd.join(path))
+}
+
 /// Entry point of `dualbench experiment`.
 pub fn experiment_main(cli: ExperimentCli) -> Result<()> {
     let opts = runner::Options {
@@ -109,7 +119,7 @@ pub fn experiment_main(cli: ExperimentCli) -> Result<()> {
         dry_run: cli.dry_run,
         resume: cli.resume,
         db: cli.db,
-        out: cli.out,
+        out: absolute(cli.out)?,
         dualbench: dualbench_binary()?,
     };
     runner::run(&opts)

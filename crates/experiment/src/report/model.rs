@@ -17,6 +17,7 @@ pub struct Observation<'a> {
 }
 
 /// Every observation of a set of runs (the `all` total only where a run has no families).
+/// The `ratio` label of a single-family run is "-": its `family` label says it all.
 pub fn observations(runs: &[StoredRun]) -> Vec<Observation<'_>> {
     let mut out = Vec::new();
     for run in runs {
@@ -28,6 +29,13 @@ pub fn observations(runs: &[StoredRun]) -> Vec<Observation<'_>> {
         for family in families {
             let mut labels = run.params.clone();
             labels.insert("family".into(), family.clone());
+            // A single-family run's selector says no more than its family does.
+            if matches!(
+                labels.get("ratio").map(String::as_str),
+                Some("ipv4" | "ipv6")
+            ) {
+                labels.insert("ratio".into(), "-".into());
+            }
             out.push(Observation {
                 labels,
                 run,

@@ -25,7 +25,7 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
-const W: f64 = 560.0;
+const W: f64 = 530.0;
 const H: f64 = 300.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
