@@ -39,7 +39,6 @@ impl Point {
             ("server", self.server.key().to_string()),
             ("handler", self.handler.key().to_string()),
             ("placement", self.placement.key().to_string()),
-            ("ratio", self.selector.key()),
             ("concurrency", self.concurrency.to_string()),
             ("requests", self.requests.to_string()),
             (
@@ -50,6 +49,7 @@ impl Point {
             ),
             ("congestion", self.congestion.clone()),
             ("link", self.link.clone()),
+            ("ratio", self.selector.key()),
         ]
     }
 

@@ -88,6 +88,9 @@ pub struct Axes {
 pub struct Testbed {
     /// Topology file, relative to the plan's folder.
     pub topology: PathBuf,
+    /// Testbed name (`--name` of `dualbench testbed`); default: the topology file's stem.
+    #[serde(default)]
+    pub name: Option<String>,
     #[serde(default = "default_client")]
     pub client: String,
     #[serde(default = "default_server")]
@@ -104,6 +107,18 @@ pub struct Testbed {
     /// Commands started before each point and stopped (SIGTERM by pid) after it.
     #[serde(default)]
     pub background: Vec<Vec<String>>,
+}
+
+impl Testbed {
+    /// The name the testbed is brought up, used and taken down under.
+    pub fn testbed_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            self.topology
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "testbed".into())
+        })
+    }
 }
 
 fn default_client() -> String {

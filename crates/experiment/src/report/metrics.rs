@@ -69,6 +69,15 @@ pub const METRICS: &[Metric] = &[
         },
     },
     Metric {
+        name: "goodput_mbps",
+        heading: "goodput (Mbit/s): body bits / mean total time",
+        higher_is_better: true,
+        read: |_, f| match (f.mean_us("total"), f.completed) {
+            (Some(us), n) if us > 0.0 && n > 0 => Some(f.html_bytes as f64 / n as f64 * 8.0 / us),
+            _ => None,
+        },
+    },
+    Metric {
         name: "completed",
         heading: "completed requests",
         higher_is_better: true,

@@ -147,28 +147,44 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
         plan.repeats,
         plan.warmup
     );
-    let bases = Bases {
-        v4: "http://127.0.0.1:PORT".into(),
-        v6: "http://[::1]:PORT".into(),
-    };
     for (k, r) in runs.iter().enumerate() {
-        let path = site::route(r.point.server, r.point.handler, site::have_mod_perl()).path;
         let state = if stored.contains(&r.id) {
             "stored"
         } else {
             "to run"
         };
-        let args = run_args(plan, &r.point, &bases, path, Some(0)).join(" ");
         println!(
-            "{:>4}  {}  {state:<6}  {} repeat {}/{}  dualbench {args}",
+            "{:>4}  {}  {state:<6}  {} repeat {}/{}  {}",
             k + 1,
             r.id,
             r.point.label(plan),
             r.repeat,
-            plan.repeats
+            plan.repeats,
+            dry_command(plan, &r.point)?
         );
     }
     Ok(())
+}
+
+/// The command a run would be, with `PORT` for a loopback server's port.
+fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
+    let path = site::route(point.server, point.handler, site::have_mod_perl()).path;
+    let (mut argv, bases) = match (point.placement, &plan.testbed) {
+        (Placement::Testbed, Some(t)) => (
+            testbed::exec_prefix(Path::new("dualbench"), t, &t.client),
+            Bases::of(&testbed_listen(t)?),
+        ),
+        _ => (
+            Vec::new(),
+            Bases {
+                v4: "http://127.0.0.1:PORT".into(),
+                v6: "http://[::1]:PORT".into(),
+            },
+        ),
+    };
+    argv.push("dualbench".into());
+    argv.extend(run_args(plan, point, &bases, path, Some(0)));
+    Ok(argv.join(" "))
 }
 
 /// Everything one experiment invocation carries from point to point.
@@ -298,7 +314,7 @@ impl Context<'_> {
     fn client_prefix(&self, point: &Point) -> Vec<String> {
         let mut argv = Vec::new();
         if let (Placement::Testbed, Some(t)) = (point.placement, &self.plan.testbed) {
-            argv = testbed::exec_prefix(&self.opts.dualbench, &t.client);
+            argv = testbed::exec_prefix(&self.opts.dualbench, t, &t.client);
         }
         argv.push(self.opts.dualbench.display().to_string());
         argv
@@ -320,13 +336,18 @@ impl Context<'_> {
             self.testbed = Some(testbed::Session::up(t, plan_dir, &self.opts.dualbench)?);
         }
         for command in &t.setup {
-            let argv = testbed::substitute(command, point);
+            let argv = testbed::substitute(command, point, &self.opts.dualbench);
             let (program, args) = argv
                 .split_first()
                 .ok_or_else(|| Failure::usage("testbed.setup has an empty command"))?;
             testbed::run_to_end(Path::new(program), args, "point setup")?;
         }
-        Ok(Some(testbed::Background::start(&t.background, point, dir)?))
+        Ok(Some(testbed::Background::start(
+            &t.background,
+            point,
+            dir,
+            &self.opts.dualbench,
+        )?))
     }
 
     fn start_server(&self, point: &Point, dir: &Path) -> Result<server::Running> {
@@ -334,7 +355,7 @@ impl Context<'_> {
         let (listen, wrap) = match (point.placement, &self.plan.testbed) {
             (Placement::Testbed, Some(t)) => (
                 testbed_listen(t)?,
-                testbed::exec_prefix(&self.opts.dualbench, &t.server),
+                testbed::exec_prefix(&self.opts.dualbench, t, &t.server),
             ),
             _ => (server::loopback(server::free_loopback_port()?), Vec::new()),
         };

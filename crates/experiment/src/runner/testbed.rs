@@ -8,31 +8,40 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// `dualbench testbed exec HOST --` as an argv prefix.
-pub fn exec_prefix(dualbench: &Path, host: &str) -> Vec<String> {
+/// `dualbench testbed exec --name NAME HOST --` as an argv prefix.
+pub fn exec_prefix(dualbench: &Path, testbed: &Testbed, host: &str) -> Vec<String> {
+    let d = dualbench.display().to_string();
     vec![
-        dualbench.display().to_string(),
+        d,
         "testbed".into(),
         "exec".into(),
+        "--name".into(),
+        testbed.testbed_name(),
         host.into(),
         "--".into(),
     ]
 }
 
-/// Replace `{link}` and `{congestion}` in a command by the point's values.
-pub fn substitute(argv: &[String], point: &Point) -> Vec<String> {
-    argv.iter()
+/// Replace `{link}` and `{congestion}` in a command by the point's values, and a leading
+/// `dualbench` by this binary.
+pub fn substitute(argv: &[String], point: &Point, dualbench: &Path) -> Vec<String> {
+    let mut out: Vec<String> = argv
+        .iter()
         .map(|a| {
             a.replace("{link}", &point.link)
                 .replace("{congestion}", &point.congestion)
         })
-        .collect()
+        .collect();
+    if out.first().map(String::as_str) == Some("dualbench") {
+        out[0] = dualbench.display().to_string();
+    }
+    out
 }
 
 /// A testbed brought up by this experiment (taken down on drop when we made it).
 pub struct Session {
     dualbench: PathBuf,
-    topology: PathBuf,
+    name: String,
     managed: bool,
 }
 
@@ -40,20 +49,23 @@ impl Session {
     /// Bring the topology up when the plan manages it.
     pub fn up(testbed: &Testbed, plan_dir: &Path, dualbench: &Path) -> Result<Session> {
         let topology = plan_dir.join(&testbed.topology);
-        let session = Session {
-            dualbench: dualbench.into(),
-            topology,
-            managed: testbed.manage,
-        };
-        if session.managed {
+        let name = testbed.testbed_name();
+        if testbed.manage {
+            let topology = topology.display().to_string();
             let args = [
                 "testbed".to_string(),
                 "up".into(),
-                session.topology.display().to_string(),
+                topology,
+                "--name".into(),
+                name.clone(),
             ];
-            run_to_end(&session.dualbench, &args, "bringing the testbed up")?;
+            run_to_end(dualbench, &args, "bringing the testbed up")?;
         }
-        Ok(session)
+        Ok(Session {
+            dualbench: dualbench.into(),
+            name,
+            managed: testbed.manage,
+        })
     }
 }
 
@@ -63,7 +75,8 @@ impl Drop for Session {
             let args = [
                 "testbed".to_string(),
                 "down".into(),
-                self.topology.display().to_string(),
+                "--name".into(),
+                self.name.clone(),
             ];
             if let Err(e) = run_to_end(&self.dualbench, &args, "taking the testbed down") {
                 eprintln!("dualbench: {e}");
@@ -103,10 +116,19 @@ pub struct Background {
 }
 
 impl Background {
-    pub fn start(commands: &[Vec<String>], point: &Point, dir: &Path) -> Result<Background> {
+    /// Start `commands` for `point`; none at a point without congestion ("none").
+    pub fn start(
+        commands: &[Vec<String>],
+        point: &Point,
+        dir: &Path,
+        dualbench: &Path,
+    ) -> Result<Background> {
         let mut children = Vec::new();
+        if point.congestion == "none" {
+            return Ok(Background { children });
+        }
         for (i, command) in commands.iter().enumerate() {
-            let argv = substitute(command, point);
+            let argv = substitute(command, point, dualbench);
             let log = std::fs::File::create(dir.join(format!("background-{i}.log")))?;
             let child = Command::new(&argv[0])
                 .args(&argv[1..])
@@ -146,18 +168,23 @@ mod tests {
         let plan = parse(text, Path::new("c.toml")).unwrap();
         let p = &points(&plan)[0];
         let argv = vec![
-            "traffic".to_string(),
+            "dualbench".to_string(),
             "--preset".into(),
             "{congestion}".into(),
             "{link}".into(),
         ];
         assert_eq!(
-            substitute(&argv, p),
-            vec!["traffic", "--preset", "C1B", "none"]
+            substitute(&argv, p, Path::new("/x/db")),
+            vec!["/x/db", "--preset", "C1B", "none"]
         );
         assert_eq!(
-            exec_prefix(Path::new("/bin/db"), "server").join(" "),
-            "/bin/db testbed exec server --"
+            exec_prefix(
+                Path::new("/bin/db"),
+                plan.testbed.as_ref().unwrap(),
+                "server"
+            )
+            .join(" "),
+            "/bin/db testbed exec --name t server --"
         );
     }
 }
