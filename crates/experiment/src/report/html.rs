@@ -56,7 +56,8 @@ pub fn render(r: &Report) -> String {
         );
     }
     s += "<h2>Over time</h2>\n";
-    let _ = writeln!(s, "<div class=\"charts\">{}</div>", line_chart(&r.timeline));
+    let charts: String = r.timelines.iter().map(line_chart).collect();
+    let _ = writeln!(s, "<div class=\"charts\">{charts}</div>");
     s += &handlers(r);
     s += &environment(r);
     s += &runs(r);

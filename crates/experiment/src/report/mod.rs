@@ -7,6 +7,7 @@ pub mod html;
 pub mod markdown;
 pub mod metrics;
 pub mod model;
+pub mod series;
 pub mod study;
 pub mod svg;
 

@@ -68,7 +68,8 @@ pub struct Report {
     pub differences: Vec<DiffTable>,
     pub percentiles: Vec<Percentiles>,
     pub charts: Vec<(String, Chart, Chart)>,
-    pub timeline: Chart,
+    /// Requests/s and latency per run over time, and server CPU when monitored.
+    pub timelines: Vec<Chart>,
     pub environment: Vec<(String, String)>,
     /// (server, handler, how it was answered), distinct.
     pub mechanisms: Vec<(String, String, String)>,
@@ -84,13 +85,23 @@ pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
         Ok(p) => (p.report, p.description),
         Err(_) => (ReportSpec::default(), String::new()),
     };
-    Ok(assemble(
-        experiment.clone(),
-        spec,
-        description,
-        runs,
-        environment,
-    ))
+    let mut samples = Vec::new();
+    for r in &runs {
+        samples.extend(
+            db.monitor_samples(experiment.id, &r.id)?
+                .into_iter()
+                .map(|(_, line)| line),
+        );
+    }
+    let t0 = runs
+        .iter()
+        .map(|r| r.started_unix)
+        .fold(f64::INFINITY, f64::min);
+    let mut report = assemble(experiment.clone(), spec, description, runs, environment);
+    report
+        .timelines
+        .extend(super::series::server_cpu(&samples, t0));
+    Ok(report)
 }
 
 /// Build a report from its parts (pure).
@@ -122,7 +133,7 @@ pub fn assemble(
         .collect();
     let percentiles = percentiles(&obs, &group_axes, &spec.phase);
     let charts = charts(&percentiles, &spec.phase);
-    let timeline = timeline(&runs);
+    let timelines = super::series::timelines(&runs);
     let mechanisms = mechanisms(&runs);
     Report {
         experiment,
@@ -132,7 +143,7 @@ pub fn assemble(
         differences,
         percentiles,
         charts,
-        timeline,
+        timelines,
         environment,
         mechanisms,
         runs,
@@ -345,36 +356,6 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
             (g.to_string(), pct, cdf)
         })
         .collect()
-}
-
-/// Requests/s of every run against the time it started, one series per family.
-fn timeline(runs: &[StoredRun]) -> Chart {
-    let t0 = runs
-        .iter()
-        .map(|r| r.started_unix)
-        .fold(f64::INFINITY, f64::min);
-    let mut series: Vec<Series> = Vec::new();
-    for r in runs {
-        for (family, f) in &r.doc.families {
-            let name = family_name(family);
-            let point = (r.started_unix - t0, f.rps);
-            match series.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push(point),
-                None => series.push(Series {
-                    name,
-                    points: vec![point],
-                }),
-            }
-        }
-    }
-    Chart {
-        title: "requests/s of each run, in the order run".into(),
-        x_label: "seconds since the first run started".into(),
-        y_label: "requests/s".into(),
-        x_log: false,
-        x_ticks: None,
-        series,
-    }
 }
 
 fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {

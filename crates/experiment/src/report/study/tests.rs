@@ -82,7 +82,8 @@ fn percentiles_and_charts_per_group() {
     );
     assert_eq!(r.charts.len(), 2);
     assert_eq!(r.charts[0].1.series.len(), 2);
-    assert_eq!(r.timeline.series.len(), 2);
+    assert_eq!(r.timelines.len(), 2);
+    assert_eq!(r.timelines[0].series.len(), 2);
     assert_eq!(r.mechanisms.len(), 2);
 }
 
@@ -95,8 +96,8 @@ fn renders_html_and_markdown() {
     assert!(html.contains("<td>105.0 ± 63.5</td>"));
     assert_eq!(
         html.matches("<svg").count(),
-        5,
-        "2 groups × 2 charts + timeline"
+        6,
+        "2 groups × 2 charts + 2 timelines"
     );
     let md = crate::report::markdown::render(&r);
     assert!(
