@@ -373,9 +373,14 @@ fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {
     out
 }
 
-/// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats).
+/// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats); exact counts that
+/// did not vary print without decimals, "8000 ± 0".
 pub fn format_estimate(e: &Estimate) -> String {
-    let d = decimals(e.mean);
+    let d = if e.mean.fract() == 0.0 && e.ci95 == 0.0 {
+        0
+    } else {
+        decimals(e.mean)
+    };
     if e.ci95.is_finite() {
         format!("{:.d$} ± {:.d$}", e.mean, e.ci95)
     } else {
