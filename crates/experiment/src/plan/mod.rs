@@ -104,9 +104,17 @@ pub struct Testbed {
     /// Commands run (to completion) before each point; `{link}` and `{congestion}` are replaced.
     #[serde(default)]
     pub setup: Vec<Vec<String>>,
-    /// Commands started before each point and stopped (SIGTERM by pid) after it.
+    /// Commands started when the testbed is up and stopped (SIGTERM by pid) before it goes
+    /// down, e.g. traffic sinks.
+    #[serde(default)]
+    pub services: Vec<Vec<String>>,
+    /// Commands started before each point whose congestion is not "none" and stopped
+    /// (SIGTERM by pid) after it, e.g. traffic senders; `{congestion}` and `{link}` replaced.
     #[serde(default)]
     pub background: Vec<Vec<String>>,
+    /// Seconds to let background traffic reach its rate before the point's first run.
+    #[serde(default)]
+    pub settle_s: f64,
 }
 
 impl Testbed {

@@ -390,5 +390,20 @@ pub(super) fn check_combinations(
         let message = "testbed placement, congestion or link settings need a [testbed] section";
         return Err(at.error(at.find("[axes]"), "testbed", message));
     }
+    if let Some(t) = testbed {
+        if t.setup
+            .iter()
+            .chain(&t.background)
+            .chain(&t.services)
+            .any(|c| c.is_empty())
+        {
+            let message = "a command is empty: give the program and its arguments";
+            return Err(at.error(at.find("[testbed]"), "testbed", message));
+        }
+        if !(t.settle_s >= 0.0 && t.settle_s <= 3600.0) {
+            let message = "give settle_s in seconds, from 0 to 3600";
+            return Err(at.error(at.find("settle_s"), "testbed.settle_s", message));
+        }
+    }
     Ok(())
 }

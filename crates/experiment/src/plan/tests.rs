@@ -96,6 +96,14 @@ fn errors_name_file_line_and_key() {
     assert!(e.starts_with("p.toml:3: experiment.repeats"), "{e}");
     let e = error("[experiment]\nname = \"x\"\n[report]\nmetrics = [\"speed\"]\n");
     assert!(e.contains("unknown metric \"speed\""), "{e}");
+    let e = error(
+        "[experiment]\nname = \"x\"\n[axes]\nplacement = [\"testbed\"]\n[testbed]\ntopology = \"t\"\n\
+         server_ipv4 = \"198.18.1.2\"\nserver_ipv6 = \"2001:2::2\"\nbackground = [[]]\n",
+    );
+    assert!(
+        e.starts_with("p.toml:5: testbed: a command is empty"),
+        "{e}"
+    );
     let e = error("[experiment]\nname = \"x\"\n[axes]\nconcurrency = [0]\n");
     assert!(
         e.contains("axes.concurrency: values must be greater than 0"),

@@ -310,6 +310,14 @@ impl Context<'_> {
         running.stop()
     }
 
+    /// Wait `d`, or less when the experiment is interrupted.
+    fn sleep_unless_stopped(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while Instant::now() < end && !self.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// `dualbench` (loopback) or `dualbench testbed exec CLIENT -- dualbench` (testbed).
     fn client_prefix(&self, point: &Point) -> Vec<String> {
         let mut argv = Vec::new();
@@ -333,7 +341,17 @@ impl Context<'_> {
         }
         if self.testbed.is_none() {
             let plan_dir = self.plan.path.parent().unwrap_or(Path::new("."));
-            self.testbed = Some(testbed::Session::up(t, plan_dir, &self.opts.dualbench)?);
+            let dir = self
+                .opts
+                .out
+                .join(format!("{}-{}", self.plan.name, self.experiment));
+            std::fs::create_dir_all(&dir)?;
+            self.testbed = Some(testbed::Session::up(
+                t,
+                plan_dir,
+                &self.opts.dualbench,
+                &dir,
+            )?);
         }
         for command in &t.setup {
             let argv = testbed::substitute(command, point, &self.opts.dualbench);
@@ -342,12 +360,16 @@ impl Context<'_> {
                 .ok_or_else(|| Failure::usage("testbed.setup has an empty command"))?;
             testbed::run_to_end(Path::new(program), args, "point setup")?;
         }
-        Ok(Some(testbed::Background::start(
-            &t.background,
-            point,
-            dir,
-            &self.opts.dualbench,
-        )?))
+        let background =
+            testbed::Background::for_point(&t.background, point, dir, &self.opts.dualbench)?;
+        if !background.is_empty() && t.settle_s > 0.0 {
+            eprintln!(
+                "background traffic started; letting it settle for {} s",
+                t.settle_s
+            );
+            self.sleep_unless_stopped(Duration::from_secs_f64(t.settle_s));
+        }
+        Ok(Some(background))
     }
 
     fn start_server(&self, point: &Point, dir: &Path) -> Result<server::Running> {

@@ -25,52 +25,66 @@ pub fn exec_prefix(dualbench: &Path, testbed: &Testbed, host: &str) -> Vec<Strin
 /// Replace `{link}` and `{congestion}` in a command by the point's values, and a leading
 /// `dualbench` by this binary.
 pub fn substitute(argv: &[String], point: &Point, dualbench: &Path) -> Vec<String> {
-    let mut out: Vec<String> = argv
-        .iter()
-        .map(|a| {
-            a.replace("{link}", &point.link)
-                .replace("{congestion}", &point.congestion)
-        })
-        .collect();
-    if out.first().map(String::as_str) == Some("dualbench") {
-        out[0] = dualbench.display().to_string();
-    }
-    out
+    let argv = argv.iter().map(|a| {
+        a.replace("{link}", &point.link)
+            .replace("{congestion}", &point.congestion)
+    });
+    with_binary(argv.collect(), dualbench)
 }
 
-/// A testbed brought up by this experiment (taken down on drop when we made it).
+/// A leading `dualbench` means this binary.
+fn with_binary(mut argv: Vec<String>, dualbench: &Path) -> Vec<String> {
+    if argv.first().map(String::as_str) == Some("dualbench") {
+        argv[0] = dualbench.display().to_string();
+    }
+    argv
+}
+
+/// A testbed brought up by this experiment, with its long-running services (e.g. traffic
+/// sinks); on drop the services are stopped, then the testbed is taken down if we made it.
 pub struct Session {
     dualbench: PathBuf,
     name: String,
     managed: bool,
+    services: Option<Background>,
 }
 
 impl Session {
-    /// Bring the topology up when the plan manages it.
-    pub fn up(testbed: &Testbed, plan_dir: &Path, dualbench: &Path) -> Result<Session> {
-        let topology = plan_dir.join(&testbed.topology);
+    /// Bring the topology up (when the plan manages it) and start its services; their logs
+    /// go to `dir`.
+    pub fn up(testbed: &Testbed, plan_dir: &Path, dualbench: &Path, dir: &Path) -> Result<Session> {
+        let topology = plan_dir.join(&testbed.topology).display().to_string();
         let name = testbed.testbed_name();
+        let mut session = Session {
+            dualbench: dualbench.into(),
+            name: name.clone(),
+            managed: false,
+            services: None,
+        };
         if testbed.manage {
-            let topology = topology.display().to_string();
             let args = [
                 "testbed".to_string(),
                 "up".into(),
                 topology,
                 "--name".into(),
-                name.clone(),
+                name,
             ];
             run_to_end(dualbench, &args, "bringing the testbed up")?;
+            session.managed = true;
         }
-        Ok(Session {
-            dualbench: dualbench.into(),
-            name,
-            managed: testbed.manage,
-        })
+        let commands = testbed
+            .services
+            .iter()
+            .map(|c| with_binary(c.clone(), dualbench))
+            .collect();
+        session.services = Some(Background::spawn(commands, dir, "service")?);
+        Ok(session)
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
+        drop(self.services.take());
         if self.managed {
             let args = [
                 "testbed".to_string(),
@@ -110,26 +124,20 @@ pub fn run_to_end(program: &Path, args: &[String], what: &str) -> Result<()> {
     )))
 }
 
-/// Background processes of one point, stopped (SIGTERM by pid, then reaped) on drop.
+/// Processes that run alongside the runs, stopped in reverse order of starting (SIGTERM by
+/// pid, then reaped) on drop.
 pub struct Background {
     children: Vec<Child>,
 }
 
 impl Background {
-    /// Start `commands` for `point`; none at a point without congestion ("none").
-    pub fn start(
-        commands: &[Vec<String>],
-        point: &Point,
-        dir: &Path,
-        dualbench: &Path,
-    ) -> Result<Background> {
-        let mut children = Vec::new();
-        if point.congestion == "none" {
-            return Ok(Background { children });
-        }
-        for (i, command) in commands.iter().enumerate() {
-            let argv = substitute(command, point, dualbench);
-            let log = std::fs::File::create(dir.join(format!("background-{i}.log")))?;
+    /// Start every command, logging to `dir/<tag>-<i>.log`.
+    pub fn spawn(commands: Vec<Vec<String>>, dir: &Path, tag: &str) -> Result<Background> {
+        let mut background = Background {
+            children: Vec::new(),
+        };
+        for (i, argv) in commands.iter().enumerate() {
+            let log = std::fs::File::create(dir.join(format!("{tag}-{i}.log")))?;
             let child = Command::new(&argv[0])
                 .args(&argv[1..])
                 .stdin(Stdio::null())
@@ -137,18 +145,43 @@ impl Background {
                 .stderr(log)
                 .process_group(0)
                 .spawn()
-                .map_err(|e| {
-                    Failure::runtime(format!("cannot start background {} ({e})", argv[0]))
-                })?;
-            children.push(child);
+                .map_err(|e| Failure::runtime(format!("cannot start {tag} {} ({e})", argv[0])))?;
+            background.children.push(child);
         }
-        Ok(Background { children })
+        Ok(background)
+    }
+
+    /// The plan's background commands for `point`; none at a point without congestion.
+    pub fn for_point(
+        commands: &[Vec<String>],
+        point: &Point,
+        dir: &Path,
+        dualbench: &Path,
+    ) -> Result<Background> {
+        if point.congestion == "none" {
+            return Ok(Background {
+                children: Vec::new(),
+            });
+        }
+        Background::spawn(
+            commands
+                .iter()
+                .map(|c| substitute(c, point, dualbench))
+                .collect(),
+            dir,
+            "background",
+        )
+    }
+
+    /// True when nothing was started.
+    pub fn is_empty(&self) -> bool {
+        self.children.is_empty()
     }
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
-        for child in &mut self.children {
+        for child in self.children.iter_mut().rev() {
             // SAFETY: kill(2) on our own, not yet reaped, child.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
             let _ = child.wait();
