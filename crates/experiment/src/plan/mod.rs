@@ -252,6 +252,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Plan> {
         ));
     }
     let load = raw.load.unwrap_or_else(default_load);
+    if let Some(a) = load
+        .arrival
+        .as_deref()
+        .filter(|a| !matches!(*a, "constant" | "poisson"))
+    {
+        return Err(at.error(
+            at.find("arrival"),
+            "load.arrival",
+            &format!("{a:?}: use \"constant\" or \"poisson\""),
+        ));
+    }
     let axes = spec::axes(raw.axes, &load, &at)?;
     let report = raw.report.unwrap_or_default();
     spec::check_report(&report, &axes, &at)?;

@@ -104,6 +104,8 @@ fn errors_name_file_line_and_key() {
         e.starts_with("p.toml:5: testbed: a command is empty"),
         "{e}"
     );
+    let e = error("[experiment]\nname = \"x\"\n[load]\narrival = \"bursty\"\n");
+    assert!(e.starts_with("p.toml:4: load.arrival: \"bursty\""), "{e}");
     let e = error("[experiment]\nname = \"x\"\n[axes]\nconcurrency = [0]\n");
     assert!(
         e.contains("axes.concurrency: values must be greater than 0"),
