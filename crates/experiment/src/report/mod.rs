@@ -68,7 +68,7 @@ fn write_pair(out: &Path, stem: &str, html: &str, md: &str) -> Result<Vec<PathBu
 pub fn format_difference(d: Option<&Difference>) -> String {
     match d {
         Some(d) => {
-            let exact = d.diff.fract() == 0.0 && !(d.ci95 > 0.0);
+            let exact = d.diff.fract() == 0.0 && (d.ci95 == 0.0 || d.ci95.is_nan());
             let p = if exact { 0 } else { study::decimals(d.diff) };
             if d.ci95.is_finite() {
                 format!("{:+.p$} ± {:.p$}", d.diff, d.ci95)
