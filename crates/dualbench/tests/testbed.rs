@@ -293,6 +293,9 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     // `server` resolves to both families; run interleaves them exactly 1:1.
     let (report, counts) = run_in(&bed, "client", "200", "5", "http://server/");
     assert_eq!(counts, (Some(100), Some(100)), "{report}");
+    // exec passes the command's exit status through.
+    let status = bed.exec("server", &["sh", "-c", "exit 3"]).status;
+    assert_eq!(status.code(), Some(3));
     let out = bed.down();
     assert!(out.status.success(), "{}", text(&out.stderr));
     bed.assert_gone(&pids);
@@ -475,4 +478,34 @@ fn lan_testbed_serves_nginx_from_debian_in_both_families() {
     assert!(report.contains("nginx"), "{report}");
     bed.assert_gone(&pids);
     let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn without_cap_net_admin_one_clear_line() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("p");
+    for sub in ["up", "down"] {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--bounding-set",
+            "-net_admin",
+            bin(),
+            "testbed",
+            sub,
+            "--name",
+            &bed.name,
+            "--state-dir",
+        ])
+        .arg(&bed.root);
+        if sub == "up" {
+            c.arg(repo("testbeds/routed.toml"));
+        }
+        let out = c.output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err, "dualbench: testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan\n");
+    }
+    assert!(bed.namespaces().is_empty());
 }
