@@ -509,3 +509,76 @@ fn without_cap_net_admin_one_clear_line() {
     }
     assert!(bed.namespaces().is_empty());
 }
+
+/// A number after `"key":` in compact JSON, starting the search at `after`.
+fn json_number(compact: &str, after: &str, key: &str) -> Option<f64> {
+    let rest = compact
+        .split(after)
+        .nth(1)?
+        .split(&format!("\"{key}\":"))
+        .nth(1)?;
+    rest.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("w");
+    let out = bed.up(&repo("testbeds/wan.toml"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let by = if status.contains("(netem)") {
+        "netem"
+    } else {
+        "wire"
+    };
+    assert!(
+        status.contains(&format!(
+            "r1 -> server: rate 100mbit (htb), queue 1000p (pfifo), delay 40ms loss 0.1% ({by})"
+        )),
+        "{status}"
+    );
+    let out = bed.exec(
+        "client",
+        &[
+            "dualbench",
+            "run",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "http://server/",
+        ],
+    );
+    let compact: String = text(&out.stdout)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    std::thread::sleep(Duration::from_millis(1100)); // the wire writes its counters every second
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A connection needs SYN and SYN-ACK, each crossing the 40 ms link once: at least 80 ms.
+    for family in ["ipv4", "ipv6"] {
+        let connect_min =
+            json_number(&compact, &format!("\"{family}\":{{\"requests\""), "min").unwrap_or(0.0);
+        assert!(
+            (80_000.0..120_000.0).contains(&connect_min),
+            "{family} connect min {connect_min} us: {compact}"
+        );
+    }
+    if by == "wire" {
+        assert!(status.contains("wire r1 -> server: "), "{status}");
+        assert!(status.contains("delay mean 40.0"), "{status}");
+    }
+    bed.assert_gone(&[]);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}

@@ -327,11 +327,10 @@ fn show_status(which: &Which) -> Result<()> {
     Ok(())
 }
 
-/// The wire emulator's counters as one line of JSON, if it has written any.
-fn read_stats(path: Option<&Path>) -> Option<String> {
+/// The wire emulator's last counters, if it has written any.
+fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(path?).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(value.to_string())
+    serde_json::from_str(&text).ok()
 }
 
 /// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
