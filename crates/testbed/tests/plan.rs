@@ -99,8 +99,17 @@ fn congestion_has_five_subnets_and_one_bottleneck() {
 #[test]
 fn wire_specs_in_plans_parse_with_the_wire_emulators_own_parser() {
     use dualbench_wire::spec::Loss;
-    let text = dry_run_text(&repo("testbeds/wan.toml"), None, Path::new("/tmp/x"), Emulator::Wire).unwrap();
-    let line = text.lines().find(|l| l.contains(" dualbench wire ")).unwrap();
+    let text = dry_run_text(
+        &repo("testbeds/wan.toml"),
+        None,
+        Path::new("/tmp/x"),
+        Emulator::Wire,
+    )
+    .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains(" dualbench wire "))
+        .unwrap();
     let words: Vec<&str> = line.split_whitespace().collect();
     let mut specs = 0;
     for flag in ["--a-to-b", "--b-to-a"] {
