@@ -46,6 +46,8 @@ warmup = 1
 [load]
 requests = 200
 concurrency = 2
+monitor = true
+capture = "lo"
 
 [axes]
 server = ["nginx", "dualbench"]
@@ -54,7 +56,7 @@ family = ["ipv4", "ipv6"]
 [report]
 rows = ["server"]
 columns = "family"
-metrics = ["rps", "total_ms"]
+metrics = ["rps", "total_ms", "capture_delay_ms"]
 "#;
 
 #[test]
@@ -168,6 +170,9 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     assert!(report.status.success(), "{}", text(&report).1);
     let html = std::fs::read_to_string(reports.join("ci-small.html")).unwrap();
     assert!(html.contains("<h3>requests/s</h3>") && html.contains("<td class=\"l\">nginx</td>"));
+    assert!(
+        html.contains("delay from the capture (ms)") && html.contains("server CPU during the runs")
+    );
     assert!(
         html.matches("<svg").count() >= 5,
         "percentiles and CDF per server, and the timeline"

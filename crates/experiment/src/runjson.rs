@@ -83,6 +83,10 @@ pub struct FamilyDoc {
     pub latency_us: BTreeMap<String, Latency>,
     #[serde(default)]
     pub histograms: BTreeMap<String, String>,
+    /// This family's summary from the run's capture analysis (`dualbench analyze`), when the
+    /// run captured; filled in from the database, not part of the run document.
+    #[serde(skip)]
+    pub capture: Option<serde_json::Value>,
 }
 
 /// How connections ended (ANMA's classes).

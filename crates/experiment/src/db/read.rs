@@ -157,7 +157,8 @@ impl Db {
             ) = row.map_err(sql)?;
             let params: BTreeMap<String, String> = serde_json::from_str(&params_json)
                 .map_err(|e| Failure::runtime(format!("run {id}: parameters: {e}")))?;
-            let parsed = runjson::parse(&doc).map_err(|e| e.context(format!("run {id}")))?;
+            let mut parsed = runjson::parse(&doc).map_err(|e| e.context(format!("run {id}")))?;
+            self.attach_capture(experiment, &id, &mut parsed)?;
             out.push(StoredRun {
                 id,
                 seq,
@@ -173,6 +174,19 @@ impl Db {
             });
         }
         Ok(out)
+    }
+
+    /// Give each family of a run document its summary from the run's capture analysis.
+    fn attach_capture(&self, experiment: i64, run: &str, doc: &mut RunDoc) -> Result<()> {
+        for (_, text) in self.capture_analyses(experiment, run)? {
+            let Ok(analysis) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            for (family, f) in doc.families.iter_mut() {
+                f.capture = analysis["families"].get(family).cloned();
+            }
+        }
+        Ok(())
     }
 
     /// Monitor samples of a run: (source file, JSON line) in order.

@@ -19,6 +19,14 @@ fn percent(part: u64, f: &FamilyDoc) -> Option<f64> {
     (f.requests > 0).then(|| 100.0 * part as f64 / f.requests as f64)
 }
 
+/// The mean of a distribution in the family's capture analysis, if it has samples.
+fn captured(f: &FamilyDoc, key: &str) -> Option<f64> {
+    let d = f.capture.as_ref()?.get(key)?;
+    (d["count"].as_f64()? > 0.0)
+        .then(|| d["mean"].as_f64())
+        .flatten()
+}
+
 /// Every metric a plan may name in `report.metrics`.
 pub const METRICS: &[Metric] = &[
     Metric {
@@ -76,6 +84,24 @@ pub const METRICS: &[Metric] = &[
             (Some(us), n) if us > 0.0 && n > 0 => Some(f.html_bytes as f64 / n as f64 * 8.0 / us),
             _ => None,
         },
+    },
+    Metric {
+        name: "capture_delay_ms",
+        heading: "delay from the capture (ms): request → client's last ACK",
+        higher_is_better: false,
+        read: |_, f| captured(f, "delay_us").map(|us| us / 1000.0),
+    },
+    Metric {
+        name: "capture_throughput_mbps",
+        heading: "throughput from the capture (Mbit/s), both directions, no retransmissions",
+        higher_is_better: true,
+        read: |_, f| captured(f, "throughput_mbps"),
+    },
+    Metric {
+        name: "capture_rtt_ms",
+        heading: "handshake RTT from the capture (ms)",
+        higher_is_better: false,
+        read: |_, f| captured(f, "handshake_rtt_us").map(|us| us / 1000.0),
     },
     Metric {
         name: "completed",

@@ -73,6 +73,7 @@ pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
             dir.display()
         )));
     }
+    analyze_capture(dir)?;
     let (monitor, captures) = collect(dir)?;
     Ok(Outcome::Finished(Box::new(Finished {
         doc,
@@ -81,6 +82,41 @@ pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
         captures,
     })))
 }
+
+/// The capture a run wrote with `--capture` (`capture.pcap`), analysed per connection and
+/// family by `dualbench analyze` into `capture-analysis.json` (S3's delay and throughput).
+fn analyze_capture(dir: &Path) -> Result<()> {
+    let pcap = dir.join("capture.pcap");
+    if !pcap.exists() {
+        return Ok(());
+    }
+    let me = std::env::current_exe()?;
+    let out = Command::new(me)
+        .args(["analyze", "--format", "json", "--summary-only"])
+        .arg(&pcap)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Failure::runtime(format!("cannot run dualbench analyze: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Failure::runtime(format!(
+            "dualbench analyze {}: {}",
+            pcap.display(),
+            err.trim()
+        )));
+    }
+    // Keep the per-family summary; the pcap beside it holds every connection.
+    let mut analysis: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Failure::runtime(format!("dualbench analyze {}: {e}", pcap.display())))?;
+    if let Some(map) = analysis.as_object_mut() {
+        map.remove("connections");
+    }
+    std::fs::write(dir.join(CAPTURE_ANALYSIS), analysis.to_string())?;
+    Ok(())
+}
+
+/// Name of the capture analysis beside a run's output.
+pub const CAPTURE_ANALYSIS: &str = "capture-analysis.json";
 
 /// SIGINT to the run (it reports what it measured), SIGKILL if it is not gone in 10 s.
 fn interrupt(child: &mut std::process::Child) -> Result<()> {
