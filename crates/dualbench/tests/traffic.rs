@@ -187,16 +187,18 @@ fn script_over_both_families_is_counted_exactly() {
         assert_eq!(s["loss"]["lost"], 0);
         assert_eq!(s["loss"]["duplicates"], 0);
     }
-    // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s; IPv6 adds 48 B per datagram.
+    // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s (exactly, by the schedule);
+    // the sink's figure spans first to last arrival, which a loaded machine can delay by
+    // tens of ms out of 2 s, hence 5 %. IPv6 adds 48 B per datagram.
     let f2 = sink_flow(&got, "udp", 2);
     let payload = f2["rate_bps"]["payload"].as_f64().unwrap();
-    assert!((payload - 4e6).abs() < 0.02 * 4e6, "payload rate {payload}");
+    assert!((payload - 4e6).abs() < 0.05 * 4e6, "payload rate {payload}");
     assert_eq!(f2["bytes"]["ip"], 1000 * 1048);
     assert_eq!(sent["flows"][1]["rate_bps"]["payload"], 4e6);
     // TCP goodput is reported per flow and per family.
     let g = sink_flow(&got, "tcp", 4)["goodput_bps"].as_f64().unwrap();
     assert!(
-        (g - 200.0 * 1440.0 * 8.0).abs() < 0.03 * 200.0 * 1440.0 * 8.0,
+        (g - 200.0 * 1440.0 * 8.0).abs() < 0.05 * 200.0 * 1440.0 * 8.0,
         "goodput {g}"
     );
     assert_eq!(got["families"]["ipv6"]["tcp"]["messages"], 400);
