@@ -116,6 +116,9 @@ impl Wire {
         epoll.add(self.sockets[1].as_raw_fd(), 1)?;
         epoll.add(signal_rx.as_raw_fd(), TOKEN_SIGNAL)?;
         epoll.add(timer.as_raw_fd(), TOKEN_TIMER)?;
+        // A first stats file at once: it tells a supervisor the wire is forwarding, and a
+        // bad --stats path fails now rather than a second into the run.
+        self.write_stats(monotonic_ns(), None)?;
         let end = self.config.duration_ns.map(|d| self.start_ns + d);
         let mut next_stats = self.start_ns + STATS_EVERY_NS;
         let mut ready = Vec::with_capacity(8);
