@@ -1,7 +1,7 @@
 //! The event loop: read frames in batches from each interface, hand them to that
 //! direction's core with the arrival time, send what the core releases in batches to the
 //! other interface, sleep on a timerfd until the next frame is due (spinning for the last
-//! `spin_ns` only, within a budget of a quarter of the time), and write the stats file
+//! `spin_ns` only, within a budget of half the time), and write the stats file
 //! every second and at exit.
 
 use super::poll::{Epoll, Timer};
@@ -308,7 +308,7 @@ impl Waiter {
     }
 }
 
-/// Limits busy-waiting to a quarter of each 100 ms. Under SCHED_FIFO a wire that spins
+/// Limits busy-waiting to half of each 100 ms. Under SCHED_FIFO a wire that spins
 /// all the time would have the kernel pause it for tens of ms to let other tasks run
 /// (RT throttling / the fair server), which is far worse than a late timer.
 #[derive(Debug, Default)]
@@ -319,7 +319,7 @@ struct SpinBudget {
 
 impl SpinBudget {
     const WINDOW_NS: u64 = 100_000_000;
-    const SHARE_NS: u64 = Self::WINDOW_NS / 4;
+    const SHARE_NS: u64 = Self::WINDOW_NS / 2;
 
     fn allows(&mut self, now: u64) -> bool {
         if now >= self.window_start + Self::WINDOW_NS {
@@ -377,10 +377,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spin_budget_is_a_quarter_of_each_window() {
+    fn spin_budget_is_half_of_each_window() {
         let mut b = SpinBudget::default();
         assert!(b.allows(0));
-        b.spend(24_999_999);
+        b.spend(49_999_999);
         assert!(b.allows(50_000_000));
         b.spend(1);
         assert!(!b.allows(99_999_999));
