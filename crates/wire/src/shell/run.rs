@@ -6,7 +6,7 @@
 
 use super::poll::{Epoll, Timer};
 use super::pool::{Pool, Slot, SLOT_BYTES};
-use super::socket::{IoBatch, PacketSocket, VNET_HDR_LEN};
+use super::socket::{interface_index, IoBatch, PacketSocket, VNET_HDR_LEN};
 use crate::core::Direction;
 use crate::spec::LinkSpec;
 use crate::stats::{self, Directions, Measured, Report};
@@ -78,8 +78,14 @@ pub fn run(config: WireConfig) -> Result<()> {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
     realtime(config.rt_priority)?;
     let mut wire = Wire::open(config)?;
-    let stopped_by = wire.event_loop(&stop, &signal_rx)?;
-    wire.write_stats(monotonic_ns(), Some(stopped_by))
+    match wire.event_loop(&stop, &signal_rx) {
+        Ok(stopped_by) => wire.write_stats(monotonic_ns(), Some(stopped_by)),
+        Err(failure) => {
+            // Save what was measured; the failure is what gets reported.
+            let _ = wire.write_stats(monotonic_ns(), Some(format!("error: {failure}")));
+            Err(failure)
+        }
+    }
 }
 
 impl Wire {
@@ -137,7 +143,7 @@ impl Wire {
             waiter.wait_until(next.unwrap_or(next_stats), &mut ready)?;
             for &token in &ready {
                 match token {
-                    0 | 1 => self.receive(token as usize),
+                    0 | 1 => self.receive(token as usize)?,
                     TOKEN_TIMER => waiter.timer.clear(),
                     _ => drain(signal_rx),
                 }
@@ -156,7 +162,7 @@ impl Wire {
     }
 
     /// Read one batch from socket `side` into the direction that starts there.
-    fn receive(&mut self, side: usize) {
+    fn receive(&mut self, side: usize) -> Result<()> {
         let path = &mut self.paths[side];
         let socket = &self.sockets[side];
         self.batch.clear();
@@ -171,13 +177,20 @@ impl Wire {
         if taken == 0 {
             // No free buffer: read one frame into scratch and count it as a queue drop.
             self.batch.push(self.scratch.as_mut_ptr(), SLOT_BYTES);
-            if let Ok(1) = socket.recv_batch(&mut self.batch) {
+            if socket_alive(socket, socket.recv_batch(&mut self.batch))? == 1 {
                 path.core
                     .drop_overflow(self.batch.received(0).0.saturating_sub(VNET_HDR_LEN) as u32);
             }
-            return;
+            return Ok(());
         }
-        let got = socket.recv_batch(&mut self.batch).unwrap_or(0);
+        let received = socket.recv_batch(&mut self.batch);
+        let got = match socket_alive(socket, received) {
+            Ok(got) => got,
+            Err(e) => {
+                slots[..taken].iter().for_each(|&i| self.pool.give(i));
+                return Err(e);
+            }
+        };
         let now = monotonic_ns();
         for (i, &index) in slots[..got].iter().enumerate() {
             let (len, truncated) = self.batch.received(i);
@@ -197,6 +210,7 @@ impl Wire {
         for &index in slots[got..taken].iter().rev() {
             self.pool.give(index);
         }
+        Ok(())
     }
 
     /// Move frames due by `now` into the outbox and send the outbox in batches.
@@ -351,6 +365,21 @@ fn realtime(priority: u8) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A receive error while the interface still exists (it went down, say) is a pause, not
+/// an end: frames simply do not arrive. An interface that no longer exists ends the run.
+fn socket_alive(socket: &PacketSocket, received: std::io::Result<usize>) -> Result<usize> {
+    match received {
+        Ok(n) => Ok(n),
+        Err(e) => match interface_index(&socket.name) {
+            Ok(_) => Ok(0),
+            Err(_) => Err(Failure::runtime(format!(
+                "interface {} disappeared ({e}); stopping",
+                socket.name
+            ))),
+        },
+    }
 }
 
 /// Why to stop now, if at all.
