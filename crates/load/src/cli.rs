@@ -1,16 +1,336 @@
-//! `dualbench run`: flags (ab-compatible where ab has them) into a checked run, then report.
+//! `dualbench run`: flags (ab-compatible where ab has them) into a checked plan, the
+//! built-in server when no URL is given, the run itself with progress on stderr, then the
+//! report on stdout and records to a file. An interrupted run still reports.
 
+use crate::config::{self, Settings};
+use crate::engine::{self, Measured, Plan, Progress};
+use crate::report;
+use crate::summary::{LoadModel, RunMeta, RunSummary, TargetInfo};
 use clap::Args;
-use dualbench_common::{Failure, Result};
+use dualbench_common::{Failure, Family, Result};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Flags of `dualbench run`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "With no URL, dualbench starts its built-in server on 127.0.0.1 and ::1 and benchmarks it at 1:1."
+)]
 pub struct RunCli {
-    /// URLs to benchmark (none: benchmark the built-in server on 127.0.0.1 and ::1).
+    /// URLs to benchmark: http://HOST[:PORT]/PATH, IPv6 as http://[::1]:8080/, zones as [fe80::1%25eth0].
     pub urls: Vec<String>,
+    /// Number of requests (ab -n). Default 1, or unbounded with -t.
+    #[arg(short = 'n', long = "requests", value_name = "N")]
+    pub requests: Option<u64>,
+    /// Requests in flight at once (ab -c). Default 1 (100 with --rate).
+    #[arg(short = 'c', long = "concurrency", value_name = "N")]
+    pub concurrency: Option<u64>,
+    /// Time limit in seconds (ab -t); with -n, whichever comes first.
+    #[arg(short = 't', long = "timelimit", value_name = "SECS")]
+    pub timelimit: Option<f64>,
+    /// Keep connections alive and reuse them (ab -k).
+    #[arg(short = 'k', long = "keepalive")]
+    pub keepalive: bool,
+    /// Extra request header, e.g. -H 'Accept-Encoding: gzip' (repeatable; replaces a default of the same name).
+    #[arg(short = 'H', long = "header", value_name = "LINE")]
+    pub headers: Vec<String>,
+    /// Request method (ab -m).
+    #[arg(short = 'm', long = "method", value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Send this file as a POST body (ab -p).
+    #[arg(short = 'p', long = "post-file", value_name = "FILE")]
+    pub post_file: Option<PathBuf>,
+    /// Send this file as a PUT body (ab -u).
+    #[arg(short = 'u', long = "put-file", value_name = "FILE")]
+    pub put_file: Option<PathBuf>,
+    /// Content-Type of the body (ab -T).
+    #[arg(
+        short = 'T',
+        long = "content-type",
+        value_name = "TYPE",
+        default_value = "text/plain"
+    )]
+    pub content_type: String,
+    /// Send HTTP/1.0 requests exactly as ab does (default: HTTP/1.1).
+    #[arg(long = "http10")]
+    pub http10: bool,
+    /// Use HEAD requests (ab -i).
+    #[arg(short = 'i', long = "head")]
+    pub head: bool,
+    /// Seconds before a connect or response times out (ab -s).
+    #[arg(
+        short = 's',
+        long = "timeout",
+        value_name = "SECS",
+        default_value_t = 30.0
+    )]
+    pub timeout: f64,
+    /// No progress output (ab -q).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Verbosity (ab -v): 2 and above print each target's request.
+    #[arg(short = 'v', long = "verbosity", value_name = "N", default_value_t = 1)]
+    pub verbosity: u8,
+    /// Address families to use: 4, 6 or both.
+    #[arg(long, value_name = "4|6|both", default_value = "both")]
+    pub family: String,
+    /// Interleave IPv6 and IPv4 requests exactly at this ratio, e.g. 4:1.
+    #[arg(long, value_name = "V6:V4")]
+    pub ratio: Option<String>,
+    /// ANMA address list: one address, host:port or URL per line, optional weight, # comments.
+    #[arg(long, value_name = "FILE")]
+    pub address_list: Option<PathBuf>,
+    /// Source addresses: a list and/or CIDR blocks, e.g. 127.0.0.2,127.0.0.3,::1 or 127.0.1.0/24.
+    #[arg(long, value_name = "ADDRS")]
+    pub bind: Option<String>,
+    /// Open loop: offer this many requests per second (coordinated-omission corrected).
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Open-loop arrivals: constant or poisson.
+    #[arg(long, value_name = "KIND")]
+    pub arrival: Option<String>,
+    /// Seed for Poisson arrivals.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Requests in flight per keep-alive connection (HTTP/1.1 pipelining).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: u64,
+    /// Worker threads (default: one per core, at most -c).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Report format: text or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub format: String,
+    /// Write every request's record here (CSV, or JSON lines if the name ends in .jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub records: Option<PathBuf>,
 }
 
 /// Entry point of `dualbench run`.
-pub fn main(_cli: RunCli) -> Result<()> {
-    Err(Failure::runtime("dualbench run is not built yet"))
+pub fn main(cli: RunCli) -> Result<()> {
+    if !matches!(cli.format.as_str(), "text" | "json") {
+        return Err(Failure::usage(format!(
+            "bad --format '{}': use text or json",
+            cli.format
+        )));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (_server, urls, demo) = if cli.urls.is_empty() && cli.address_list.is_none() {
+        let (server, urls) = start_builtin()?;
+        (Some(server), urls, true)
+    } else {
+        (None, cli.urls.clone(), false)
+    };
+    let mut cli = cli;
+    if demo {
+        cli.requests = cli.requests.or(if cli.timelimit.is_some() {
+            None
+        } else {
+            Some(20_000)
+        });
+        cli.concurrency = cli.concurrency.or(Some(10));
+    }
+    let (plan, settings) = config::plan(&cli, &urls, cores)?;
+    if demo && !cli.quiet {
+        eprintln!(
+            "No URL given: benchmarking the built-in server at {} ({}-c {}{}).",
+            urls.join(" and "),
+            if plan.targets.len() > 1 { "1:1, " } else { "" },
+            plan.concurrency,
+            plan.max_slots
+                .map_or(String::new(), |n| format!(", -n {n}"))
+        );
+    }
+    if cli.verbosity >= 2 {
+        for (t, req) in plan.targets.iter().zip(&plan.requests) {
+            eprintln!(
+                "---- request to {} ----\n{}",
+                t.addr,
+                String::from_utf8_lossy(req)
+            );
+        }
+    }
+    let limit = engine::raise_nofile_limit();
+    if (plan.concurrency as u64) * (plan.targets.len() as u64).min(2) + 64 > limit {
+        eprintln!(
+            "warning: -c {} may need more open files than the limit ({limit}); raise it with ulimit -n",
+            plan.concurrency
+        );
+    }
+    let mut progress = AbProgress::new(&cli, &plan);
+    let measured = engine::run(plan.clone(), &mut progress);
+    let summary = summarize(&plan, &settings, &measured, cores);
+    output(&cli, &summary, &measured)?;
+    match (&measured.fatal, &measured.interrupted) {
+        (Some(f), _) => Err(f
+            .clone()
+            .context("run stopped early (report above covers what was measured)")),
+        (None, Some(why)) => Err(Failure::runtime(format!(
+            "{why}: the report above covers what was measured"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Start the built-in server on ephemeral ports on 127.0.0.1 and ::1 (whichever exist).
+fn start_builtin() -> Result<(dualbench_serve::ServerHandle, Vec<String>)> {
+    let mut listen = Vec::new();
+    for f in Family::ALL {
+        if config::family_available(f) && loopback_works(f) {
+            listen.push(match f {
+                Family::V4 => "127.0.0.1:0".parse().expect("literal"),
+                Family::V6 => "[::1]:0".parse().expect("literal"),
+            });
+        } else {
+            eprintln!(
+                "This host has no {f} loopback: running on {} only.",
+                if f == Family::V4 { "IPv6" } else { "IPv4" }
+            );
+        }
+    }
+    if listen.is_empty() {
+        return Err(Failure::runtime(
+            "this host has neither 127.0.0.1 nor ::1: nothing to benchmark on",
+        ));
+    }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server = dualbench_serve::start(dualbench_serve::ServeConfig {
+        listen,
+        root: None,
+        workers,
+    })
+    .map_err(|f| f.context("starting the built-in server"))?;
+    let urls = server
+        .addrs()
+        .iter()
+        .map(|a| format!("http://{a}/"))
+        .collect();
+    Ok((server, urls))
+}
+
+fn loopback_works(f: Family) -> bool {
+    let addr: std::net::SocketAddr = match f {
+        Family::V4 => "127.0.0.1:0".parse().expect("literal"),
+        Family::V6 => "[::1]:0".parse().expect("literal"),
+    };
+    std::net::TcpListener::bind(addr).is_ok()
+}
+
+fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummary {
+    let model = match plan.arrival {
+        dualbench_pace::Arrival::Closed => LoadModel::Closed,
+        dualbench_pace::Arrival::Constant { rate } => LoadModel::Open {
+            rate,
+            poisson: false,
+        },
+        dualbench_pace::Arrival::Poisson { rate, .. } => LoadModel::Open {
+            rate,
+            poisson: true,
+        },
+    };
+    let meta = RunMeta {
+        server_software: m.server_software.clone(),
+        host: s.host.clone(),
+        port: s.port,
+        path: s.path.clone(),
+        method: s.method.clone(),
+        document_length: m.document_length,
+        concurrency: plan.concurrency as u64,
+        keepalive: plan.keepalive,
+        pipeline: plan.pipeline as u64,
+        model,
+        requests_limit: s.requests_limit,
+        time_limit_s: s.time_limit_s,
+        targets: plan
+            .targets
+            .iter()
+            .map(|t| TargetInfo {
+                addr: t.addr.to_string(),
+                family: t.family,
+                weight: t.weight,
+            })
+            .collect(),
+        workers: plan.workers as u64,
+        start_monotonic_ns: m.start_monotonic_ns,
+        start_unix_ns: m.start_unix_ns,
+        interrupted: m.interrupted.clone(),
+        cpu_user_s: m.cpu_user_s,
+        cpu_sys_s: m.cpu_sys_s,
+        cores: cores as u64,
+    };
+    RunSummary {
+        meta,
+        duration_ns: m.duration_ns,
+        families: m.families.clone(),
+    }
+}
+
+fn output(cli: &RunCli, summary: &RunSummary, m: &Measured) -> Result<()> {
+    let text = match cli.format.as_str() {
+        "json" => report::json::to_string(summary),
+        _ => report::text::render(summary),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
+    if let Some(path) = &cli.records {
+        report::records::write_file(path, &m.records)
+            .map_err(|e| Failure::runtime(format!("writing records to {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// ab's progress lines on stderr ("Completed 1000 requests"), only when stderr is a
+/// terminal and not in -q.
+struct AbProgress {
+    on: bool,
+    step: Option<u64>,
+    next: u64,
+    last_print: Duration,
+}
+
+impl AbProgress {
+    fn new(cli: &RunCli, plan: &Plan) -> AbProgress {
+        let on = !cli.quiet && std::io::stderr().is_terminal();
+        let step = plan.max_slots.filter(|&n| n >= 150).map(|n| n / 10);
+        if on {
+            eprintln!(
+                "Benchmarking {} (be patient)",
+                plan.targets
+                    .iter()
+                    .map(|t| t.addr.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        AbProgress {
+            on,
+            step,
+            next: step.unwrap_or(0),
+            last_print: Duration::ZERO,
+        }
+    }
+}
+
+impl Progress for AbProgress {
+    fn update(&mut self, done: u64, elapsed: Duration) {
+        if !self.on {
+            return;
+        }
+        match self.step {
+            Some(step) => {
+                while step > 0 && done >= self.next && self.next > 0 {
+                    eprintln!("Completed {} requests", self.next);
+                    self.next += step;
+                }
+            }
+            None if elapsed >= self.last_print + Duration::from_secs(1) => {
+                self.last_print = elapsed;
+                eprintln!("Completed {done} requests");
+            }
+            None => {}
+        }
+    }
 }

@@ -7,6 +7,10 @@
 //! `summary` (merged) → `report` (pure functions of the summary).
 
 pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod http;
 pub mod record;
 pub mod report;
 pub mod summary;
+pub mod target;

@@ -1,13 +1,188 @@
-//! The built-in dual-stack target server (`dualbench serve`): static files and endpoints that produce every outcome on purpose.
+//! The built-in dual-stack target server (`dualbench serve`): static files and endpoints that
+//! produce every outcome on purpose (`/bytes/N`, `/delay/MS`, `/status/CODE`, `/reset`,
+//! `/stall`, `/close`, `/echo`).
+//!
+//! As a library: [`start`] binds every address of a [`ServeConfig`], starts the workers and
+//! returns once listening; [`ServerHandle::addrs`] gives the real addresses (port 0 resolved),
+//! and [`ServerHandle::stop`] (or dropping the handle) stops the workers and frees the ports.
+//!
+//! Layout: bytes in and out without I/O (`request`, `body`, `route`, `response`,
+//! `answer`, `files`, `buffer`), one connection's state machine (`conn`), one worker's
+//! event loop (`worker`), the listening sockets (`listen`), and the command line (`cli`).
 
-use clap::Args;
+mod answer;
+mod body;
+mod buffer;
+mod cli;
+mod conn;
+mod files;
+mod listen;
+mod request;
+mod response;
+mod route;
+mod worker;
+
+pub use cli::{main, ServeCli};
+pub use listen::Unavailable;
+pub use response::INDEX_PAGE;
+pub use route::{MAX_BYTES, MAX_DELAY_MS};
+
 use dualbench_common::{Failure, Result};
+use mio::{Poll, Waker};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use worker::{Shared, Worker, WAKER};
 
-/// Flags of `dualbench serve`.
-#[derive(Debug, Args)]
-pub struct ServeCli {}
+/// The most worker threads a server runs.
+pub const MAX_WORKERS: usize = 1024;
 
-/// Entry point of `dualbench serve`.
-pub fn main(_cli: ServeCli) -> Result<()> {
-    Err(Failure::runtime("dualbench serve is not built yet"))
+/// What to serve and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// Addresses to listen on; port 0 picks a free port. An address whose family the host
+    /// lacks is set aside (see [`ServerHandle::unavailable`]) as long as one remains.
+    pub listen: Vec<SocketAddr>,
+    /// Directory served as static files; without it `/` is the built-in 45-byte page.
+    pub root: Option<PathBuf>,
+    /// Worker threads, each with its own event loop; 0 means one per core.
+    pub workers: usize,
+}
+
+impl Default for ServeConfig {
+    /// `[::]:8080` and `0.0.0.0:8080`, no root, one worker per core.
+    fn default() -> Self {
+        ServeConfig {
+            listen: vec![
+                SocketAddr::from(([0u16; 8], 8080)),
+                SocketAddr::from(([0u8; 4], 8080)),
+            ],
+            root: None,
+            workers: 0,
+        }
+    }
+}
+
+/// A running server. Dropping it stops the server, like [`stop`](Self::stop).
+#[derive(Debug)]
+pub struct ServerHandle {
+    addrs: Vec<SocketAddr>,
+    unavailable: Vec<Unavailable>,
+    shared: Arc<Shared>,
+    wakers: Vec<Waker>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The addresses being listened on, in the order asked for, with real port numbers.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Addresses not listened on because the host lacks their family.
+    pub fn unavailable(&self) -> &[Unavailable] {
+        &self.unavailable
+    }
+
+    /// Stop every worker, close every connection and listening socket, and wait for it.
+    pub fn stop(mut self) {
+        self.shut_down();
+    }
+
+    fn shut_down(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        for waker in &self.wakers {
+            let _ = waker.wake();
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+/// Listen on every address of `config` and start the workers; returns once listening.
+pub fn start(config: ServeConfig) -> Result<ServerHandle> {
+    let workers = worker_count(config.workers)?;
+    if config.listen.is_empty() {
+        return Err(Failure::usage(
+            "no address to listen on: give at least one ADDR:PORT",
+        ));
+    }
+    let root = config.root.as_deref().map(check_root).transpose()?;
+    let bound = listen::bind_all(&config.listen)?;
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        root,
+    });
+    let mut handle = ServerHandle {
+        addrs: bound.addrs,
+        unavailable: bound.unavailable,
+        shared,
+        wakers: Vec::with_capacity(workers),
+        threads: Vec::with_capacity(workers),
+    };
+    for n in 0..workers {
+        spawn_worker(&mut handle, &bound.listeners, n)
+            .map_err(|e| Failure::runtime(format!("starting worker {n}: {e}")))?;
+    }
+    Ok(handle)
+}
+
+fn spawn_worker(
+    handle: &mut ServerHandle,
+    listeners: &[std::net::TcpListener],
+    n: usize,
+) -> std::io::Result<()> {
+    let poll = Poll::new()?;
+    let waker = Waker::new(poll.registry(), WAKER)?;
+    let copies = listeners
+        .iter()
+        .map(|l| l.try_clone())
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let worker = Worker::new(poll, copies, handle.shared.clone())?;
+    let thread = std::thread::Builder::new()
+        .name(format!("serve-{n}"))
+        .spawn(move || {
+            if let Err(e) = worker.run() {
+                eprintln!("dualbench serve: worker {n} stopped: {e}");
+            }
+        })?;
+    handle.wakers.push(waker);
+    handle.threads.push(thread);
+    Ok(())
+}
+
+fn worker_count(asked: usize) -> Result<usize> {
+    match asked {
+        0 => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n if n > MAX_WORKERS => Err(Failure::usage(format!(
+            "{n} workers is too many: at most {MAX_WORKERS}"
+        ))),
+        n => Ok(n),
+    }
+}
+
+/// The canonical path of a root directory, or a usage failure naming the problem.
+fn check_root(dir: &Path) -> Result<PathBuf> {
+    let real = dir.canonicalize().map_err(|e| {
+        Failure::usage(format!(
+            "--root {}: {e}: give an existing directory",
+            dir.display()
+        ))
+    })?;
+    if !real.is_dir() {
+        return Err(Failure::usage(format!(
+            "--root {}: not a directory",
+            dir.display()
+        )));
+    }
+    Ok(real)
 }

@@ -1,0 +1,238 @@
+//! From `dualbench run`'s flags to a checked engine [`Plan`]: targets resolved and
+//! weighted, request bytes built, limits and load model settled. Every mistake becomes a
+//! usage error naming the flag and what to do.
+
+use crate::cli::RunCli;
+use crate::engine::Plan;
+use crate::http::RequestSpec;
+use crate::target::{self, Candidate, FamilyChoice, Target};
+use dualbench_common::{Failure, Family, Result};
+use dualbench_pace::{Arrival, Interleave};
+
+/// The settings a report needs besides what was measured.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+    pub method: String,
+    pub requests_limit: Option<u64>,
+    pub time_limit_s: Option<f64>,
+}
+
+/// Build the plan for these flags and URLs (URLs already chosen: the user's or the
+/// built-in server's).
+pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settings)> {
+    let parsed: Vec<target::Url> = urls
+        .iter()
+        .map(|u| target::parse_url(u))
+        .collect::<Result<_>>()?;
+    let mut cands = Vec::new();
+    for url in &parsed {
+        for addr in target::resolve(url)? {
+            cands.push(Candidate {
+                addr,
+                weight: 1,
+                host: url.host_header(),
+                path: url.path.clone(),
+            });
+        }
+    }
+    if let Some(file) = &cli.address_list {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Failure::usage(format!("cannot read address list {}: {e}", file.display()))
+        })?;
+        let (port, path) = parsed
+            .first()
+            .map_or((80, "/"), |u| (u.port, u.path.as_str()));
+        cands.extend(target::parse_address_list(
+            &text,
+            &file.display().to_string(),
+            port,
+            path,
+        )?);
+    }
+    if cands.is_empty() {
+        return Err(Failure::usage(
+            "no URL and no --address-list: nothing to benchmark",
+        ));
+    }
+    let family = match cli.family.as_str() {
+        "4" | "ipv4" => FamilyChoice::V4,
+        "6" | "ipv6" => FamilyChoice::V6,
+        "both" | "46" => FamilyChoice::Both,
+        other => {
+            return Err(Failure::usage(format!(
+                "bad --family '{other}': use 4, 6 or both"
+            )))
+        }
+    };
+    let ratio = cli.ratio.as_deref().map(target::parse_ratio).transpose()?;
+    let targets = target::weigh(cands, family, ratio)?;
+    if targets.len() > u16::MAX as usize {
+        return Err(Failure::usage(
+            "more than 65,535 target addresses: shorten the address list",
+        ));
+    }
+    for f in Family::ALL {
+        if targets.iter().any(|t| t.family == f) && !family_available(f) {
+            return Err(Failure::usage(format!(
+                "this machine has no {f} (cannot open an {f} socket): use --family {}",
+                if f == Family::V4 { 6 } else { 4 }
+            )));
+        }
+    }
+    let interleave = Interleave::new(&targets.iter().map(|t| t.weight).collect::<Vec<_>>())
+        .ok_or_else(|| Failure::usage("every target has weight 0"))?;
+    let body = request_body(cli)?;
+    let method = cli.method.clone().unwrap_or_else(|| {
+        if cli.head {
+            "HEAD".into()
+        } else if cli.post_file.is_some() {
+            "POST".into()
+        } else if cli.put_file.is_some() {
+            "PUT".into()
+        } else {
+            "GET".into()
+        }
+    });
+    let requests = build_requests(&targets, cli, &method, body);
+    let (arrival, open) = arrival(cli)?;
+    let time_limit_s = cli.timelimit;
+    if let Some(t) = time_limit_s {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(Failure::usage("-t needs a number of seconds above 0"));
+        }
+    }
+    let max_slots = match (cli.requests, time_limit_s) {
+        (Some(0), _) => return Err(Failure::usage("-n needs at least 1 request")),
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) => Some(1),
+    };
+    let default_c = if open { 100 } else { 1 };
+    let mut concurrency = cli.concurrency.unwrap_or(default_c) as usize;
+    if concurrency == 0 {
+        return Err(Failure::usage("-c needs at least 1"));
+    }
+    if !open {
+        if let Some(n) = max_slots {
+            concurrency = concurrency.min(n as usize);
+        }
+    }
+    if cli.pipeline == 0 {
+        return Err(Failure::usage("--pipeline needs at least 1"));
+    }
+    if cli.pipeline > 1 && cli.http10 {
+        return Err(Failure::usage("--pipeline needs HTTP/1.1: drop --http10"));
+    }
+    if cli.pipeline > 1 && !cli.keepalive {
+        return Err(Failure::usage("--pipeline needs keep-alive: add -k"));
+    }
+    if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
+        return Err(Failure::usage("-s needs a number of seconds above 0"));
+    }
+    let workers = cli.workers.unwrap_or(cores).clamp(1, concurrency);
+    let bind = match &cli.bind {
+        Some(s) => target::parse_bind(s)?,
+        None => [Vec::new(), Vec::new()],
+    };
+    let first = &targets[0];
+    let settings = Settings {
+        host: parsed
+            .first()
+            .map_or_else(|| first.addr.ip().to_string(), |u| u.host.clone()),
+        port: parsed.first().map_or(first.addr.port(), |u| u.port),
+        path: first.path.clone(),
+        method: method.clone(),
+        requests_limit: max_slots,
+        time_limit_s,
+    };
+    let plan = Plan {
+        targets,
+        interleave,
+        requests,
+        head: method.eq_ignore_ascii_case("HEAD"),
+        concurrency,
+        pipeline: cli.pipeline as usize,
+        keepalive: cli.keepalive,
+        arrival,
+        max_slots,
+        max_ns: time_limit_s.map(|t| (t * 1e9) as u64),
+        timeout_ns: (cli.timeout * 1e9) as u64,
+        workers,
+        bind,
+        keep_records: cli.records.is_some(),
+    };
+    Ok((plan, settings))
+}
+
+fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
+    let file = match (&cli.post_file, &cli.put_file) {
+        (Some(_), Some(_)) => return Err(Failure::usage("-p and -u cannot be used together")),
+        (Some(f), None) | (None, Some(f)) => f,
+        (None, None) => return Ok(None),
+    };
+    let body = std::fs::read(file)
+        .map_err(|e| Failure::usage(format!("cannot read request body {}: {e}", file.display())))?;
+    Ok(Some((body, cli.content_type.clone())))
+}
+
+fn build_requests(
+    targets: &[Target],
+    cli: &RunCli,
+    method: &str,
+    body: Option<(Vec<u8>, String)>,
+) -> Vec<Vec<u8>> {
+    targets
+        .iter()
+        .map(|t| {
+            RequestSpec {
+                method: method.to_string(),
+                path: t.path.clone(),
+                host: t.host.clone(),
+                keepalive: cli.keepalive,
+                http10: cli.http10,
+                headers: cli.headers.clone(),
+                body: body.clone(),
+            }
+            .to_bytes()
+        })
+        .collect()
+}
+
+fn arrival(cli: &RunCli) -> Result<(Arrival, bool)> {
+    let Some(rate) = cli.rate else {
+        if cli.arrival.is_some() {
+            return Err(Failure::usage("--arrival needs --rate"));
+        }
+        return Ok((Arrival::Closed, false));
+    };
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err(Failure::usage(
+            "--rate needs a number of requests per second above 0",
+        ));
+    }
+    match cli.arrival.as_deref().unwrap_or("constant") {
+        "constant" => Ok((Arrival::Constant { rate }, true)),
+        "poisson" => Ok((
+            Arrival::Poisson {
+                rate,
+                seed: cli.seed,
+            },
+            true,
+        )),
+        other => Err(Failure::usage(format!(
+            "bad --arrival '{other}': use constant or poisson"
+        ))),
+    }
+}
+
+/// Whether this machine can open sockets of family `f` at all.
+pub fn family_available(f: Family) -> bool {
+    let domain = match f {
+        Family::V4 => socket2::Domain::IPV4,
+        Family::V6 => socket2::Domain::IPV6,
+    };
+    socket2::Socket::new(domain, socket2::Type::DGRAM, None).is_ok()
+}

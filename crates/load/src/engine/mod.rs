@@ -1,0 +1,277 @@
+//! The engine: runs a checked [`Plan`] on one worker thread per core, watches progress and
+//! signals from the calling thread, and merges the workers' results once they end.
+//! Ctrl-C (SIGINT) or SIGTERM stops the workers and still yields what was measured; a
+//! second Ctrl-C exits at once.
+
+mod conn;
+mod timer;
+mod worker;
+
+pub use conn::raise_nofile_limit;
+pub use worker::LATE_NS;
+
+use crate::record::Record;
+use crate::summary::FamilyStats;
+use crate::target::Target;
+use dualbench_common::{clock, Failure};
+use dualbench_pace::{Arrival, Interleave};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use worker::{Worker, WorkerResult};
+
+/// Everything the workers need, checked and built once.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub targets: Vec<Target>,
+    /// Slot → target; built from the targets' weights.
+    pub interleave: Interleave,
+    /// The request bytes for each target, built once.
+    pub requests: Vec<Vec<u8>>,
+    /// The method is HEAD (responses have no body).
+    pub head: bool,
+    /// Requests in flight at most (closed loop) or connections at most (open loop).
+    pub concurrency: usize,
+    /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = none.
+    pub pipeline: usize,
+    pub keepalive: bool,
+    pub arrival: Arrival,
+    pub max_slots: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub timeout_ns: u64,
+    pub workers: usize,
+    /// Source addresses per family (IPv4 first); empty = let the kernel choose.
+    pub bind: [Vec<IpAddr>; 2],
+    pub keep_records: bool,
+}
+
+/// State the controlling thread shares with the workers: the clock origin, the stop flag
+/// and one progress counter per worker (each written by its worker only).
+pub struct Shared {
+    start_ns: u64,
+    pub stop: Arc<AtomicBool>,
+    progress: Vec<PaddedCounter>,
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct PaddedCounter(AtomicU64);
+
+impl std::ops::Deref for PaddedCounter {
+    type Target = AtomicU64;
+    fn deref(&self) -> &AtomicU64 {
+        &self.0
+    }
+}
+
+impl Shared {
+    /// Nanoseconds since the run started.
+    #[inline]
+    pub fn elapsed_ns(&self) -> u64 {
+        clock::monotonic_ns().saturating_sub(self.start_ns)
+    }
+
+    /// The run's start on the monotonic clock.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
+    fn done(&self) -> u64 {
+        self.progress
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+/// What a run measured, merged over workers; the caller adds its settings to make a
+/// [`crate::summary::RunSummary`].
+#[derive(Debug, Default)]
+pub struct Measured {
+    pub families: [FamilyStats; 2],
+    /// Every request's record, in end order per worker (only when asked for).
+    pub records: Vec<Record>,
+    pub duration_ns: u64,
+    pub start_monotonic_ns: u64,
+    pub start_unix_ns: u64,
+    pub server_software: String,
+    pub document_length: Option<u64>,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// Why the run stopped early, if it did.
+    pub interrupted: Option<String>,
+    /// A fatal error that stopped the run (the figures cover what was measured before it).
+    pub fatal: Option<Failure>,
+}
+
+/// Progress as the controlling thread sees it, for the progress display.
+pub trait Progress {
+    /// Called about ten times a second with the number of requests ended so far.
+    fn update(&mut self, done: u64, elapsed: Duration);
+}
+
+/// Run the plan to its end (count, time, signal or fatal error).
+pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
+    let stop = Arc::new(AtomicBool::new(false));
+    let signals = Signals::install(&stop);
+    let shared = Arc::new(Shared {
+        start_ns: clock::monotonic_ns(),
+        stop: stop.clone(),
+        progress: (0..plan.workers)
+            .map(|_| PaddedCounter::default())
+            .collect(),
+    });
+    let start_unix_ns = clock::unix_ns();
+    let plan = Arc::new(plan);
+    let mut handles = Vec::new();
+    let mut fatal = None;
+    for i in 0..plan.workers {
+        let (p, s) = (plan.clone(), shared.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("dualbench-w{i}"))
+            .spawn(move || match Worker::new(i, p, s.clone()) {
+                Ok(w) => w.run(),
+                Err(e) => {
+                    s.stop.store(true, Ordering::Relaxed);
+                    WorkerResult {
+                        fatal: Some(Failure::runtime(format!("cannot start worker: {e}"))),
+                        ..Default::default()
+                    }
+                }
+            });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                fatal = Some(Failure::runtime(format!("cannot start worker thread: {e}")));
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+    }
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(100));
+        progress.update(shared.done(), Duration::from_nanos(shared.elapsed_ns()));
+    }
+    let end_ns = shared.elapsed_ns();
+    let results: Vec<WorkerResult> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+    progress.update(shared.done(), Duration::from_nanos(end_ns));
+    let interrupted = signals.reason();
+    drop(signals);
+    let mut m = merge(results, &plan, end_ns, interrupted);
+    m.start_monotonic_ns = shared.start_ns;
+    m.start_unix_ns = start_unix_ns;
+    if m.fatal.is_none() {
+        m.fatal = fatal;
+    }
+    if m.interrupted.is_none() {
+        m.interrupted = m
+            .fatal
+            .as_ref()
+            .map(|f| format!("stopped by an error: {f}"));
+    }
+    m
+}
+
+fn merge(
+    results: Vec<WorkerResult>,
+    plan: &Plan,
+    end_ns: u64,
+    interrupted: Option<String>,
+) -> Measured {
+    let mut m = Measured {
+        interrupted,
+        ..Default::default()
+    };
+    let mut lengths: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    let mut first: Option<(u64, u64, String)> = None;
+    let mut last_end = 0;
+    for r in results {
+        for (a, b) in m.families.iter_mut().zip(&r.families) {
+            a.merge(b);
+        }
+        for (all, mine) in lengths.iter_mut().zip(r.lengths) {
+            for (len, n) in mine {
+                match all.iter_mut().find(|e| e.0 == len) {
+                    Some(e) => e.1 += n,
+                    None => all.push((len, n)),
+                }
+            }
+        }
+        if let Some(f) = r.first {
+            if first.as_ref().is_none_or(|g| f.0 < g.0) {
+                first = Some(f);
+            }
+        }
+        last_end = last_end.max(r.last_end_ns);
+        m.records.extend(r.records);
+        m.cpu_user_s += r.cpu_user_s;
+        m.cpu_sys_s += r.cpu_sys_s;
+        if m.fatal.is_none() {
+            m.fatal = r.fatal;
+        }
+    }
+    if let Some((_, len, server)) = first {
+        m.document_length = Some(len);
+        m.server_software = server;
+        for (stats, lens) in m.families.iter_mut().zip(&lengths) {
+            let same = lens.iter().find(|e| e.0 == len).map_or(0, |e| e.1);
+            stats.length_mismatch = stats.completed - same;
+        }
+    }
+    // From the start to the last request's end; a run cut by its time limit lasted at
+    // least that long, an interrupted one until it was stopped.
+    m.duration_ns = match plan.max_ns {
+        _ if m.interrupted.is_some() => end_ns,
+        Some(limit) if end_ns >= limit => last_end.max(limit),
+        _ => last_end.max(1),
+    };
+    m
+}
+
+/// SIGINT and SIGTERM set the stop flag (a second SIGINT exits at once); which one came
+/// is remembered for the report.
+struct Signals {
+    ids: Vec<signal_hook::SigId>,
+    int: Arc<AtomicBool>,
+    term: Arc<AtomicBool>,
+}
+
+impl Signals {
+    fn install(stop: &Arc<AtomicBool>) -> Signals {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::flag;
+        let int = Arc::new(AtomicBool::new(false));
+        let term = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        // Order matters: the conditional exit is checked before the flags are set.
+        ids.extend(flag::register_conditional_shutdown(
+            SIGINT,
+            130,
+            int.clone(),
+        ));
+        for (sig, which) in [(SIGINT, &int), (SIGTERM, &term)] {
+            ids.extend(flag::register(sig, which.clone()));
+            ids.extend(flag::register(sig, stop.clone()));
+        }
+        Signals { ids, int, term }
+    }
+
+    fn reason(&self) -> Option<String> {
+        if self.int.load(Ordering::Relaxed) {
+            Some("interrupted by Ctrl-C (SIGINT)".into())
+        } else if self.term.load(Ordering::Relaxed) {
+            Some("stopped by SIGTERM".into())
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}

@@ -1,0 +1,700 @@
+//! One worker: a thread with its own event loop (mio), its own connections, histograms
+//! and counters; nothing shared on the hot path but a progress counter only it writes.
+//!
+//! The loop: take the slots that are due from the schedule (closed loop: while fewer than
+//! the worker's share of `-c` are in flight; open loop: at their intended times, queueing
+//! the late ones), put each on a ready connection to its target or open a new one, then
+//! drive sockets: connected → request written → response parsed → record.
+
+use super::conn::{self, Conn, OpenError, Pending, Phase};
+use super::timer::Timer;
+use super::{Plan, Shared};
+use crate::http::{Feed, ParseError};
+use crate::record::{Outcome, Record};
+use crate::summary::FamilyStats;
+use dualbench_common::Failure;
+use dualbench_pace::{Arrival, Pace, Schedule};
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What arrived of a response: status, wire bytes, body bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Got {
+    status: u16,
+    bytes: u64,
+    body: u64,
+}
+
+/// What the poll reported for a connection.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ready {
+    readable: bool,
+    writable: bool,
+    /// The peer shut down its side (FIN seen).
+    peer_closed: bool,
+    /// The socket has an error.
+    failed: bool,
+}
+
+fn token(key: usize, id: u64) -> Token {
+    Token(key | (((id >> 8) as usize) << 32))
+}
+
+/// A slot is "late" when it starts more than this after its intended time.
+pub const LATE_NS: u64 = 1_000_000;
+const READ_BUF: usize = 64 * 1024;
+const MAX_TICK_NS: u64 = 50_000_000;
+/// The poll token of the worker's timer (connections use their slab keys).
+const TIMER: Token = Token(usize::MAX);
+
+/// What a worker hands back when it ends.
+#[derive(Debug, Default)]
+pub struct WorkerResult {
+    pub families: [FamilyStats; 2],
+    pub records: Vec<Record>,
+    /// (end time, body length, Server header) of this worker's first completed response.
+    pub first: Option<(u64, u64, String)>,
+    /// Body lengths seen per family: (length, count), a handful of distinct values.
+    pub lengths: [Vec<(u64, u64)>; 2],
+    pub last_end_ns: u64,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub fatal: Option<Failure>,
+}
+
+pub struct Worker {
+    index: usize,
+    plan: Arc<Plan>,
+    shared: Arc<Shared>,
+    poll: Poll,
+    timer: Timer,
+    conns: Slab<Conn>,
+    /// Per target: connections that can take another request now.
+    ready: Vec<Vec<usize>>,
+    /// Open loop: slots that are due but found no room yet (slot, intended).
+    backlog: VecDeque<(u64, u64)>,
+    /// Request deadlines in start order (all share one timeout): (deadline, conn key, conn id, slot).
+    deadlines: VecDeque<(u64, usize, u64, u64)>,
+    schedule: Schedule,
+    schedule_done: bool,
+    next_due_ns: u64,
+    in_flight: usize,
+    cap: usize,
+    next_conn: u64,
+    binds_used: [usize; 2],
+    buf: Vec<u8>,
+    out: WorkerResult,
+}
+
+impl Worker {
+    pub fn new(index: usize, plan: Arc<Plan>, shared: Arc<Shared>) -> io::Result<Worker> {
+        let w = plan.workers;
+        let share = plan.concurrency / w + usize::from(index < plan.concurrency % w);
+        let cap = share * plan.pipeline;
+        let schedule = Schedule::new(plan.arrival, plan.max_slots, plan.max_ns);
+        let ntargets = plan.targets.len();
+        let keep = if plan.keep_records {
+            plan.max_slots
+                .map_or(1024, |n| (n as usize / w).min(1 << 24))
+        } else {
+            0
+        };
+        let poll = Poll::new()?;
+        let timer = Timer::new()?;
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&timer.raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
+        Ok(Worker {
+            index,
+            poll,
+            timer,
+            conns: Slab::with_capacity(share.max(1)),
+            ready: vec![Vec::new(); ntargets],
+            backlog: VecDeque::new(),
+            deadlines: VecDeque::with_capacity(cap.max(1)),
+            schedule,
+            schedule_done: cap == 0,
+            next_due_ns: 0,
+            in_flight: 0,
+            cap,
+            next_conn: 0,
+            binds_used: [0, 0],
+            buf: vec![0u8; READ_BUF],
+            out: WorkerResult {
+                records: Vec::with_capacity(keep),
+                ..Default::default()
+            },
+            plan,
+            shared,
+        })
+    }
+
+    /// Run until the schedule is done and nothing is in flight, the time limit passes, the
+    /// run is stopped, or a fatal error happens.
+    pub fn run(mut self) -> WorkerResult {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = self.shared.elapsed_ns();
+            if self.shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(f) = self.dispatch(now) {
+                self.fail_run(f);
+                break;
+            }
+            if self.plan.max_ns.is_some_and(|m| now >= m) {
+                // Time is up (the schedule has handed out its last slot): start nothing
+                // more; what is in flight may finish, each request still bounded by its
+                // own timeout, so every one is classified.
+                self.schedule_done = true;
+                self.drop_backlog();
+            }
+            if self.schedule_done && self.backlog.is_empty() && self.in_flight == 0 {
+                break;
+            }
+            let wait = self.poll_timeout(now);
+            if wait < MAX_TICK_NS {
+                self.timer.arm(self.shared.start_ns() + now + wait.max(1));
+            }
+            if let Err(e) = self.poll.poll(
+                &mut events,
+                Some(std::time::Duration::from_nanos(MAX_TICK_NS)),
+            ) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.fail_run(Failure::runtime(format!("event loop failed: {e}")));
+                    break;
+                }
+            }
+            for ev in events.iter() {
+                if ev.token() == TIMER {
+                    self.timer.clear();
+                    continue;
+                }
+                // The token carries the connection's id, so an event for a connection that
+                // closed earlier in this batch never reaches a new one in the same slot.
+                let key = ev.token().0 & 0xffff_ffff;
+                if self
+                    .conns
+                    .get(key)
+                    .is_some_and(|c| token(key, c.id) == ev.token())
+                {
+                    let failed = ev.is_error() || (ev.is_read_closed() && !ev.is_readable());
+                    let ready = Ready {
+                        readable: ev.is_readable() || ev.is_read_closed(),
+                        writable: ev.is_writable(),
+                        peer_closed: ev.is_read_closed(),
+                        failed,
+                    };
+                    self.drive(key, ready);
+                }
+            }
+            self.expire(self.shared.elapsed_ns());
+        }
+        self.finish()
+    }
+
+    fn fail_run(&mut self, f: Failure) {
+        self.out.fatal = Some(f);
+        self.shared.stop.store(true, Ordering::Relaxed);
+    }
+
+    fn poll_timeout(&self, now: u64) -> u64 {
+        let mut t = MAX_TICK_NS;
+        if let Some(&(d, ..)) = self.deadlines.front() {
+            t = t.min(d.saturating_sub(now));
+        }
+        if !self.schedule_done && self.in_flight < self.cap && self.next_due_ns > now {
+            t = t.min(self.next_due_ns - now);
+        }
+        if let (Some(m), false) = (self.plan.max_ns, self.schedule_done) {
+            t = t.min(m.saturating_sub(now));
+        }
+        t
+    }
+
+    /// Start every slot that is due and has room.
+    fn dispatch(&mut self, now: u64) -> Result<(), Failure> {
+        while self.in_flight < self.cap {
+            if let Some((slot, intended)) = self.backlog.pop_front() {
+                self.start(slot, intended, now)?;
+                continue;
+            }
+            if self.schedule_done {
+                break;
+            }
+            match self.schedule.pace(now) {
+                Pace::Stop => self.schedule_done = true,
+                Pace::Wait(ns) => {
+                    self.next_due_ns = now + ns;
+                    break;
+                }
+                Pace::Go { intended_ns } => {
+                    let slot = self.schedule.issued() - 1;
+                    if self.owns(slot) {
+                        let intended = if self.plan.arrival == Arrival::Closed {
+                            now
+                        } else {
+                            intended_ns
+                        };
+                        self.start(slot, intended, now)?;
+                    }
+                }
+            }
+        }
+        // Open loop: slots due while every connection is busy wait in the backlog, late.
+        if self.plan.arrival != Arrival::Closed && !self.schedule_done {
+            loop {
+                match self.schedule.pace(now) {
+                    Pace::Stop => {
+                        self.schedule_done = true;
+                        break;
+                    }
+                    Pace::Wait(ns) => {
+                        self.next_due_ns = now + ns;
+                        break;
+                    }
+                    Pace::Go { intended_ns } => {
+                        let slot = self.schedule.issued() - 1;
+                        if self.owns(slot) {
+                            self.backlog.push_back((slot, intended_ns));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Slots go to workers in whole interleaving cycles, so each worker alone keeps the ratio.
+    fn owns(&self, slot: u64) -> bool {
+        let cycle = self.plan.interleave.cycle().len() as u64;
+        (slot / cycle) % self.plan.workers as u64 == self.index as u64
+    }
+
+    fn start(&mut self, slot: u64, intended: u64, now: u64) -> Result<(), Failure> {
+        let target = self.plan.interleave.pick(slot);
+        let family = self.plan.targets[target].family;
+        if now.saturating_sub(intended) > LATE_NS {
+            self.out.families[family.index()].late += 1;
+        }
+        self.in_flight += 1;
+        let pending = Pending {
+            slot,
+            intended_ns: intended,
+            start_ns: now,
+            connect_ns: 0,
+            sent_ns: 0,
+            first_byte_ns: 0,
+            reused: false,
+        };
+        while let Some(key) = self.ready[target].pop() {
+            let c = &mut self.conns[key];
+            c.in_ready = false;
+            if c.has_room(self.plan.pipeline) {
+                c.pending.push_back(Pending {
+                    reused: c.served > 0 || !c.pending.is_empty(),
+                    ..pending
+                });
+                if c.has_room(self.plan.pipeline) {
+                    c.in_ready = true;
+                    self.ready[target].push(key);
+                }
+                self.arm_deadline(key, slot, now);
+                self.drive(
+                    key,
+                    Ready {
+                        writable: true,
+                        ..Ready::default()
+                    },
+                );
+                return Ok(());
+            }
+        }
+        self.connect(target, pending, now)
+    }
+
+    fn connect(&mut self, target: usize, pending: Pending, now: u64) -> Result<(), Failure> {
+        let t = &self.plan.targets[target];
+        let fam = t.family.index();
+        let binds = &self.plan.bind[fam];
+        let source = (!binds.is_empty()).then(|| {
+            let i = self.binds_used[fam] * self.plan.workers + self.index;
+            self.binds_used[fam] += 1;
+            binds[i % binds.len()]
+        });
+        self.out.families[fam].connections += 1;
+        let sock = match conn::open(t.addr, source) {
+            Ok(s) => s,
+            Err(OpenError::Fatal(f)) => {
+                self.in_flight -= 1;
+                self.out.families[fam].connections -= 1;
+                return Err(f);
+            }
+            Err(OpenError::Outcome(o)) => {
+                self.record(target, u64::MAX, pending, Got::default(), now, o);
+                return Ok(());
+            }
+        };
+        let id = (self.next_conn << 8) | self.index as u64;
+        self.next_conn += 1;
+        let entry = self.conns.vacant_entry();
+        let key = entry.key();
+        let mut c = Conn::new(sock, target, id, now, self.plan.pipeline);
+        c.parser.reset(self.plan.head, self.out.first.is_none());
+        if let Err(e) = self.poll.registry().register(
+            &mut c.sock,
+            token(key, id),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            return Err(Failure::runtime(format!("cannot watch a socket: {e}")));
+        }
+        c.pending.push_back(pending);
+        if self.plan.keepalive && c.has_room(self.plan.pipeline) {
+            c.in_ready = true;
+            self.ready[target].push(key);
+        }
+        entry.insert(c);
+        self.arm_deadline(key, pending.slot, now);
+        Ok(())
+    }
+
+    fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
+        let id = self.conns[key].id;
+        self.deadlines
+            .push_back((now + self.plan.timeout_ns, key, id, slot));
+    }
+
+    /// Fail connections whose oldest request passed its deadline.
+    fn expire(&mut self, now: u64) {
+        while let Some(&(deadline, key, id, slot)) = self.deadlines.front() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop_front();
+            let Some(c) = self.conns.get(key) else {
+                continue;
+            };
+            if c.id != id || !c.pending.iter().any(|p| p.slot == slot) {
+                continue;
+            }
+            let o = if c.phase == Phase::Connecting {
+                Outcome::TimeoutConnect
+            } else {
+                Outcome::TimeoutResponse
+            };
+            self.close(key, Some(o), now);
+        }
+    }
+
+    /// React to readiness on connection `key`.
+    fn drive(&mut self, key: usize, ready: Ready) {
+        let now = self.shared.elapsed_ns();
+        if self.conns[key].phase == Phase::Connecting {
+            if ready.failed {
+                let o = match self.conns[key].sock.take_error() {
+                    Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
+                    Ok(None) => Outcome::ResetConnect,
+                };
+                return self.close(key, Some(o), now);
+            }
+            if !ready.writable {
+                return;
+            }
+            // A non-blocking connect that reports writable without an error is established.
+            self.connected(key, now);
+        }
+        if let Err(o) = self.write(key, now) {
+            return self.close(key, Some(o), now);
+        }
+        if ready.readable {
+            self.read(key, ready.peer_closed);
+        }
+    }
+
+    fn connected(&mut self, key: usize, now: u64) {
+        let c = &mut self.conns[key];
+        c.phase = Phase::Open;
+        c.connected_ns = now;
+        let connect_ns = now - c.opened_ns;
+        for p in c.pending.iter_mut() {
+            p.connect_ns = connect_ns;
+        }
+    }
+
+    fn write(&mut self, key: usize, now: u64) -> Result<(), Outcome> {
+        let c = &mut self.conns[key];
+        let req = &self.plan.requests[c.target];
+        while c.writing < c.pending.len() {
+            match c.sock.write(&req[c.write_off..]) {
+                Ok(0) => return Err(Outcome::ResetRequest),
+                Ok(n) => {
+                    c.write_off += n;
+                    self.out.families[self.plan.targets[c.target].family.index()].request_bytes +=
+                        n as u64;
+                    if c.write_off == req.len() {
+                        c.pending[c.writing].sent_ns = now;
+                        c.writing += 1;
+                        c.write_off = 0;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(conn::classify_io(&e, true)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Read and parse until the socket is drained. `peer_closed`: the poll saw the peer's
+    /// FIN, so read on to the end of stream even after a short read.
+    fn read(&mut self, key: usize, peer_closed: bool) {
+        loop {
+            let now;
+            let n = match self.conns[key].sock.read(&mut self.buf) {
+                Ok(n) => {
+                    now = self.shared.elapsed_ns();
+                    n
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let now = self.shared.elapsed_ns();
+                    let o = conn::classify_io(&e, false);
+                    return self.close(key, Some(o), now);
+                }
+            };
+            if n == 0 {
+                return self.on_eof(key, now);
+            }
+            let mut off = 0;
+            while off < n {
+                if !self.conns.contains(key) {
+                    return;
+                }
+                let c = &mut self.conns[key];
+                let Some(front) = c.pending.front_mut() else {
+                    // Bytes nobody asked for.
+                    return self.close(key, Some(Outcome::ProtocolError), now);
+                };
+                if !c.parser.started() {
+                    front.first_byte_ns = now;
+                    if front.sent_ns == 0 {
+                        front.sent_ns = now;
+                    }
+                }
+                match c.parser.feed(&self.buf[off..n]) {
+                    Ok(Feed::NeedMore) => break,
+                    Ok(Feed::Done { used }) => {
+                        off += used;
+                        self.complete(key, now);
+                    }
+                    Err(
+                        ParseError::Malformed | ParseError::HeadersTooLarge | ParseError::BadChunk,
+                    ) => {
+                        return self.close(key, Some(Outcome::ProtocolError), now);
+                    }
+                }
+            }
+            // A short read emptied the socket's receive queue: the next arrival raises a
+            // new edge, so there is no need for another read just to see EAGAIN.
+            if !self.conns.contains(key) || (n < self.buf.len() && !peer_closed) {
+                return;
+            }
+        }
+    }
+
+    fn on_eof(&mut self, key: usize, now: u64) {
+        let c = &self.conns[key];
+        if c.pending.is_empty() {
+            return self.close(key, None, now);
+        }
+        if c.parser.until_close() {
+            self.complete(key, now);
+            if self.conns.contains(key) {
+                self.close(key, None, now);
+            }
+            return;
+        }
+        if !c.parser.started() && c.served > 0 {
+            // The server closed a kept-alive connection as we reused it: send again on a
+            // new connection (the request never reached a response; nothing is lost).
+            return self.retry(key, now);
+        }
+        self.close(key, Some(Outcome::ProtocolError), now)
+    }
+
+    fn retry(&mut self, key: usize, now: u64) {
+        let c = self.conns.remove(key);
+        self.lifetime(&c, now);
+        let target = c.target;
+        for p in c.pending {
+            let again = Pending {
+                start_ns: now,
+                connect_ns: 0,
+                sent_ns: 0,
+                first_byte_ns: 0,
+                reused: false,
+                ..p
+            };
+            if let Err(f) = self.connect(target, again, now) {
+                self.fail_run(f);
+                return;
+            }
+        }
+    }
+
+    /// The front request's response is complete.
+    fn complete(&mut self, key: usize, now: u64) {
+        let keepalive = self.plan.keepalive;
+        let want_server = self.out.first.is_none();
+        let c = &mut self.conns[key];
+        let p = c
+            .pending
+            .pop_front()
+            .expect("a completed response has a request");
+        c.writing = c.writing.saturating_sub(1);
+        c.served += 1;
+        let got = Got {
+            status: c.parser.status,
+            bytes: c.parser.bytes,
+            body: c.parser.body_bytes,
+        };
+        let server = c.parser.server.take();
+        if c.parser.close || !keepalive {
+            c.closing = true;
+        }
+        c.parser.reset(self.plan.head, want_server);
+        let (target, conn_id) = (c.target, c.id);
+        let (closing, idle) = (c.closing, c.pending.is_empty());
+        if self.out.first.is_none() {
+            self.out.first = Some((now, got.body, server.unwrap_or_default()));
+        }
+        self.record(target, conn_id, p, got, now, Outcome::Normal);
+        let c = &mut self.conns[key];
+        if closing && idle {
+            self.close(key, None, now);
+        } else if !closing && !c.in_ready && c.has_room(self.plan.pipeline) {
+            c.in_ready = true;
+            self.ready[target].push(key);
+        }
+    }
+
+    /// Close a connection; its pending requests end with `outcome` (if any remain).
+    fn close(&mut self, key: usize, outcome: Option<Outcome>, now: u64) {
+        let c = self.conns.remove(key);
+        if c.in_ready {
+            self.ready[c.target].retain(|&k| k != key);
+        }
+        self.lifetime(&c, now);
+        let o = outcome.unwrap_or(Outcome::ProtocolError);
+        let got = Got {
+            status: c.parser.status,
+            bytes: c.parser.bytes,
+            body: c.parser.body_bytes,
+        };
+        for (i, p) in c.pending.into_iter().enumerate() {
+            self.record(
+                c.target,
+                c.id,
+                p,
+                if i == 0 { got } else { Got::default() },
+                now,
+                o,
+            );
+        }
+    }
+
+    fn lifetime(&mut self, c: &Conn, now: u64) {
+        if c.phase == Phase::Open {
+            let fam = self.plan.targets[c.target].family.index();
+            self.out.families[fam].add_lifetime(now - c.opened_ns);
+        }
+    }
+
+    /// End one request: count it, keep its record if asked. `conn` is `u64::MAX` when no
+    /// connection was ever made.
+    fn record(
+        &mut self,
+        target: usize,
+        conn: u64,
+        p: Pending,
+        got: Got,
+        now: u64,
+        outcome: Outcome,
+    ) {
+        self.in_flight -= 1;
+        let family = self.plan.targets[target].family;
+        let r = Record {
+            slot: p.slot,
+            family,
+            target: target as u16,
+            conn,
+            reused: p.reused,
+            intended_ns: p.intended_ns,
+            start_ns: p.start_ns,
+            connect_ns: p.connect_ns,
+            sent_ns: p.sent_ns,
+            first_byte_ns: p.first_byte_ns,
+            end_ns: now,
+            status: got.status,
+            bytes: got.bytes,
+            body_bytes: got.body,
+            outcome,
+        };
+        let stats = &mut self.out.families[family.index()];
+        stats.add(&r, None);
+        if outcome == Outcome::Normal {
+            note_length(&mut self.out.lengths[family.index()], got.body);
+        }
+        if self.plan.keep_records {
+            self.out.records.push(r);
+        }
+        self.out.last_end_ns = self.out.last_end_ns.max(now);
+        self.shared.progress[self.index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Open loop: slots that were due but never sent are counted as unsent.
+    fn drop_backlog(&mut self) {
+        for (slot, _) in self.backlog.drain(..) {
+            let f = self.plan.targets[self.plan.interleave.pick(slot)].family;
+            self.out.families[f.index()].unsent += 1;
+        }
+    }
+
+    fn finish(mut self) -> WorkerResult {
+        self.drop_backlog();
+        // Connections still open (kept alive, idle) end with the run: their continuation
+        // time counts until now. Requests still in flight were cut by a stop, not counted.
+        let now = self.shared.elapsed_ns();
+        for (_, c) in std::mem::take(&mut self.conns) {
+            self.lifetime(&c, now);
+        }
+        let (user, sys) = thread_cpu();
+        self.out.cpu_user_s = user;
+        self.out.cpu_sys_s = sys;
+        self.out
+    }
+}
+
+fn note_length(lengths: &mut Vec<(u64, u64)>, len: u64) {
+    if let Some(e) = lengths.iter_mut().find(|e| e.0 == len) {
+        e.1 += 1;
+    } else if lengths.len() < 64 {
+        lengths.push((len, 1));
+    }
+}
+
+/// This thread's CPU time (user, system) in seconds.
+fn thread_cpu() -> (f64, f64) {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}

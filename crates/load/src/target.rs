@@ -1,0 +1,618 @@
+//! Targets: what a run sends requests to. Parses URLs (IPv4 literals, bracketed IPv6
+//! literals with optional zone — RFC 6874's `%25eth0` and the plain `%eth0` — and host
+//! names resolved to all their A and AAAA records), ANMA-style address lists, the family
+//! filter and the IPv6:IPv4 ratio, and turns them into a weighted list of socket
+//! addresses whose interleaving is exact.
+
+use dualbench_common::{Failure, Family, Result};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6, ToSocketAddrs};
+
+/// A parsed `http://` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Url {
+    /// Host as written, without brackets or zone (`::1`, `127.0.0.1`, `example.org`).
+    pub host: String,
+    /// Zone of a link-local IPv6 literal (`eth0`), if any.
+    pub zone: Option<String>,
+    pub port: u16,
+    /// Path and query, at least `/`.
+    pub path: String,
+}
+
+impl Url {
+    /// The Host header value: brackets around IPv6 literals, port when not 80.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+/// Parse an `http://` URL. Anything else is a usage error naming what is wrong.
+pub fn parse_url(s: &str) -> Result<Url> {
+    let bad = |why: &str| Failure::usage(format!("bad URL '{s}': {why}"));
+    let rest = match s.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+        Some((scheme, _)) => {
+            return Err(Failure::usage(format!(
+                "unsupported scheme '{scheme}' in '{s}': dualbench speaks plain http:// only"
+            )))
+        }
+        None => return Err(bad("expected http://HOST[:PORT]/PATH")),
+    };
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+        Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+        None => (rest, "/".to_string()),
+    };
+    if authority.contains('@') {
+        return Err(bad("user information in URLs is not supported"));
+    }
+    let (host, zone, port) = split_authority(authority).map_err(|why| bad(&why))?;
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    Ok(Url {
+        host,
+        zone,
+        port: port.unwrap_or(80),
+        path,
+    })
+}
+
+/// Split `host[:port]` / `[v6%zone][:port]` into parts.
+fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Option<u16>), String> {
+    let parse_port = |p: &str| -> std::result::Result<u16, String> {
+        p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))
+    };
+    if let Some(rest) = a.strip_prefix('[') {
+        let (inside, after) = rest
+            .split_once(']')
+            .ok_or("missing ']' after IPv6 address")?;
+        let (addr, zone) = match inside.split_once('%') {
+            Some((addr, zone)) => {
+                let zone = zone
+                    .strip_prefix("25")
+                    .filter(|z| !z.is_empty())
+                    .unwrap_or(zone);
+                if zone.is_empty() {
+                    return Err("empty zone after '%'".into());
+                }
+                (addr, Some(zone.to_string()))
+            }
+            None => (inside, None),
+        };
+        addr.parse::<Ipv6Addr>()
+            .map_err(|_| format!("'{addr}' is not an IPv6 address"))?;
+        let port = match after {
+            "" => None,
+            p => Some(parse_port(p.strip_prefix(':').ok_or("junk after ']'")?)?),
+        };
+        return Ok((addr.to_string(), zone, port));
+    }
+    if a.matches(':').count() > 1 {
+        return Err("IPv6 addresses in URLs need brackets, e.g. http://[::1]:8080/".into());
+    }
+    match a.split_once(':') {
+        Some((h, p)) => Ok((h.to_string(), None, Some(parse_port(p)?))),
+        None => Ok((a.to_string(), None, None)),
+    }
+}
+
+/// Which families a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyChoice {
+    V4,
+    V6,
+    Both,
+}
+
+impl FamilyChoice {
+    pub fn allows(self, f: Family) -> bool {
+        matches!(
+            (self, f),
+            (FamilyChoice::Both, _)
+                | (FamilyChoice::V4, Family::V4)
+                | (FamilyChoice::V6, Family::V6)
+        )
+    }
+}
+
+/// `--ratio V6:V4`, e.g. `4:1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ratio {
+    pub v6: u64,
+    pub v4: u64,
+}
+
+pub fn parse_ratio(s: &str) -> Result<Ratio> {
+    let bad = || {
+        Failure::usage(format!(
+            "bad --ratio '{s}': expected V6:V4 with whole numbers, e.g. 4:1"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let v6 = a.trim().parse().map_err(|_| bad())?;
+    let v4 = b.trim().parse().map_err(|_| bad())?;
+    if v6 == 0 && v4 == 0 {
+        return Err(Failure::usage(format!(
+            "--ratio {s} sends nothing: at least one side must be above 0"
+        )));
+    }
+    Ok(Ratio { v6, v4 })
+}
+
+/// One address requests go to, with what to send there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub family: Family,
+    /// Requests per interleaving cycle.
+    pub weight: u64,
+    /// Host header value.
+    pub host: String,
+    pub path: String,
+}
+
+/// A candidate before the family/ratio weighting: an address and its own weight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub addr: SocketAddr,
+    pub weight: u64,
+    pub host: String,
+    pub path: String,
+}
+
+/// Resolve a URL to all its addresses (literals need no lookup).
+pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
+    if let Ok(ip) = url.host.parse::<IpAddr>() {
+        return Ok(vec![with_zone(
+            SocketAddr::new(ip, url.port),
+            url.zone.as_deref(),
+        )?]);
+    }
+    if url.zone.is_some() {
+        return Err(Failure::usage(format!(
+            "a zone (%{}) needs an IPv6 address literal",
+            url.zone.as_deref().unwrap_or("")
+        )));
+    }
+    let addrs = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(|e| Failure::usage(format!("cannot resolve '{}': {e}", url.host)))?;
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for a in addrs {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    if out.is_empty() {
+        return Err(Failure::usage(format!("'{}' has no addresses", url.host)));
+    }
+    Ok(out)
+}
+
+fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
+    let Some(zone) = zone else { return Ok(addr) };
+    let SocketAddr::V6(v6) = addr else {
+        return Err(Failure::usage(
+            "a zone (%name) applies to IPv6 addresses only",
+        ));
+    };
+    let scope = match zone.parse::<u32>() {
+        Ok(n) => n,
+        Err(_) => {
+            let name = std::ffi::CString::new(zone).map_err(|_| Failure::usage("bad zone name"))?;
+            // SAFETY: if_nametoindex reads a NUL-terminated string we own.
+            let idx = unsafe { libc::if_nametoindex(name.as_ptr()) };
+            if idx == 0 {
+                return Err(Failure::usage(format!(
+                    "no network interface named '{zone}' (zone of {})",
+                    v6.ip()
+                )));
+            }
+            idx
+        }
+    };
+    Ok(SocketAddr::V6(SocketAddrV6::new(
+        *v6.ip(),
+        v6.port(),
+        v6.flowinfo(),
+        scope,
+    )))
+}
+
+/// Parse an ANMA-style address list: one address per line (an IP, `host:port`,
+/// `[v6]:port` or a URL), an optional whole-number weight after whitespace, `#` comments.
+/// `default_port` and `default_path` come from the command line's URL, if any.
+pub fn parse_address_list(
+    text: &str,
+    file: &str,
+    default_port: u16,
+    default_path: &str,
+) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |why: String| Failure::usage(format!("{file}:{}: {why}", i + 1));
+        let mut words = line.split_whitespace();
+        let addr_word = words.next().unwrap_or_default();
+        let weight = match words.next() {
+            None => 1,
+            Some(w) => match w.parse::<u64>() {
+                Ok(0) | Err(_) => {
+                    return Err(at(format!("weight '{w}' must be a whole number above 0")))
+                }
+                Ok(n) => n,
+            },
+        };
+        if let Some(extra) = words.next() {
+            return Err(at(format!(
+                "unexpected '{extra}' (expected: ADDRESS [WEIGHT])"
+            )));
+        }
+        let url = if addr_word.contains("://") {
+            parse_url(addr_word).map_err(|f| at(f.message))?
+        } else if let Ok(ip) = addr_word.parse::<IpAddr>() {
+            Url {
+                host: ip.to_string(),
+                zone: None,
+                port: default_port,
+                path: default_path.into(),
+            }
+        } else {
+            let (host, zone, port) = split_authority(addr_word)
+                .map_err(|why| at(format!("bad address '{addr_word}': {why}")))?;
+            Url {
+                host,
+                zone,
+                port: port.unwrap_or(default_port),
+                path: default_path.into(),
+            }
+        };
+        for addr in resolve(&url).map_err(|f| at(f.message))? {
+            out.push(Candidate {
+                addr,
+                weight,
+                host: url.host_header(),
+                path: url.path.clone(),
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err(Failure::usage(format!(
+            "{file}: the address list has no addresses"
+        )));
+    }
+    Ok(out)
+}
+
+/// Turn candidates into targets: keep the families allowed, then weight them. With a
+/// ratio, the families follow it exactly and addresses within a family share their
+/// family's part by their own weights; without one, every address gets its own weight
+/// (a host name with one A and one AAAA record is 1:1).
+pub fn weigh(
+    cands: Vec<Candidate>,
+    choice: FamilyChoice,
+    ratio: Option<Ratio>,
+) -> Result<Vec<Target>> {
+    let present = |f: Family| cands.iter().any(|c| Family::of_addr(&c.addr) == f);
+    for f in Family::ALL {
+        let only = choice == FamilyChoice::V4 && f == Family::V4
+            || choice == FamilyChoice::V6 && f == Family::V6;
+        if only && !present(f) {
+            return Err(Failure::usage(format!(
+                "--family {} asked, but the targets have no {f} address",
+                &f.label()[3..]
+            )));
+        }
+    }
+    let mut family_weight = [0u64; 2];
+    for f in Family::ALL {
+        if choice.allows(f) && present(f) {
+            family_weight[f.index()] = 1;
+        }
+    }
+    let Some(r) = ratio else {
+        return Ok(cands
+            .into_iter()
+            .filter(|c| choice.allows(Family::of_addr(&c.addr)))
+            .map(|c| Target {
+                family: Family::of_addr(&c.addr),
+                addr: c.addr,
+                weight: c.weight,
+                host: c.host,
+                path: c.path,
+            })
+            .collect());
+    };
+    {
+        for (f, want) in [(Family::V4, r.v4), (Family::V6, r.v6)] {
+            if want > 0 && !choice.allows(f) {
+                return Err(Failure::usage(format!(
+                    "--ratio {}:{} asks for {f} requests, but --family excludes {f}",
+                    r.v6, r.v4
+                )));
+            }
+            if want > 0 && !present(f) {
+                return Err(Failure::usage(format!(
+                    "--ratio {}:{} asks for {f} requests, but the targets have no {f} address",
+                    r.v6, r.v4
+                )));
+            }
+            family_weight[f.index()] = want;
+        }
+    }
+    if family_weight == [0, 0] {
+        return Err(Failure::usage(
+            "no target address is left after the family filter",
+        ));
+    }
+    // Weight of a target = family share × own weight × (L / family's total own weight),
+    // with L the least common multiple of the families' totals, so shares stay exact.
+    let sums: Vec<u64> = Family::ALL
+        .iter()
+        .map(|f| {
+            cands
+                .iter()
+                .filter(|c| Family::of_addr(&c.addr) == *f)
+                .map(|c| c.weight)
+                .sum()
+        })
+        .collect();
+    let l = sums
+        .iter()
+        .filter(|&&s| s > 0)
+        .fold(1, |acc, &s| lcm(acc, s));
+    let targets = cands
+        .into_iter()
+        .filter_map(|c| {
+            let f = Family::of_addr(&c.addr);
+            let share = family_weight[f.index()];
+            (share > 0).then(|| Target {
+                addr: c.addr,
+                family: f,
+                weight: share * c.weight * (l / sums[f.index()]),
+                host: c.host,
+                path: c.path,
+            })
+        })
+        .collect();
+    Ok(targets)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: u64, b: u64) -> u64 {
+    a / gcd(a, b) * b
+}
+
+/// Parse `--bind ADDR[,ADDR...]`, where each item is an address or a CIDR block (hosts
+/// of the block, network and broadcast excluded for IPv4), into per-family source lists.
+pub fn parse_bind(s: &str) -> Result<[Vec<IpAddr>; 2]> {
+    const MAX: u128 = 65_536;
+    let mut out: [Vec<IpAddr>; 2] = [Vec::new(), Vec::new()];
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let bad = || {
+            Failure::usage(format!(
+                "bad --bind item '{item}': expected an IP address or CIDR block"
+            ))
+        };
+        let (ip, prefix) = match item.split_once('/') {
+            Some((ip, p)) => (
+                ip.parse::<IpAddr>().map_err(|_| bad())?,
+                Some(p.parse::<u32>().map_err(|_| bad())?),
+            ),
+            None => (item.parse::<IpAddr>().map_err(|_| bad())?, None),
+        };
+        let list = &mut out[Family::of(&ip).index()];
+        let Some(prefix) = prefix else {
+            list.push(ip);
+            continue;
+        };
+        let bits = if ip.is_ipv4() { 32 } else { 128 };
+        if prefix > bits {
+            return Err(bad());
+        }
+        let host_bits = bits - prefix;
+        let count: u128 = if host_bits >= 17 {
+            MAX + 1
+        } else {
+            1u128 << host_bits
+        };
+        if count > MAX {
+            return Err(Failure::usage(format!(
+                "--bind {item} has more than {MAX} addresses: use a longer prefix"
+            )));
+        }
+        match ip {
+            IpAddr::V4(v4) => {
+                let base = u32::from(v4) & (u32::MAX.checked_shl(host_bits).unwrap_or(0));
+                let (lo, hi) = if host_bits >= 2 {
+                    (1, count as u32 - 1)
+                } else {
+                    (0, count as u32)
+                };
+                list.extend((lo..hi).map(|i| IpAddr::from(std::net::Ipv4Addr::from(base + i))));
+            }
+            IpAddr::V6(v6) => {
+                let mask = if host_bits == 128 {
+                    0
+                } else {
+                    u128::MAX << host_bits
+                };
+                let base = u128::from(v6) & mask;
+                list.extend((0..count).map(|i| IpAddr::from(Ipv6Addr::from(base + i))));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_of_every_form() {
+        let u = parse_url("http://127.0.0.1:8080/a?b=1").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 8080, "/a?b=1")
+        );
+        let u = parse_url("http://[::1]:8080").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 8080, "/")
+        );
+        assert_eq!(u.host_header(), "[::1]:8080");
+        let u = parse_url("http://[fe80::1%25eth0]/x").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.zone.as_deref(), u.port),
+            ("fe80::1", Some("eth0"), 80)
+        );
+        let u = parse_url("http://[fe80::1%eth0]:81/").unwrap();
+        assert_eq!(u.zone.as_deref(), Some("eth0"));
+        let u = parse_url("HTTP://example.org?q").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.path.as_str(), u.host_header().as_str()),
+            ("example.org", "/?q", "example.org")
+        );
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        for (url, why) in [
+            ("https://x/", "unsupported scheme 'https'"),
+            ("example.org/", "expected http://"),
+            ("http://::1/", "need brackets"),
+            ("http://[::1/", "missing ']'"),
+            ("http://[1.2.3.4]/", "not an IPv6 address"),
+            ("http://x:99999/", "bad port"),
+            ("http:///", "no host"),
+        ] {
+            let e = parse_url(url).unwrap_err();
+            assert!(e.message.contains(why), "{url}: {}", e.message);
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn loopback_zone_resolves_to_a_scope() {
+        let u = parse_url("http://[fe80::1%25lo]/").unwrap();
+        let a = resolve(&u).unwrap();
+        match a[0] {
+            SocketAddr::V6(v6) => assert_ne!(v6.scope_id(), 0),
+            _ => panic!("expected v6"),
+        }
+        let u = parse_url("http://[fe80::1%25nosuchif0]/").unwrap();
+        assert!(resolve(&u)
+            .unwrap_err()
+            .message
+            .contains("no network interface named 'nosuchif0'"));
+    }
+
+    fn cand(s: &str, w: u64) -> Candidate {
+        Candidate {
+            addr: s.parse().unwrap(),
+            weight: w,
+            host: "h".into(),
+            path: "/".into(),
+        }
+    }
+
+    #[test]
+    fn ratio_weights_are_exact_across_unequal_families() {
+        // 3 v4 addresses, 2 v6 addresses, ratio 4:1 (v6:v4).
+        let c = vec![
+            cand("127.0.0.1:1", 1),
+            cand("127.0.0.2:1", 1),
+            cand("127.0.0.3:1", 1),
+            cand("[::1]:1", 1),
+            cand("[::2]:1", 1),
+        ];
+        let t = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 4, v4: 1 })).unwrap();
+        let sum = |f: Family| {
+            t.iter()
+                .filter(|x| x.family == f)
+                .map(|x| x.weight)
+                .sum::<u64>()
+        };
+        assert_eq!(sum(Family::V6), 4 * sum(Family::V4));
+        let v4: Vec<u64> = t
+            .iter()
+            .filter(|x| x.family == Family::V4)
+            .map(|x| x.weight)
+            .collect();
+        assert!(v4.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
+    fn ratio_and_family_conflicts_are_usage_errors() {
+        let c = vec![cand("127.0.0.1:1", 1), cand("[::1]:1", 1)];
+        let e = weigh(c.clone(), FamilyChoice::V4, Some(Ratio { v6: 4, v4: 0 })).unwrap_err();
+        assert!(
+            e.message.contains("--family excludes IPv6"),
+            "{}",
+            e.message
+        );
+        let e = weigh(vec![cand("127.0.0.1:1", 1)], FamilyChoice::V6, None).unwrap_err();
+        assert!(e.message.contains("no IPv6 address"), "{}", e.message);
+        let t = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 0, v4: 1 })).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].family, Family::V4);
+    }
+
+    #[test]
+    fn address_list_with_weights_comments_and_errors() {
+        let text = "# ANMA list\n127.0.0.1 3\n[::1]:9000  # six\nhttp://127.0.0.2:81/p 2\n\n";
+        let c = parse_address_list(text, "list.txt", 8080, "/doc").unwrap();
+        assert_eq!(c.len(), 3);
+        assert_eq!(
+            (c[0].addr, c[0].weight, c[0].path.as_str()),
+            ("127.0.0.1:8080".parse().unwrap(), 3, "/doc")
+        );
+        assert_eq!(c[1].addr, "[::1]:9000".parse().unwrap());
+        assert_eq!((c[2].weight, c[2].path.as_str()), (2, "/p"));
+        let e = parse_address_list("127.0.0.1\n::1 x\n", "l", 80, "/").unwrap_err();
+        assert_eq!(e.message, "l:2: weight 'x' must be a whole number above 0");
+        let e = parse_address_list("# nothing\n", "l", 80, "/").unwrap_err();
+        assert!(e.message.contains("no addresses"));
+    }
+
+    #[test]
+    fn bind_lists_and_cidrs() {
+        let b = parse_bind("127.0.0.1,::1,127.0.1.0/30,2001:2::/127").unwrap();
+        assert_eq!(b[0].len(), 3); // 127.0.0.1, 127.0.1.1, 127.0.1.2
+        assert_eq!(b[1].len(), 3); // ::1, 2001:2::, 2001:2::1
+        assert!(parse_bind("10.0.0.0/8")
+            .unwrap_err()
+            .message
+            .contains("more than"));
+        assert!(parse_bind("nope").is_err());
+    }
+
+    #[test]
+    fn ratio_parsing() {
+        assert_eq!(parse_ratio("4:1").unwrap(), Ratio { v6: 4, v4: 1 });
+        assert!(parse_ratio("0:0").is_err());
+        assert!(parse_ratio("4").is_err());
+        assert!(parse_ratio("a:1").is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! `dualbench serve` on the command line: flags into a checked [`ServeConfig`], one line per
+//! listening address on stdout, one line per missing family on stderr, then serve until
+//! SIGINT or SIGTERM and exit 0.
+
+use crate::{start, ServeConfig, ServerHandle, MAX_WORKERS};
+use clap::Args;
+use dualbench_common::{Failure, Family, Result};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Flags of `dualbench serve`.
+#[derive(Debug, Args)]
+#[command(after_help = ENDPOINTS)]
+pub struct ServeCli {
+    // The help is given as a string: brackets in a doc comment would be read as links.
+    #[arg(
+        long = "listen",
+        value_name = "ADDR:PORT",
+        value_parser = parse_listen,
+        help = "Address to listen on, as ADDR:PORT (IPv6 in brackets: [::1]:8080; port 0 picks a \
+                free one); repeat for more. Default: [::]:8080 and 0.0.0.0:8080"
+    )]
+    pub listen: Vec<SocketAddr>,
+    /// Serve the files under DIR (`/` is DIR/index.html); without it `/` is a built-in 45-byte page
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Worker threads, each with its own event loop [default: one per core]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS as i64))]
+    pub workers: Option<u16>,
+}
+
+const ENDPOINTS: &str = "\
+Endpoints:
+  /              the built-in 45-byte page (without --root)
+  /bytes/N       exactly N body bytes (N up to 1073741824)
+  /delay/MS      a small answer after MS milliseconds (MS up to 60000)
+  /status/CODE   that status (200-599) with a small body
+  /reset         read the request, then reset the connection (RST)
+  /stall         read the request, never answer
+  /close         a head announcing 1024 bytes, then close without them
+  /echo          the request body sent back
+
+Prints \"listening on http://ADDR/\" per address; runs until SIGINT or SIGTERM, then exits 0.";
+
+fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
+    text.parse()
+        .map_err(|_| "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080".to_string())
+}
+
+impl ServeCli {
+    fn config(&self) -> ServeConfig {
+        let defaults = ServeConfig::default();
+        ServeConfig {
+            listen: if self.listen.is_empty() {
+                defaults.listen
+            } else {
+                self.listen.clone()
+            },
+            root: self.root.clone(),
+            workers: self.workers.map_or(0, usize::from),
+        }
+    }
+}
+
+/// Entry point of `dualbench serve`.
+pub fn main(cli: ServeCli) -> Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| Failure::runtime(format!("cannot catch SIGINT/SIGTERM: {e}")))?;
+    let server = start(cli.config())?;
+    announce(&server);
+    let _ = signals.forever().next();
+    server.stop();
+    Ok(())
+}
+
+/// One stderr line per family the host lacks, then one stdout line per address.
+fn announce(server: &ServerHandle) {
+    for family in Family::ALL {
+        let served = server.addrs().iter().any(|a| Family::of_addr(a) == family);
+        let missing = server.unavailable().iter().find(|u| u.family == family);
+        if let (Some(missing), false) = (missing, served) {
+            let other = if family == Family::V4 {
+                Family::V6
+            } else {
+                Family::V4
+            };
+            eprintln!("dualbench serve: {missing}; serving {other} only");
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for addr in server.addrs() {
+        let _ = writeln!(out, "listening on http://{addr}/");
+    }
+    let _ = out.flush();
+}

@@ -1,0 +1,394 @@
+//! One client connection's life on a worker: read requests, answer them in order (several
+//! may be pipelined), stream bodies, and end the connection the way the endpoint asks
+//! (keep it, close it gracefully, abort it with RST, or hold it without answering).
+//! Each call does as much as it can without blocking and says whether to keep the
+//! connection; the worker calls again on the next readiness event or timer.
+
+use crate::answer::{self, Answer, Reply, Stream, Then, PIECE};
+use crate::body::BodyDecoder;
+use crate::buffer::InputBuffer;
+use crate::request::{self, Framing, HeadError};
+use mio::net::TcpStream;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Unsent output beyond which pipelined requests wait until the client reads.
+const HIGH_WATER: usize = 64 * 1024;
+/// How long a connection the server is closing keeps reading (and discarding) what the
+/// client still sends, so that the kernel does not turn the close into a reset.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// What the worker passes to every call: the time, the cached `Date`, the static root.
+pub struct Context<'a> {
+    pub now: Instant,
+    pub date: &'a [u8],
+    pub root: Option<&'a Path>,
+}
+
+/// Whether the worker keeps the connection or drops (closes) it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Keep,
+    Close,
+}
+
+/// Where the connection is in its life.
+#[derive(Debug)]
+enum Phase {
+    /// Reading and answering request heads.
+    Requests,
+    /// Reading a request's body before answering it.
+    Body(BodyDecoder, Box<Answer>),
+    /// Waiting for a `/delay` to end.
+    Delayed(Instant, Box<Answer>),
+    /// `/stall`: discarding input, never answering, until the client closes.
+    Stalled,
+    /// Output done and write side shut: discarding input until the client closes.
+    Lingering(Instant),
+}
+
+/// What happens once all output has been sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    Continue,
+    Close,
+    Reset,
+}
+
+/// One accepted connection.
+pub struct Conn {
+    stream: TcpStream,
+    input: InputBuffer,
+    out: Vec<u8>,
+    sent: usize,
+    /// The rest of the current answer's body, sent once `out` is empty.
+    pending_body: Option<Stream>,
+    phase: Phase,
+    after: After,
+    readable: bool,
+    writable: bool,
+    peer_closed: bool,
+    broken: bool,
+    wake_at: Option<Instant>,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream) -> Self {
+        Conn {
+            stream,
+            input: InputBuffer::default(),
+            out: Vec::new(),
+            sent: 0,
+            pending_body: None,
+            phase: Phase::Requests,
+            after: After::Continue,
+            readable: true,
+            writable: true,
+            peer_closed: false,
+            broken: false,
+            wake_at: None,
+        }
+    }
+
+    pub fn stream_mut(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+
+    /// A timer the connection wants (once): the worker calls [`on_timer`](Self::on_timer) then.
+    pub fn take_wake(&mut self) -> Option<Instant> {
+        self.wake_at.take()
+    }
+
+    /// The socket became readable and/or writable.
+    pub fn on_ready(&mut self, readable: bool, writable: bool, ctx: &Context) -> Verdict {
+        self.readable |= readable;
+        self.writable |= writable;
+        self.drive(ctx)
+    }
+
+    /// A timer asked for earlier is due (or stale: then nothing happens).
+    pub fn on_timer(&mut self, ctx: &Context) -> Verdict {
+        match &self.phase {
+            Phase::Delayed(until, _) if *until <= ctx.now => {
+                if let Phase::Delayed(_, answer) =
+                    std::mem::replace(&mut self.phase, Phase::Requests)
+                {
+                    let reply = answer::write(*answer, ctx.date, &mut self.out);
+                    self.follow(reply);
+                }
+            }
+            Phase::Lingering(until) if *until <= ctx.now => return Verdict::Close,
+            _ => {}
+        }
+        self.drive(ctx)
+    }
+
+    /// Send, parse and read until nothing more can be done now.
+    /// Answers to pipelined requests are queued together and sent with one write.
+    fn drive(&mut self, ctx: &Context) -> Verdict {
+        loop {
+            let mut progress = false;
+            while self.step(ctx) {
+                progress = true;
+            }
+            match self.flush() {
+                Ok(sent) => progress |= sent,
+                Err(_) => return Verdict::Close,
+            }
+            if self.output_done() {
+                match self.after {
+                    After::Continue => {}
+                    After::Reset => return self.reset(),
+                    After::Close => {
+                        self.start_lingering(ctx);
+                        progress = true;
+                    }
+                }
+            }
+            progress |= self.fill();
+            if !progress {
+                return self.verdict_when_idle();
+            }
+        }
+    }
+
+    fn verdict_when_idle(&self) -> Verdict {
+        let finished = match self.phase {
+            Phase::Requests | Phase::Body(..) => self.peer_closed && self.output_done(),
+            Phase::Stalled | Phase::Lingering(_) => self.peer_closed,
+            Phase::Delayed(..) => false,
+        };
+        if self.broken || finished {
+            Verdict::Close
+        } else {
+            Verdict::Keep
+        }
+    }
+
+    fn output_done(&self) -> bool {
+        self.sent == self.out.len() && self.pending_body.is_none()
+    }
+
+    /// Abort: SO_LINGER 0 makes the close send RST instead of FIN.
+    fn reset(&mut self) -> Verdict {
+        let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
+        Verdict::Close
+    }
+
+    /// Send FIN, then keep reading for a while so unread input does not cause a reset.
+    fn start_lingering(&mut self, ctx: &Context) {
+        self.after = After::Continue;
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        let until = ctx.now + LINGER;
+        self.phase = Phase::Lingering(until);
+        self.wake_at = Some(until);
+    }
+
+    /// Read what the socket has into the input buffer; true if anything happened.
+    fn fill(&mut self) -> bool {
+        if !self.readable || self.peer_closed || self.broken {
+            return false;
+        }
+        let Some(space) = self.input.space() else {
+            return false;
+        };
+        match self.stream.read(space) {
+            Ok(0) => self.peer_closed = true,
+            Ok(n) => self.input.filled(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                return false;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => self.broken = true,
+        }
+        true
+    }
+
+    /// Send output while the socket takes it; true if anything was sent.
+    fn flush(&mut self) -> io::Result<bool> {
+        let mut progress = false;
+        loop {
+            if self.sent < self.out.len() {
+                if !self.writable {
+                    return Ok(progress);
+                }
+                match self.stream.write(&self.out[self.sent..]) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => {
+                        self.sent += n;
+                        progress = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        self.writable = false;
+                        return Ok(progress);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
+            self.out.clear();
+            self.sent = 0;
+            if self.out.capacity() > 4 * PIECE {
+                self.out.shrink_to(PIECE);
+            }
+            if self.pending_body.is_none() || !self.writable {
+                return Ok(progress);
+            }
+            progress |= self.next_piece()?;
+        }
+    }
+
+    /// Put the next piece of the body into the output (or send it straight from the pattern).
+    fn next_piece(&mut self) -> io::Result<bool> {
+        match &mut self.pending_body {
+            Some(Stream::Pattern { offset, left }) => {
+                let len = (*left).min(PIECE as u64) as usize;
+                match self.stream.write(answer::pattern_piece(*offset, len)) {
+                    Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => {
+                        *offset += n as u64;
+                        *left -= n as u64;
+                        if *left == 0 {
+                            self.pending_body = None;
+                        }
+                        Ok(true)
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        self.writable = false;
+                        Ok(false)
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+            Some(Stream::File { file, left }) => {
+                let len = (*left).min(PIECE as u64) as usize;
+                self.out.resize(len, 0);
+                let n = file.read(&mut self.out)?;
+                self.out.truncate(n);
+                if n == 0 {
+                    // The file shrank under us: the response cannot be completed.
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                *left -= n as u64;
+                if *left == 0 {
+                    self.pending_body = None;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Work on the input according to the phase; true if anything happened.
+    fn step(&mut self, ctx: &Context) -> bool {
+        match self.phase {
+            Phase::Requests => self.next_request(ctx),
+            Phase::Body(..) => self.read_body(ctx),
+            Phase::Delayed(..) => false,
+            Phase::Stalled | Phase::Lingering(_) => {
+                let had = !self.input.is_empty();
+                self.input.clear();
+                had
+            }
+        }
+    }
+
+    /// Parse and start answering the next request, if one is complete and there is room.
+    fn next_request(&mut self, ctx: &Context) -> bool {
+        let backlog = self.out.len() - self.sent;
+        if self.after != After::Continue || self.pending_body.is_some() || backlog >= HIGH_WATER {
+            return false;
+        }
+        let (answer, framing, expect_continue, used) =
+            match request::parse_head(self.input.unread()) {
+                Ok(None) => return false,
+                Ok(Some(head)) => {
+                    let framing = head.framing;
+                    (
+                        Answer::of(&head, ctx.root),
+                        framing,
+                        head.expect_continue,
+                        head.head_len,
+                    )
+                }
+                Err(e) => {
+                    self.refuse_request(e, ctx);
+                    return true;
+                }
+            };
+        self.input.consume(used);
+        let decoder = match framing {
+            Framing::None => return self.answer(answer, ctx),
+            Framing::Length(n) => BodyDecoder::length(n),
+            Framing::Chunked => BodyDecoder::chunked(),
+        };
+        if expect_continue && !answer.http10 {
+            self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        self.phase = Phase::Body(decoder, Box::new(answer));
+        true
+    }
+
+    /// A request that cannot be parsed: 400 (or 431), then the connection closes.
+    fn refuse_request(&mut self, error: HeadError, ctx: &Context) {
+        let status = match error {
+            HeadError::Malformed(_) => 400,
+            HeadError::TooLarge => 431,
+        };
+        self.input.clear();
+        let reply = answer::refuse(status, ctx.date, &mut self.out);
+        self.follow(reply);
+    }
+
+    /// Feed the input to the body decoder; answer once the body is complete.
+    fn read_body(&mut self, ctx: &Context) -> bool {
+        let Phase::Body(decoder, answer) = &mut self.phase else {
+            return false;
+        };
+        let result = decoder.feed(self.input.unread(), &mut |data| answer.take_body(data));
+        let used = match result {
+            Ok(used) => used,
+            Err(_) => {
+                self.phase = Phase::Requests;
+                self.refuse_request(HeadError::Malformed("bad body framing"), ctx);
+                return true;
+            }
+        };
+        self.input.consume(used);
+        if !decoder.is_done() {
+            return used > 0;
+        }
+        if let Phase::Body(_, answer) = std::mem::replace(&mut self.phase, Phase::Requests) {
+            self.answer(*answer, ctx);
+        }
+        true
+    }
+
+    /// Answer a fully read request, or wait first if it asks for a delay.
+    fn answer(&mut self, answer: Answer, ctx: &Context) -> bool {
+        if let Some(wait) = answer.delay() {
+            let until = ctx.now + wait;
+            self.phase = Phase::Delayed(until, Box::new(answer));
+            self.wake_at = Some(until);
+        } else {
+            let reply = answer::write(answer, ctx.date, &mut self.out);
+            self.follow(reply);
+        }
+        true
+    }
+
+    /// Stream the reply's body and go where it says.
+    fn follow(&mut self, reply: Reply) {
+        self.pending_body = reply.stream;
+        match reply.then {
+            Then::Continue => {}
+            Then::Close => self.after = After::Close,
+            Then::Reset => self.after = After::Reset,
+            Then::Stall => self.phase = Phase::Stalled,
+        }
+    }
+}

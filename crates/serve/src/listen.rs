@@ -1,0 +1,197 @@
+//! Listening sockets: one per requested address, IPv6 ones with IPV6_V6ONLY so that
+//! `[::]:P` and `0.0.0.0:P` can both be bound. An address of a family the host does not
+//! have (no IPv6 in the kernel, or no `::1`/`127.0.0.1`) is set aside with the reason
+//! instead of failing, as long as some address remains.
+
+use dualbench_common::{Failure, Family, Result};
+use socket2::{Domain, Protocol, Socket, Type};
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+
+/// Pending-connection queue length asked for (the kernel caps it at `somaxconn`).
+const BACKLOG: i32 = 4096;
+
+/// An address that could not be listened on because its family is missing on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub addr: SocketAddr,
+    pub family: Family,
+    pub reason: String,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no {} on this host (cannot listen on {}: {})",
+            self.family, self.addr, self.reason
+        )
+    }
+}
+
+/// The sockets bound, their real addresses (port 0 resolved), and what was set aside.
+#[derive(Debug)]
+pub struct Bound {
+    pub listeners: Vec<TcpListener>,
+    pub addrs: Vec<SocketAddr>,
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// Bind and listen on every address in `wanted` (duplicates once). Addresses asking for
+/// port 0 get the same port where it is free, so that `127.0.0.1:0` and `[::1]:0` differ
+/// only by family.
+pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
+    let mut bound = Bound {
+        listeners: Vec::new(),
+        addrs: Vec::new(),
+        unavailable: Vec::new(),
+    };
+    let mut seen: Vec<SocketAddr> = Vec::new();
+    let mut picked_port: Option<u16> = None;
+    for &addr in wanted {
+        if seen.contains(&addr) {
+            continue;
+        }
+        seen.push(addr);
+        if is_v6_any(&addr) && no_ipv6_address() {
+            let reason = "no interface has an IPv6 address".to_string();
+            bound.unavailable.push(Unavailable {
+                addr,
+                family: Family::V6,
+                reason,
+            });
+            continue;
+        }
+        match bind_picking(addr, picked_port) {
+            Ok(listener) => {
+                let real = listener.local_addr()?;
+                if addr.port() == 0 {
+                    picked_port.get_or_insert(real.port());
+                }
+                bound.addrs.push(real);
+                bound.listeners.push(listener);
+            }
+            Err(e) if family_missing(&addr, &e) => bound.unavailable.push(Unavailable {
+                addr,
+                family: Family::of_addr(&addr),
+                reason: e.to_string(),
+            }),
+            Err(e) => return Err(bind_failure(addr, &e)),
+        }
+    }
+    if bound.listeners.is_empty() {
+        let why = bound
+            .unavailable
+            .iter()
+            .map(|u| u.to_string())
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(Failure::usage(format!("nothing to listen on: {why}")));
+    }
+    Ok(bound)
+}
+
+/// Port 0 with a port already picked: try that port first, then any free one.
+fn bind_picking(addr: SocketAddr, picked: Option<u16>) -> io::Result<TcpListener> {
+    match (addr.port(), picked) {
+        (0, Some(port)) => bind_one(SocketAddr::new(addr.ip(), port)).or_else(|_| bind_one(addr)),
+        _ => bind_one(addr),
+    }
+}
+
+fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+fn is_v6_any(addr: &SocketAddr) -> bool {
+    addr.is_ipv6() && addr.ip().is_unspecified()
+}
+
+/// IPv6 is in the kernel but switched off everywhere (`disable_ipv6`): `[::]` would bind
+/// yet never be reached, so it counts as missing.
+fn no_ipv6_address() -> bool {
+    std::fs::read_to_string("/proc/net/if_inet6").is_ok_and(|text| text.trim().is_empty())
+}
+
+/// The host lacks the family: no kernel support, or no loopback/any address of it.
+fn family_missing(addr: &SocketAddr, e: &io::Error) -> bool {
+    match e.raw_os_error() {
+        Some(libc::EAFNOSUPPORT) => true,
+        Some(libc::EADDRNOTAVAIL) => addr.ip().is_loopback() || addr.ip().is_unspecified(),
+        _ => false,
+    }
+}
+
+fn bind_failure(addr: SocketAddr, e: &io::Error) -> Failure {
+    let hint = match e.raw_os_error() {
+        Some(libc::EADDRINUSE) => "; another program uses that port: choose another with --listen",
+        Some(libc::EACCES) => "; ports below 1024 need root: choose a higher port with --listen",
+        Some(libc::EADDRNOTAVAIL) => "; that address is not on this host: see 'ip address'",
+        _ => "",
+    };
+    Failure::usage(format!("cannot listen on {addr}: {e}{hint}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_zero_resolves_and_duplicates_bind_once() {
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let bound = bind_all(&[addr, addr]).unwrap();
+        assert_eq!(bound.listeners.len(), 1);
+        assert_ne!(bound.addrs[0].port(), 0);
+    }
+
+    #[test]
+    fn port_zero_addresses_share_the_picked_port() {
+        let wanted = [
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.2:0".parse().unwrap(),
+        ];
+        let bound = bind_all(&wanted).unwrap();
+        assert_eq!(bound.addrs.len(), 2);
+        assert_eq!(bound.addrs[0].port(), bound.addrs[1].port());
+    }
+
+    #[test]
+    fn a_port_in_use_is_a_usage_failure() {
+        let first = bind_all(&["127.0.0.1:0".parse().unwrap()]).unwrap();
+        let failure = bind_all(&first.addrs).unwrap_err();
+        assert_eq!(failure.exit_code(), 2);
+        assert!(
+            failure.message.contains("another program uses that port"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn v4_and_v6_any_share_a_port() {
+        let Ok(v6) = bind_all(&["[::]:0".parse().unwrap()]) else {
+            return; // no IPv6 on this host
+        };
+        let port = v6.addrs[0].port();
+        let v4 = bind_all(&[SocketAddr::from(([0, 0, 0, 0], port))]);
+        assert!(v4.is_ok(), "IPV6_V6ONLY should leave the IPv4 port free");
+    }
+
+    #[test]
+    fn missing_family_is_set_aside() {
+        let e = io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+        assert!(family_missing(&"[::1]:80".parse().unwrap(), &e));
+        assert!(!family_missing(&"192.0.2.1:80".parse().unwrap(), &e));
+        let e = io::Error::from_raw_os_error(libc::EAFNOSUPPORT);
+        assert!(family_missing(&"[2001:db8::1]:80".parse().unwrap(), &e));
+    }
+}

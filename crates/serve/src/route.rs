@@ -1,0 +1,128 @@
+//! Which endpoint a request path names, with its parameter checked against the bounds:
+//! the fixed endpoints that produce every outcome on purpose, then static files.
+
+/// The largest body `/bytes/N` sends: 1 GiB.
+pub const MAX_BYTES: u64 = 1 << 30;
+/// The longest `/delay/MS` waits: 60 s.
+pub const MAX_DELAY_MS: u64 = 60_000;
+
+/// What a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `/` with no root: the built-in 45-byte page.
+    Index,
+    /// `/bytes/N`: N body bytes.
+    Bytes(u64),
+    /// `/delay/MS`: a small answer after MS milliseconds.
+    Delay(u64),
+    /// `/status/CODE`: that status with a small body.
+    Status(u16),
+    /// `/reset`: read the request, then abort the connection (RST).
+    Reset,
+    /// `/stall`: read the request, never answer.
+    Stall,
+    /// `/close`: headers announcing a body, then close without it.
+    Close,
+    /// `/echo`: the request body sent back.
+    Echo,
+    /// Anything else, when a root is served: the still-encoded path of a file.
+    File,
+    /// Anything else, with no root.
+    NotFound,
+    /// A known endpoint with a bad parameter: 400 with this reason.
+    Invalid(&'static str),
+}
+
+/// Route `path` (percent-encoded, without query). Endpoints take precedence over files.
+pub fn route(path: &str, has_root: bool) -> Endpoint {
+    let fallback = if has_root {
+        Endpoint::File
+    } else {
+        Endpoint::NotFound
+    };
+    match path {
+        "/" if !has_root => return Endpoint::Index,
+        "/reset" => return Endpoint::Reset,
+        "/stall" => return Endpoint::Stall,
+        "/close" => return Endpoint::Close,
+        "/echo" => return Endpoint::Echo,
+        _ => {}
+    }
+    let Some((name, arg)) = path.strip_prefix('/').and_then(|p| p.split_once('/')) else {
+        return fallback;
+    };
+    match name {
+        "bytes" => number(arg, MAX_BYTES).map_or(
+            Endpoint::Invalid("/bytes/N needs N from 0 to 1073741824"),
+            Endpoint::Bytes,
+        ),
+        "delay" => number(arg, MAX_DELAY_MS).map_or(
+            Endpoint::Invalid("/delay/MS needs MS from 0 to 60000"),
+            Endpoint::Delay,
+        ),
+        "status" => status(arg).map_or(
+            Endpoint::Invalid("/status/CODE needs CODE from 200 to 599"),
+            Endpoint::Status,
+        ),
+        _ => fallback,
+    }
+}
+
+/// A decimal number no larger than `max`.
+fn number(text: &str, max: u64) -> Option<u64> {
+    if text.is_empty() || text.len() > 12 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok().filter(|&n| n <= max)
+}
+
+/// A final status code (1xx would not end the exchange, so it is refused).
+fn status(text: &str) -> Option<u16> {
+    number(text, 599).filter(|&n| n >= 200).map(|n| n as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_endpoints() {
+        assert_eq!(route("/", false), Endpoint::Index);
+        assert_eq!(route("/", true), Endpoint::File);
+        assert_eq!(route("/reset", true), Endpoint::Reset);
+        assert_eq!(route("/stall", false), Endpoint::Stall);
+        assert_eq!(route("/close", false), Endpoint::Close);
+        assert_eq!(route("/echo", false), Endpoint::Echo);
+    }
+
+    #[test]
+    fn parameters_within_bounds() {
+        assert_eq!(route("/bytes/0", false), Endpoint::Bytes(0));
+        assert_eq!(
+            route("/bytes/1073741824", false),
+            Endpoint::Bytes(MAX_BYTES)
+        );
+        assert!(matches!(
+            route("/bytes/1073741825", false),
+            Endpoint::Invalid(_)
+        ));
+        assert!(matches!(route("/bytes/-1", false), Endpoint::Invalid(_)));
+        assert!(matches!(route("/bytes/", false), Endpoint::Invalid(_)));
+        assert!(matches!(
+            route("/bytes/99999999999999999999", false),
+            Endpoint::Invalid(_)
+        ));
+        assert_eq!(route("/delay/50", false), Endpoint::Delay(50));
+        assert!(matches!(route("/delay/60001", false), Endpoint::Invalid(_)));
+        assert_eq!(route("/status/503", false), Endpoint::Status(503));
+        assert!(matches!(route("/status/100", false), Endpoint::Invalid(_)));
+        assert!(matches!(route("/status/600", false), Endpoint::Invalid(_)));
+    }
+
+    #[test]
+    fn other_paths_are_files_or_not_found() {
+        assert_eq!(route("/index.html", false), Endpoint::NotFound);
+        assert_eq!(route("/a/b/c.txt", true), Endpoint::File);
+        assert_eq!(route("*", false), Endpoint::NotFound);
+    }
+}

@@ -1,0 +1,249 @@
+//! Every endpoint's exact bytes and status, and the outcomes made on purpose (reset,
+//! truncated body, stall, delay), over real sockets on 127.0.0.1 and ::1.
+
+mod common;
+
+use common::{get, is_reset, loopback_server, pattern, Client};
+use dualbench_serve::INDEX_PAGE;
+use std::io::{ErrorKind, Read};
+use std::time::{Duration, Instant};
+
+#[test]
+fn index_page_on_both_families() {
+    let server = loopback_server(None);
+    assert_eq!(server.addrs().len() + server.unavailable().len(), 2);
+    assert!(server.addrs()[0].is_ipv4());
+    for &addr in server.addrs() {
+        let r = get(addr, "/");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body, INDEX_PAGE);
+        assert_eq!(r.length(), Some(45));
+        assert_eq!(r.field("content-type"), Some("text/html"));
+        assert_eq!(
+            r.field("server"),
+            Some(concat!("dualbench/", env!("CARGO_PKG_VERSION")))
+        );
+        let date = r.field("date").expect("Date field");
+        assert_eq!(date.len(), 29);
+        assert!(date.ends_with(" GMT"), "{date}");
+        assert_eq!(r.field("connection"), Some("close"));
+    }
+}
+
+#[test]
+fn exact_head_bytes() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"GET /bytes/3 HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let text = String::from_utf8(client.rest().unwrap()).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let lines: Vec<&str> = head.split("\r\n").collect();
+    assert_eq!(lines[0], "HTTP/1.1 200 OK");
+    assert_eq!(
+        lines[1],
+        concat!("Server: dualbench/", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(lines[2].starts_with("Date: "));
+    assert_eq!(
+        &lines[3..],
+        [
+            "Content-Type: application/octet-stream",
+            "Content-Length: 3",
+            "Connection: close"
+        ]
+    );
+    assert_eq!(body, "abc");
+}
+
+#[test]
+fn bytes_gives_exactly_n() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        for n in [0usize, 1, 26, 27, 65_536, 65_563, 1_000_000] {
+            let r = get(addr, &format!("/bytes/{n}"));
+            assert_eq!(r.status, 200);
+            assert_eq!(r.length(), Some(n));
+            assert!(r.body == pattern(n), "body of /bytes/{n}");
+        }
+    }
+}
+
+#[test]
+fn bytes_out_of_bounds_is_400() {
+    let server = loopback_server(None);
+    for path in [
+        "/bytes/1073741825",
+        "/bytes/x",
+        "/bytes/-1",
+        "/delay/60001",
+        "/status/99",
+        "/status/abc",
+    ] {
+        let r = get(server.addrs()[0], path);
+        assert_eq!(r.status, 400, "{path}");
+    }
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"HEAD /bytes/1073741824 HTTP/1.1\r\n\r\n");
+    let r = client.response(true);
+    assert_eq!((r.status, r.length()), (200, Some(1 << 30)));
+}
+
+#[test]
+fn status_gives_that_code() {
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    let r = get(addr, "/status/503");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (503, &b"503 Service Unavailable\n"[..])
+    );
+    let r = get(addr, "/status/201");
+    assert_eq!((r.status, r.body.as_slice()), (201, &b"201 Created\n"[..]));
+    let r = get(addr, "/status/599");
+    assert_eq!((r.status, r.body.as_slice()), (599, &b"599 Unknown\n"[..]));
+    let r = get(addr, "/nothing/here");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (404, &b"404 Not Found\n"[..])
+    );
+}
+
+#[test]
+fn no_content_has_no_body_and_keeps_the_connection() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"GET /status/204 HTTP/1.1\r\n\r\nGET /bytes/5 HTTP/1.1\r\n\r\n");
+    let first = client.response(false);
+    assert_eq!(first.status, 204);
+    assert_eq!(first.length(), None);
+    let second = client.response(false);
+    assert_eq!(
+        (second.status, second.body.as_slice()),
+        (200, &b"abcde"[..])
+    );
+}
+
+#[test]
+fn delay_waits_at_least_that_long() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        let began = Instant::now();
+        let r = get(addr, "/delay/50");
+        assert!(
+            began.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            began.elapsed()
+        );
+        assert_eq!(
+            (r.status, r.body.as_slice()),
+            (200, &b"delayed 50 ms\n"[..])
+        );
+        assert_eq!(get(addr, "/delay/0").body, b"delayed 0 ms\n");
+    }
+}
+
+#[test]
+fn reset_gives_econnreset() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        let mut client = Client::connect(addr);
+        client.send(b"GET /reset HTTP/1.1\r\nHost: t\r\n\r\n");
+        let mut buf = [0u8; 64];
+        let error = client
+            .stream
+            .read(&mut buf)
+            .expect_err("a reset, not data or end of stream");
+        assert!(is_reset(&error), "{error}");
+    }
+}
+
+#[test]
+fn close_truncates_the_body() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        let mut client = Client::connect(addr);
+        client.send(b"GET /close HTTP/1.1\r\nHost: t\r\n\r\n");
+        let raw = client.rest().expect("a clean end of stream");
+        let text = String::from_utf8(raw).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").expect("a complete head");
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"));
+        assert!(head.contains("\r\nContent-Length: 1024"), "{head}");
+        assert!(body.len() < 1024);
+        assert_eq!(body, "");
+    }
+}
+
+#[test]
+fn stall_never_answers() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        let mut client = Client::connect(addr);
+        client
+            .stream
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        client.send(b"GET /stall HTTP/1.1\r\nHost: t\r\n\r\n");
+        let mut buf = [0u8; 64];
+        let error = client.stream.read(&mut buf).expect_err("no answer");
+        assert!(
+            matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+            "{error}"
+        );
+        // The server goes on serving others meanwhile.
+        assert_eq!(get(addr, "/").status, 200);
+    }
+}
+
+#[test]
+fn echo_returns_the_body() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(
+        b"POST /echo HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world",
+    );
+    let r = client.response(false);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world"[..]));
+    assert_eq!(r.field("content-type"), Some("text/plain"));
+    client.send(b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x=y\r\n!\r\n0\r\n\r\n");
+    let r = client.response(false);
+    assert_eq!(r.body, b"hello!");
+    assert_eq!(r.field("content-type"), Some("application/octet-stream"));
+}
+
+#[test]
+fn expect_continue_gets_100_first() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"POST /echo HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+    let interim = client.response(true);
+    assert_eq!(interim.status, 100);
+    client.send(b"ok");
+    assert_eq!(client.response(false).body, b"ok");
+}
+
+#[test]
+fn bodies_sent_to_other_endpoints_are_read_and_ignored() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    let big = vec![b'z'; 300_000];
+    let head = format!(
+        "POST /bytes/4 HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        big.len()
+    );
+    client.send(head.as_bytes());
+    client.send(&big);
+    client.send(b"GET /bytes/2 HTTP/1.1\r\n\r\n");
+    assert_eq!(client.response(false).body, b"abcd");
+    assert_eq!(client.response(false).body, b"ab");
+}
+
+#[test]
+fn head_has_fields_but_no_body() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"HEAD /bytes/1000 HTTP/1.1\r\n\r\nGET /bytes/1 HTTP/1.1\r\n\r\n");
+    let r = client.response(true);
+    assert_eq!((r.status, r.length()), (200, Some(1000)));
+    let r = client.response(false);
+    assert_eq!(r.body, b"a", "HEAD must not have sent a body");
+}
