@@ -184,3 +184,49 @@ fn udp_ports() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A small seeded generator (xorshift64*), so the fuzz cases repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn fuzzed_frames_never_panic() {
+    let mut rng = Rng(0x5eed);
+    let links = [
+        link::ETHERNET,
+        link::RAW,
+        link::LINUX_SLL,
+        link::LINUX_SLL2,
+        link::NULL,
+        link::IPV6,
+    ];
+    let seeds: [&[u8]; 2] = [&V4_ETH, &V6_EXT];
+    let mut parsed = 0;
+    for round in 0..200_000 {
+        let mut frame = seeds[round % 2].to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(frame.len());
+            frame[at] = rng.next() as u8;
+        }
+        frame.truncate(rng.below(frame.len() + 1));
+        if parse(links[rng.below(links.len())], &frame).is_ok() {
+            parsed += 1;
+        }
+    }
+    assert!(
+        parsed > 1000,
+        "the mutations should leave many frames readable: {parsed}"
+    );
+}

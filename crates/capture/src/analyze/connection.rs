@@ -176,7 +176,8 @@ impl Connection {
 
     /// Account for one segment.
     pub fn add(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>, ip_len: u32) {
-        self.last_ns = ts_ns;
+        // Files merged from several interfaces may step back in time: keep the span.
+        (self.first_ns, self.last_ns) = (self.first_ns.min(ts_ns), self.last_ns.max(ts_ns));
         self.handshake(ts_ns, from_client, seg);
         let side = if from_client { 0 } else { 1 };
         let client_closed = self.dirs[0].fin_ns.is_some() || self.dirs[0].rst_ns.is_some();
