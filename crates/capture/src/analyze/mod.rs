@@ -119,9 +119,8 @@ mod tests {
             state
         };
         for format in [FileFormat::Pcap, FileFormat::Pcapng] {
-            let mut file = Vec::new();
-            let mut w = Writer::new(&mut file, format, 1, 65535, "").unwrap();
-            let mut frame = vec![0u8; 200];
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            let mut frame = [0u8; 200];
             for i in 0..20_000u64 {
                 let len = (next() % 200) as usize;
                 frame.iter_mut().take(len).for_each(|b| *b = next() as u8);
@@ -137,7 +136,7 @@ mod tests {
                 w.write(next() % 1_000_000_000, 200, &frame[..len.max(14)])
                     .unwrap();
             }
-            drop(w);
+            let file = w.into_inner();
             let analysis = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
             assert_eq!(analysis.packets.total, 20_000);
             let counted = analysis.packets.tcp
