@@ -23,11 +23,17 @@ pub type Result<T, E = Failure> = std::result::Result<T, E>;
 
 impl Failure {
     pub fn usage(message: impl Into<String>) -> Self {
-        Failure { kind: FailureKind::Usage, message: message.into() }
+        Failure {
+            kind: FailureKind::Usage,
+            message: message.into(),
+        }
     }
 
     pub fn runtime(message: impl Into<String>) -> Self {
-        Failure { kind: FailureKind::Runtime, message: message.into() }
+        Failure {
+            kind: FailureKind::Runtime,
+            message: message.into(),
+        }
     }
 
     /// Prefix the message with what was being done: `"reading plan.toml: ..."`.

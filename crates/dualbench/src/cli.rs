@@ -14,7 +14,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Benchmark one or more URLs (ab-compatible flags), every figure split by family.
-    Run(dualbench_load::cli::RunCli),
+    Run(Box<dualbench_load::cli::RunCli>),
     /// Serve files and test endpoints on IPv4 and IPv6.
     Serve(dualbench_serve::ServeCli),
     /// Build, inspect and remove a testbed of network namespaces.
@@ -39,7 +39,7 @@ enum Command {
 
 fn dispatch(command: Command) -> Result<()> {
     match command {
-        Command::Run(c) => dualbench_load::cli::main(c),
+        Command::Run(c) => dualbench_load::cli::main(*c),
         Command::Serve(c) => dualbench_serve::main(c),
         Command::Testbed(c) => dualbench_testbed::main(c),
         Command::Wire(c) => dualbench_wire::main(c),

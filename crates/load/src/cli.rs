@@ -14,7 +14,9 @@ use std::time::Duration;
 
 /// Flags of `dualbench run`.
 #[derive(Debug, Args)]
-#[command(after_help = "With no URL, dualbench starts its built-in server on 127.0.0.1 and ::1 and benchmarks it at 1:1.")]
+#[command(
+    after_help = "With no URL, dualbench starts its built-in server on 127.0.0.1 and ::1 and benchmarks it at 1:1."
+)]
 pub struct RunCli {
     /// URLs to benchmark: http://HOST[:PORT]/PATH, IPv6 as http://[::1]:8080/, zones as [fe80::1%25eth0].
     pub urls: Vec<String>,
@@ -43,13 +45,26 @@ pub struct RunCli {
     #[arg(short = 'u', long = "put-file", value_name = "FILE")]
     pub put_file: Option<PathBuf>,
     /// Content-Type of the body (ab -T).
-    #[arg(short = 'T', long = "content-type", value_name = "TYPE", default_value = "text/plain")]
+    #[arg(
+        short = 'T',
+        long = "content-type",
+        value_name = "TYPE",
+        default_value = "text/plain"
+    )]
     pub content_type: String,
+    /// Send HTTP/1.0 requests exactly as ab does (default: HTTP/1.1).
+    #[arg(long = "http10")]
+    pub http10: bool,
     /// Use HEAD requests (ab -i).
     #[arg(short = 'i', long = "head")]
     pub head: bool,
     /// Seconds before a connect or response times out (ab -s).
-    #[arg(short = 's', long = "timeout", value_name = "SECS", default_value_t = 30.0)]
+    #[arg(
+        short = 's',
+        long = "timeout",
+        value_name = "SECS",
+        default_value_t = 30.0
+    )]
     pub timeout: f64,
     /// No progress output (ab -q).
     #[arg(short = 'q', long = "quiet")]
@@ -95,7 +110,10 @@ pub struct RunCli {
 /// Entry point of `dualbench run`.
 pub fn main(cli: RunCli) -> Result<()> {
     if !matches!(cli.format.as_str(), "text" | "json") {
-        return Err(Failure::usage(format!("bad --format '{}': use text or json", cli.format)));
+        return Err(Failure::usage(format!(
+            "bad --format '{}': use text or json",
+            cli.format
+        )));
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (_server, urls, demo) = if cli.urls.is_empty() && cli.address_list.is_none() {
@@ -106,7 +124,11 @@ pub fn main(cli: RunCli) -> Result<()> {
     };
     let mut cli = cli;
     if demo {
-        cli.requests = cli.requests.or(if cli.timelimit.is_some() { None } else { Some(20_000) });
+        cli.requests = cli.requests.or(if cli.timelimit.is_some() {
+            None
+        } else {
+            Some(20_000)
+        });
         cli.concurrency = cli.concurrency.or(Some(10));
     }
     let (plan, settings) = config::plan(&cli, &urls, cores)?;
@@ -116,25 +138,37 @@ pub fn main(cli: RunCli) -> Result<()> {
             urls.join(" and "),
             if plan.targets.len() > 1 { "1:1, " } else { "" },
             plan.concurrency,
-            plan.max_slots.map_or(String::new(), |n| format!(", -n {n}"))
+            plan.max_slots
+                .map_or(String::new(), |n| format!(", -n {n}"))
         );
     }
     if cli.verbosity >= 2 {
         for (t, req) in plan.targets.iter().zip(&plan.requests) {
-            eprintln!("---- request to {} ----\n{}", t.addr, String::from_utf8_lossy(req));
+            eprintln!(
+                "---- request to {} ----\n{}",
+                t.addr,
+                String::from_utf8_lossy(req)
+            );
         }
     }
     let limit = engine::raise_nofile_limit();
     if (plan.concurrency as u64) * (plan.targets.len() as u64).min(2) + 64 > limit {
-        eprintln!("warning: -c {} may need more open files than the limit ({limit}); raise it with ulimit -n", plan.concurrency);
+        eprintln!(
+            "warning: -c {} may need more open files than the limit ({limit}); raise it with ulimit -n",
+            plan.concurrency
+        );
     }
     let mut progress = AbProgress::new(&cli, &plan);
     let measured = engine::run(plan.clone(), &mut progress);
     let summary = summarize(&plan, &settings, &measured, cores);
     output(&cli, &summary, &measured)?;
     match (&measured.fatal, &measured.interrupted) {
-        (Some(f), _) => Err(f.clone().context("run stopped early (report above covers what was measured)")),
-        (None, Some(why)) => Err(Failure::runtime(format!("{why}: the report above covers what was measured"))),
+        (Some(f), _) => Err(f
+            .clone()
+            .context("run stopped early (report above covers what was measured)")),
+        (None, Some(why)) => Err(Failure::runtime(format!(
+            "{why}: the report above covers what was measured"
+        ))),
         _ => Ok(()),
     }
 }
@@ -149,16 +183,29 @@ fn start_builtin() -> Result<(dualbench_serve::ServerHandle, Vec<String>)> {
                 Family::V6 => "[::1]:0".parse().expect("literal"),
             });
         } else {
-            eprintln!("This host has no {f} loopback: running on {} only.", if f == Family::V4 { "IPv6" } else { "IPv4" });
+            eprintln!(
+                "This host has no {f} loopback: running on {} only.",
+                if f == Family::V4 { "IPv6" } else { "IPv4" }
+            );
         }
     }
     if listen.is_empty() {
-        return Err(Failure::runtime("this host has neither 127.0.0.1 nor ::1: nothing to benchmark on"));
+        return Err(Failure::runtime(
+            "this host has neither 127.0.0.1 nor ::1: nothing to benchmark on",
+        ));
     }
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let server = dualbench_serve::start(dualbench_serve::ServeConfig { listen, root: None, workers })
-        .map_err(|f| f.context("starting the built-in server"))?;
-    let urls = server.addrs().iter().map(|a| format!("http://{a}/")).collect();
+    let server = dualbench_serve::start(dualbench_serve::ServeConfig {
+        listen,
+        root: None,
+        workers,
+    })
+    .map_err(|f| f.context("starting the built-in server"))?;
+    let urls = server
+        .addrs()
+        .iter()
+        .map(|a| format!("http://{a}/"))
+        .collect();
     Ok((server, urls))
 }
 
@@ -173,8 +220,14 @@ fn loopback_works(f: Family) -> bool {
 fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummary {
     let model = match plan.arrival {
         dualbench_pace::Arrival::Closed => LoadModel::Closed,
-        dualbench_pace::Arrival::Constant { rate } => LoadModel::Open { rate, poisson: false },
-        dualbench_pace::Arrival::Poisson { rate, .. } => LoadModel::Open { rate, poisson: true },
+        dualbench_pace::Arrival::Constant { rate } => LoadModel::Open {
+            rate,
+            poisson: false,
+        },
+        dualbench_pace::Arrival::Poisson { rate, .. } => LoadModel::Open {
+            rate,
+            poisson: true,
+        },
     };
     let meta = RunMeta {
         server_software: m.server_software.clone(),
@@ -192,7 +245,11 @@ fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummar
         targets: plan
             .targets
             .iter()
-            .map(|t| TargetInfo { addr: t.addr.to_string(), family: t.family, weight: t.weight })
+            .map(|t| TargetInfo {
+                addr: t.addr.to_string(),
+                family: t.family,
+                weight: t.weight,
+            })
             .collect(),
         workers: plan.workers as u64,
         start_monotonic_ns: m.start_monotonic_ns,
@@ -202,7 +259,11 @@ fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummar
         cpu_sys_s: m.cpu_sys_s,
         cores: cores as u64,
     };
-    RunSummary { meta, duration_ns: m.duration_ns, families: m.families.clone() }
+    RunSummary {
+        meta,
+        duration_ns: m.duration_ns,
+        families: m.families.clone(),
+    }
 }
 
 fn output(cli: &RunCli, summary: &RunSummary, m: &Measured) -> Result<()> {
@@ -211,7 +272,9 @@ fn output(cli: &RunCli, summary: &RunSummary, m: &Measured) -> Result<()> {
         _ => report::text::render(summary),
     };
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
     if let Some(path) = &cli.records {
         report::records::write_file(path, &m.records)
             .map_err(|e| Failure::runtime(format!("writing records to {}: {e}", path.display())))?;
@@ -233,9 +296,21 @@ impl AbProgress {
         let on = !cli.quiet && std::io::stderr().is_terminal();
         let step = plan.max_slots.filter(|&n| n >= 150).map(|n| n / 10);
         if on {
-            eprintln!("Benchmarking {} (be patient)", plan.targets.iter().map(|t| t.addr.to_string()).collect::<Vec<_>>().join(", "));
+            eprintln!(
+                "Benchmarking {} (be patient)",
+                plan.targets
+                    .iter()
+                    .map(|t| t.addr.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
-        AbProgress { on, step, next: step.unwrap_or(0), last_print: Duration::ZERO }
+        AbProgress {
+            on,
+            step,
+            next: step.unwrap_or(0),
+            last_print: Duration::ZERO,
+        }
     }
 }
 

@@ -23,36 +23,63 @@ pub struct Settings {
 /// Build the plan for these flags and URLs (URLs already chosen: the user's or the
 /// built-in server's).
 pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settings)> {
-    let parsed: Vec<target::Url> = urls.iter().map(|u| target::parse_url(u)).collect::<Result<_>>()?;
+    let parsed: Vec<target::Url> = urls
+        .iter()
+        .map(|u| target::parse_url(u))
+        .collect::<Result<_>>()?;
     let mut cands = Vec::new();
     for url in &parsed {
         for addr in target::resolve(url)? {
-            cands.push(Candidate { addr, weight: 1, host: url.host_header(), path: url.path.clone() });
+            cands.push(Candidate {
+                addr,
+                weight: 1,
+                host: url.host_header(),
+                path: url.path.clone(),
+            });
         }
     }
     if let Some(file) = &cli.address_list {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Failure::usage(format!("cannot read address list {}: {e}", file.display())))?;
-        let (port, path) = parsed.first().map_or((80, "/"), |u| (u.port, u.path.as_str()));
-        cands.extend(target::parse_address_list(&text, &file.display().to_string(), port, path)?);
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Failure::usage(format!("cannot read address list {}: {e}", file.display()))
+        })?;
+        let (port, path) = parsed
+            .first()
+            .map_or((80, "/"), |u| (u.port, u.path.as_str()));
+        cands.extend(target::parse_address_list(
+            &text,
+            &file.display().to_string(),
+            port,
+            path,
+        )?);
     }
     if cands.is_empty() {
-        return Err(Failure::usage("no URL and no --address-list: nothing to benchmark"));
+        return Err(Failure::usage(
+            "no URL and no --address-list: nothing to benchmark",
+        ));
     }
     let family = match cli.family.as_str() {
         "4" | "ipv4" => FamilyChoice::V4,
         "6" | "ipv6" => FamilyChoice::V6,
         "both" | "46" => FamilyChoice::Both,
-        other => return Err(Failure::usage(format!("bad --family '{other}': use 4, 6 or both"))),
+        other => {
+            return Err(Failure::usage(format!(
+                "bad --family '{other}': use 4, 6 or both"
+            )))
+        }
     };
     let ratio = cli.ratio.as_deref().map(target::parse_ratio).transpose()?;
     let targets = target::weigh(cands, family, ratio)?;
     if targets.len() > u16::MAX as usize {
-        return Err(Failure::usage("more than 65,535 target addresses: shorten the address list"));
+        return Err(Failure::usage(
+            "more than 65,535 target addresses: shorten the address list",
+        ));
     }
     for f in Family::ALL {
         if targets.iter().any(|t| t.family == f) && !family_available(f) {
-            return Err(Failure::usage(format!("this machine has no {f} (cannot open an {f} socket): use --family {}", if f == Family::V4 { 6 } else { 4 })));
+            return Err(Failure::usage(format!(
+                "this machine has no {f} (cannot open an {f} socket): use --family {}",
+                if f == Family::V4 { 6 } else { 4 }
+            )));
         }
     }
     let interleave = Interleave::new(&targets.iter().map(|t| t.weight).collect::<Vec<_>>())
@@ -96,6 +123,9 @@ pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settin
     if cli.pipeline == 0 {
         return Err(Failure::usage("--pipeline needs at least 1"));
     }
+    if cli.pipeline > 1 && cli.http10 {
+        return Err(Failure::usage("--pipeline needs HTTP/1.1: drop --http10"));
+    }
     if cli.pipeline > 1 && !cli.keepalive {
         return Err(Failure::usage("--pipeline needs keep-alive: add -k"));
     }
@@ -109,7 +139,9 @@ pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settin
     };
     let first = &targets[0];
     let settings = Settings {
-        host: parsed.first().map_or_else(|| first.addr.ip().to_string(), |u| u.host.clone()),
+        host: parsed
+            .first()
+            .map_or_else(|| first.addr.ip().to_string(), |u| u.host.clone()),
         port: parsed.first().map_or(first.addr.port(), |u| u.port),
         path: first.path.clone(),
         method: method.clone(),
@@ -141,11 +173,17 @@ fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
         (Some(f), None) | (None, Some(f)) => f,
         (None, None) => return Ok(None),
     };
-    let body = std::fs::read(file).map_err(|e| Failure::usage(format!("cannot read request body {}: {e}", file.display())))?;
+    let body = std::fs::read(file)
+        .map_err(|e| Failure::usage(format!("cannot read request body {}: {e}", file.display())))?;
     Ok(Some((body, cli.content_type.clone())))
 }
 
-fn build_requests(targets: &[Target], cli: &RunCli, method: &str, body: Option<(Vec<u8>, String)>) -> Vec<Vec<u8>> {
+fn build_requests(
+    targets: &[Target],
+    cli: &RunCli,
+    method: &str,
+    body: Option<(Vec<u8>, String)>,
+) -> Vec<Vec<u8>> {
     targets
         .iter()
         .map(|t| {
@@ -154,6 +192,7 @@ fn build_requests(targets: &[Target], cli: &RunCli, method: &str, body: Option<(
                 path: t.path.clone(),
                 host: t.host.clone(),
                 keepalive: cli.keepalive,
+                http10: cli.http10,
                 headers: cli.headers.clone(),
                 body: body.clone(),
             }
@@ -170,12 +209,22 @@ fn arrival(cli: &RunCli) -> Result<(Arrival, bool)> {
         return Ok((Arrival::Closed, false));
     };
     if !(rate > 0.0 && rate.is_finite()) {
-        return Err(Failure::usage("--rate needs a number of requests per second above 0"));
+        return Err(Failure::usage(
+            "--rate needs a number of requests per second above 0",
+        ));
     }
     match cli.arrival.as_deref().unwrap_or("constant") {
         "constant" => Ok((Arrival::Constant { rate }, true)),
-        "poisson" => Ok((Arrival::Poisson { rate, seed: cli.seed }, true)),
-        other => Err(Failure::usage(format!("bad --arrival '{other}': use constant or poisson"))),
+        "poisson" => Ok((
+            Arrival::Poisson {
+                rate,
+                seed: cli.seed,
+            },
+            true,
+        )),
+        other => Err(Failure::usage(format!(
+            "bad --arrival '{other}': use constant or poisson"
+        ))),
     }
 }
 

@@ -15,6 +15,8 @@ pub struct RequestSpec {
     /// Value of the Host header (with brackets and port as needed).
     pub host: String,
     pub keepalive: bool,
+    /// Send HTTP/1.0 requests, as ab does (keep-alive then needs `Connection: Keep-Alive`).
+    pub http10: bool,
     /// Extra header lines, `Name: value`, as given with `-H`.
     pub headers: Vec<String>,
     /// Request body (`-p`), with its content type (`-T`).
@@ -25,22 +27,33 @@ impl RequestSpec {
     /// The request as bytes. User headers replace the defaults of the same name.
     pub fn to_bytes(&self) -> Vec<u8> {
         let has = |name: &str| {
-            self.headers
-                .iter()
-                .any(|h| h.split(':').next().is_some_and(|n| n.trim().eq_ignore_ascii_case(name)))
+            self.headers.iter().any(|h| {
+                h.split(':')
+                    .next()
+                    .is_some_and(|n| n.trim().eq_ignore_ascii_case(name))
+            })
         };
-        let mut out = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
+        let version = if self.http10 { "1.0" } else { "1.1" };
+        let mut out = format!("{} {} HTTP/{version}\r\n", self.method, self.path);
         if !has("host") {
             out.push_str(&format!("Host: {}\r\n", self.host));
         }
         if !has("user-agent") {
-            out.push_str(concat!("User-Agent: dualbench/", env!("CARGO_PKG_VERSION"), "\r\n"));
+            out.push_str(concat!(
+                "User-Agent: dualbench/",
+                env!("CARGO_PKG_VERSION"),
+                "\r\n"
+            ));
         }
         if !has("accept") {
             out.push_str("Accept: */*\r\n");
         }
-        if !self.keepalive && !has("connection") {
-            out.push_str("Connection: close\r\n");
+        if !has("connection") {
+            match (self.keepalive, self.http10) {
+                (false, false) => out.push_str("Connection: close\r\n"),
+                (true, true) => out.push_str("Connection: Keep-Alive\r\n"),
+                _ => {}
+            }
         }
         if let Some((body, ctype)) = &self.body {
             if !has("content-type") {
@@ -91,16 +104,24 @@ enum Body {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunk {
     /// Reading a chunk-size line; accumulated size so far, and whether an extension began.
-    Size { size: u64, digits: u8, ext: bool },
+    Size {
+        size: u64,
+        digits: u8,
+        ext: bool,
+    },
     /// Expecting LF after the size line's CR.
-    SizeLf { size: u64 },
+    SizeLf {
+        size: u64,
+    },
     /// Inside chunk data, this many bytes left.
     Data(u64),
     /// Expecting CR LF after chunk data.
     DataCr,
     DataLf,
-    /// In the trailer section: at the start of a line (`true`) or inside one.
-    Trailer { line_start: bool, cr: bool },
+    /// In the trailer section: at the start of a line (a CR may precede the LF) or inside one.
+    Trailer {
+        line_start: bool,
+    },
 }
 
 /// Largest header block accepted.
@@ -176,7 +197,11 @@ impl ResponseParser {
         let (n, done) = self.feed_body(&data[used..])?;
         used += n;
         self.bytes += n as u64;
-        Ok(if done { Feed::Done { used } } else { Feed::NeedMore })
+        Ok(if done {
+            Feed::Done { used }
+        } else {
+            Feed::NeedMore
+        })
     }
 
     /// Accumulate header bytes; returns how many of `data` belong to the header block.
@@ -217,7 +242,10 @@ impl ResponseParser {
                 let v = std::str::from_utf8(h.value).map_err(|_| ParseError::Malformed)?;
                 length = Some(v.trim().parse::<u64>().map_err(|_| ParseError::Malformed)?);
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = h.value.windows(7).any(|w| w.eq_ignore_ascii_case(b"chunked"));
+                chunked = h
+                    .value
+                    .windows(7)
+                    .any(|w| w.eq_ignore_ascii_case(b"chunked"));
             } else if h.name.eq_ignore_ascii_case("connection") {
                 let v = h.value;
                 if v.windows(5).any(|w| w.eq_ignore_ascii_case(b"close")) {
@@ -231,11 +259,16 @@ impl ResponseParser {
         }
         self.status = status;
         self.close = !keepalive;
-        let no_body = self.head_request || (100..200).contains(&status) || status == 204 || status == 304;
+        let no_body =
+            self.head_request || (100..200).contains(&status) || status == 204 || status == 304;
         self.body = Some(if no_body {
             Body::Length(0)
         } else if chunked {
-            Body::Chunked(Chunk::Size { size: 0, digits: 0, ext: false })
+            Body::Chunked(Chunk::Size {
+                size: 0,
+                digits: 0,
+                ext: false,
+            })
         } else if let Some(n) = length {
             Body::Length(n)
         } else {
@@ -272,20 +305,32 @@ impl ResponseParser {
                     let n = left.min((data.len() - i) as u64);
                     self.body_bytes += n;
                     i += n as usize;
-                    st = if left == n { Chunk::DataCr } else { Chunk::Data(left - n) };
+                    st = if left == n {
+                        Chunk::DataCr
+                    } else {
+                        Chunk::Data(left - n)
+                    };
                     continue;
                 }
                 Chunk::Size { size, digits, ext } => match b {
                     b'\r' if digits > 0 => Chunk::SizeLf { size },
                     b'\n' if digits > 0 => self.after_size(size),
                     _ if ext => Chunk::Size { size, digits, ext },
-                    b';' | b' ' | b'\t' if digits > 0 => Chunk::Size { size, digits, ext: true },
+                    b';' | b' ' | b'\t' if digits > 0 => Chunk::Size {
+                        size,
+                        digits,
+                        ext: true,
+                    },
                     _ => {
                         let d = (b as char).to_digit(16).ok_or(ParseError::BadChunk)? as u64;
                         if digits >= 15 {
                             return Err(ParseError::BadChunk);
                         }
-                        Chunk::Size { size: size * 16 + d, digits: digits + 1, ext }
+                        Chunk::Size {
+                            size: size * 16 + d,
+                            digits: digits + 1,
+                            ext,
+                        }
                     }
                 },
                 Chunk::SizeLf { size } => match b {
@@ -294,21 +339,29 @@ impl ResponseParser {
                 },
                 Chunk::DataCr => match b {
                     b'\r' => Chunk::DataLf,
-                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    b'\n' => Chunk::Size {
+                        size: 0,
+                        digits: 0,
+                        ext: false,
+                    },
                     _ => return Err(ParseError::BadChunk),
                 },
                 Chunk::DataLf => match b {
-                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    b'\n' => Chunk::Size {
+                        size: 0,
+                        digits: 0,
+                        ext: false,
+                    },
                     _ => return Err(ParseError::BadChunk),
                 },
-                Chunk::Trailer { line_start, cr } => match b {
-                    b'\n' if line_start || (cr && line_start) => {
+                Chunk::Trailer { line_start } => match b {
+                    b'\n' if line_start => {
                         self.body = Some(Body::Length(0));
                         return Ok((i + 1, true));
                     }
-                    b'\n' => Chunk::Trailer { line_start: true, cr: false },
-                    b'\r' => Chunk::Trailer { line_start, cr: true },
-                    _ => Chunk::Trailer { line_start: false, cr: false },
+                    b'\n' => Chunk::Trailer { line_start: true },
+                    b'\r' => Chunk::Trailer { line_start },
+                    _ => Chunk::Trailer { line_start: false },
                 },
             };
             i += 1;
@@ -319,7 +372,7 @@ impl ResponseParser {
 
     fn after_size(&self, size: u64) -> Chunk {
         if size == 0 {
-            Chunk::Trailer { line_start: true, cr: false }
+            Chunk::Trailer { line_start: true }
         } else {
             Chunk::Data(size)
         }
@@ -374,7 +427,10 @@ mod tests {
         let mut p = ResponseParser::new();
         p.reset(false, true);
         assert_eq!(p.feed(CL), Ok(Feed::Done { used: CL.len() - 8 }));
-        assert_eq!((p.status, p.body_bytes, p.bytes), (200, 5, (CL.len() - 8) as u64));
+        assert_eq!(
+            (p.status, p.body_bytes, p.bytes),
+            (200, 5, (CL.len() - 8) as u64)
+        );
         assert_eq!(p.server.as_deref(), Some("x"));
         assert!(!p.close);
     }
@@ -403,7 +459,10 @@ mod tests {
             p.reset(false, false);
             let r = feed_all(&mut p, &[&msg[..split], &msg[split..]]).unwrap();
             let first = p.feed(&[]).unwrap();
-            assert!(matches!(r, Feed::Done { .. }) || matches!(first, Feed::Done { .. }), "split {split}");
+            assert!(
+                matches!(r, Feed::Done { .. }) || matches!(first, Feed::Done { .. }),
+                "split {split}"
+            );
             assert_eq!(p.body_bytes, 9, "split {split}");
             assert_eq!(p.bytes, msg.len() as u64, "split {split}");
         }
@@ -413,7 +472,10 @@ mod tests {
     fn http10_without_length_runs_until_close() {
         let mut p = ResponseParser::new();
         p.reset(false, false);
-        assert_eq!(p.feed(b"HTTP/1.0 200 OK\r\n\r\nabc").unwrap(), Feed::NeedMore);
+        assert_eq!(
+            p.feed(b"HTTP/1.0 200 OK\r\n\r\nabc").unwrap(),
+            Feed::NeedMore
+        );
         assert!(p.until_close() && p.close);
         assert_eq!(p.body_bytes, 3);
     }
@@ -433,10 +495,12 @@ mod tests {
     fn connection_close_and_http10_keepalive() {
         let mut p = ResponseParser::new();
         p.reset(false, false);
-        p.feed(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").unwrap();
+        p.feed(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
         assert!(p.close);
         p.reset(false, false);
-        p.feed(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n").unwrap();
+        p.feed(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
         assert!(!p.close);
     }
 
@@ -444,7 +508,10 @@ mod tests {
     fn garbage_is_malformed() {
         let mut p = ResponseParser::new();
         p.reset(false, false);
-        assert_eq!(p.feed(b"SSH-2.0-OpenSSH\r\n\r\n"), Err(ParseError::Malformed));
+        assert_eq!(
+            p.feed(b"SSH-2.0-OpenSSH\r\n\r\n"),
+            Err(ParseError::Malformed)
+        );
         p.reset(false, false);
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
@@ -472,6 +539,7 @@ mod tests {
             path: "/x".into(),
             host: "[::1]:8080".into(),
             keepalive: false,
+            http10: false,
             headers: vec!["Accept: text/html".into()],
             body: Some((b"abc".to_vec(), "text/plain".into())),
         };

@@ -138,7 +138,9 @@ impl FamilyStats {
         let total = r.latency_ns();
         self.hist.total.saturating_record(us(total));
         self.hist.service.saturating_record(us(r.service_ns()));
-        self.hist.processing.saturating_record(us(r.service_ns().saturating_sub(r.connect_ns)));
+        self.hist
+            .processing
+            .saturating_record(us(r.service_ns().saturating_sub(r.connect_ns)));
         self.hist.waiting.saturating_record(us(r.waiting_ns()));
         self.hist.transfer.saturating_record(us(r.transfer_ns()));
     }
@@ -154,7 +156,11 @@ impl FamilyStats {
 
     /// Requests in one of ANMA's classes ("RESET" sums its three phases).
     pub fn class(&self, class: &str) -> u64 {
-        Outcome::ALL.iter().filter(|o| o.class() == class).map(|o| self.outcome(*o)).sum()
+        Outcome::ALL
+            .iter()
+            .filter(|o| o.class() == class)
+            .map(|o| self.outcome(*o))
+            .sum()
     }
 
     pub fn merge(&mut self, other: &FamilyStats) {

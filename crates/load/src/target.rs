@@ -22,7 +22,11 @@ pub struct Url {
 impl Url {
     /// The Host header value: brackets around IPv6 literals, port when not 80.
     pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
         if self.port == 80 {
             host
         } else {
@@ -55,7 +59,12 @@ pub fn parse_url(s: &str) -> Result<Url> {
     if host.is_empty() {
         return Err(bad("no host"));
     }
-    Ok(Url { host, zone, port: port.unwrap_or(80), path })
+    Ok(Url {
+        host,
+        zone,
+        port: port.unwrap_or(80),
+        path,
+    })
 }
 
 /// Split `host[:port]` / `[v6%zone][:port]` into parts.
@@ -64,10 +73,15 @@ fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Opti
         p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))
     };
     if let Some(rest) = a.strip_prefix('[') {
-        let (inside, after) = rest.split_once(']').ok_or("missing ']' after IPv6 address")?;
+        let (inside, after) = rest
+            .split_once(']')
+            .ok_or("missing ']' after IPv6 address")?;
         let (addr, zone) = match inside.split_once('%') {
             Some((addr, zone)) => {
-                let zone = zone.strip_prefix("25").filter(|z| !z.is_empty()).unwrap_or(zone);
+                let zone = zone
+                    .strip_prefix("25")
+                    .filter(|z| !z.is_empty())
+                    .unwrap_or(zone);
                 if zone.is_empty() {
                     return Err("empty zone after '%'".into());
                 }
@@ -75,7 +89,8 @@ fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Opti
             }
             None => (inside, None),
         };
-        addr.parse::<Ipv6Addr>().map_err(|_| format!("'{addr}' is not an IPv6 address"))?;
+        addr.parse::<Ipv6Addr>()
+            .map_err(|_| format!("'{addr}' is not an IPv6 address"))?;
         let port = match after {
             "" => None,
             p => Some(parse_port(p.strip_prefix(':').ok_or("junk after ']'")?)?),
@@ -101,7 +116,12 @@ pub enum FamilyChoice {
 
 impl FamilyChoice {
     pub fn allows(self, f: Family) -> bool {
-        matches!((self, f), (FamilyChoice::Both, _) | (FamilyChoice::V4, Family::V4) | (FamilyChoice::V6, Family::V6))
+        matches!(
+            (self, f),
+            (FamilyChoice::Both, _)
+                | (FamilyChoice::V4, Family::V4)
+                | (FamilyChoice::V6, Family::V6)
+        )
     }
 }
 
@@ -113,12 +133,18 @@ pub struct Ratio {
 }
 
 pub fn parse_ratio(s: &str) -> Result<Ratio> {
-    let bad = || Failure::usage(format!("bad --ratio '{s}': expected V6:V4 with whole numbers, e.g. 4:1"));
+    let bad = || {
+        Failure::usage(format!(
+            "bad --ratio '{s}': expected V6:V4 with whole numbers, e.g. 4:1"
+        ))
+    };
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
     let v6 = a.trim().parse().map_err(|_| bad())?;
     let v4 = b.trim().parse().map_err(|_| bad())?;
     if v6 == 0 && v4 == 0 {
-        return Err(Failure::usage(format!("--ratio {s} sends nothing: at least one side must be above 0")));
+        return Err(Failure::usage(format!(
+            "--ratio {s} sends nothing: at least one side must be above 0"
+        )));
     }
     Ok(Ratio { v6, v4 })
 }
@@ -147,10 +173,16 @@ pub struct Candidate {
 /// Resolve a URL to all its addresses (literals need no lookup).
 pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
     if let Ok(ip) = url.host.parse::<IpAddr>() {
-        return Ok(vec![with_zone(SocketAddr::new(ip, url.port), url.zone.as_deref())?]);
+        return Ok(vec![with_zone(
+            SocketAddr::new(ip, url.port),
+            url.zone.as_deref(),
+        )?]);
     }
     if url.zone.is_some() {
-        return Err(Failure::usage(format!("a zone (%{}) needs an IPv6 address literal", url.zone.as_deref().unwrap_or(""))));
+        return Err(Failure::usage(format!(
+            "a zone (%{}) needs an IPv6 address literal",
+            url.zone.as_deref().unwrap_or("")
+        )));
     }
     let addrs = (url.host.as_str(), url.port)
         .to_socket_addrs()
@@ -170,7 +202,9 @@ pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
 fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
     let Some(zone) = zone else { return Ok(addr) };
     let SocketAddr::V6(v6) = addr else {
-        return Err(Failure::usage("a zone (%name) applies to IPv6 addresses only"));
+        return Err(Failure::usage(
+            "a zone (%name) applies to IPv6 addresses only",
+        ));
     };
     let scope = match zone.parse::<u32>() {
         Ok(n) => n,
@@ -179,18 +213,31 @@ fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
             // SAFETY: if_nametoindex reads a NUL-terminated string we own.
             let idx = unsafe { libc::if_nametoindex(name.as_ptr()) };
             if idx == 0 {
-                return Err(Failure::usage(format!("no network interface named '{zone}' (zone of {})", v6.ip())));
+                return Err(Failure::usage(format!(
+                    "no network interface named '{zone}' (zone of {})",
+                    v6.ip()
+                )));
             }
             idx
         }
     };
-    Ok(SocketAddr::V6(SocketAddrV6::new(*v6.ip(), v6.port(), v6.flowinfo(), scope)))
+    Ok(SocketAddr::V6(SocketAddrV6::new(
+        *v6.ip(),
+        v6.port(),
+        v6.flowinfo(),
+        scope,
+    )))
 }
 
 /// Parse an ANMA-style address list: one address per line (an IP, `host:port`,
 /// `[v6]:port` or a URL), an optional whole-number weight after whitespace, `#` comments.
 /// `default_port` and `default_path` come from the command line's URL, if any.
-pub fn parse_address_list(text: &str, file: &str, default_port: u16, default_path: &str) -> Result<Vec<Candidate>> {
+pub fn parse_address_list(
+    text: &str,
+    file: &str,
+    default_port: u16,
+    default_path: &str,
+) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -203,41 +250,71 @@ pub fn parse_address_list(text: &str, file: &str, default_port: u16, default_pat
         let weight = match words.next() {
             None => 1,
             Some(w) => match w.parse::<u64>() {
-                Ok(0) | Err(_) => return Err(at(format!("weight '{w}' must be a whole number above 0"))),
+                Ok(0) | Err(_) => {
+                    return Err(at(format!("weight '{w}' must be a whole number above 0")))
+                }
                 Ok(n) => n,
             },
         };
         if let Some(extra) = words.next() {
-            return Err(at(format!("unexpected '{extra}' (expected: ADDRESS [WEIGHT])")));
+            return Err(at(format!(
+                "unexpected '{extra}' (expected: ADDRESS [WEIGHT])"
+            )));
         }
         let url = if addr_word.contains("://") {
             parse_url(addr_word).map_err(|f| at(f.message))?
         } else if let Ok(ip) = addr_word.parse::<IpAddr>() {
-            Url { host: ip.to_string(), zone: None, port: default_port, path: default_path.into() }
+            Url {
+                host: ip.to_string(),
+                zone: None,
+                port: default_port,
+                path: default_path.into(),
+            }
         } else {
-            let (host, zone, port) = split_authority(addr_word).map_err(|why| at(format!("bad address '{addr_word}': {why}")))?;
-            Url { host, zone, port: port.unwrap_or(default_port), path: default_path.into() }
+            let (host, zone, port) = split_authority(addr_word)
+                .map_err(|why| at(format!("bad address '{addr_word}': {why}")))?;
+            Url {
+                host,
+                zone,
+                port: port.unwrap_or(default_port),
+                path: default_path.into(),
+            }
         };
         for addr in resolve(&url).map_err(|f| at(f.message))? {
-            out.push(Candidate { addr, weight, host: url.host_header(), path: url.path.clone() });
+            out.push(Candidate {
+                addr,
+                weight,
+                host: url.host_header(),
+                path: url.path.clone(),
+            });
         }
     }
     if out.is_empty() {
-        return Err(Failure::usage(format!("{file}: the address list has no addresses")));
+        return Err(Failure::usage(format!(
+            "{file}: the address list has no addresses"
+        )));
     }
     Ok(out)
 }
 
-/// Turn candidates into targets: keep the families allowed, then weight them so that the
-/// families follow `ratio` exactly (when given) and addresses within a family follow their
-/// own weights. Without a ratio, every family present gets an equal share (1:1).
-pub fn weigh(cands: Vec<Candidate>, choice: FamilyChoice, ratio: Option<Ratio>) -> Result<Vec<Target>> {
+/// Turn candidates into targets: keep the families allowed, then weight them. With a
+/// ratio, the families follow it exactly and addresses within a family share their
+/// family's part by their own weights; without one, every address gets its own weight
+/// (a host name with one A and one AAAA record is 1:1).
+pub fn weigh(
+    cands: Vec<Candidate>,
+    choice: FamilyChoice,
+    ratio: Option<Ratio>,
+) -> Result<Vec<Target>> {
     let present = |f: Family| cands.iter().any(|c| Family::of_addr(&c.addr) == f);
     for f in Family::ALL {
-        if choice == FamilyChoice::V4 && f == Family::V4 || choice == FamilyChoice::V6 && f == Family::V6 {
-            if !present(f) {
-                return Err(Failure::usage(format!("--family {} asked, but the targets have no {f} address", &f.label()[3..])));
-            }
+        let only = choice == FamilyChoice::V4 && f == Family::V4
+            || choice == FamilyChoice::V6 && f == Family::V6;
+        if only && !present(f) {
+            return Err(Failure::usage(format!(
+                "--family {} asked, but the targets have no {f} address",
+                &f.label()[3..]
+            )));
         }
     }
     let mut family_weight = [0u64; 2];
@@ -246,7 +323,20 @@ pub fn weigh(cands: Vec<Candidate>, choice: FamilyChoice, ratio: Option<Ratio>) 
             family_weight[f.index()] = 1;
         }
     }
-    if let Some(r) = ratio {
+    let Some(r) = ratio else {
+        return Ok(cands
+            .into_iter()
+            .filter(|c| choice.allows(Family::of_addr(&c.addr)))
+            .map(|c| Target {
+                family: Family::of_addr(&c.addr),
+                addr: c.addr,
+                weight: c.weight,
+                host: c.host,
+                path: c.path,
+            })
+            .collect());
+    };
+    {
         for (f, want) in [(Family::V4, r.v4), (Family::V6, r.v6)] {
             if want > 0 && !choice.allows(f) {
                 return Err(Failure::usage(format!(
@@ -264,15 +354,26 @@ pub fn weigh(cands: Vec<Candidate>, choice: FamilyChoice, ratio: Option<Ratio>) 
         }
     }
     if family_weight == [0, 0] {
-        return Err(Failure::usage("no target address is left after the family filter"));
+        return Err(Failure::usage(
+            "no target address is left after the family filter",
+        ));
     }
     // Weight of a target = family share × own weight × (L / family's total own weight),
     // with L the least common multiple of the families' totals, so shares stay exact.
     let sums: Vec<u64> = Family::ALL
         .iter()
-        .map(|f| cands.iter().filter(|c| Family::of_addr(&c.addr) == *f).map(|c| c.weight).sum())
+        .map(|f| {
+            cands
+                .iter()
+                .filter(|c| Family::of_addr(&c.addr) == *f)
+                .map(|c| c.weight)
+                .sum()
+        })
         .collect();
-    let l = sums.iter().filter(|&&s| s > 0).fold(1, |acc, &s| lcm(acc, s));
+    let l = sums
+        .iter()
+        .filter(|&&s| s > 0)
+        .fold(1, |acc, &s| lcm(acc, s));
     let targets = cands
         .into_iter()
         .filter_map(|c| {
@@ -308,9 +409,16 @@ pub fn parse_bind(s: &str) -> Result<[Vec<IpAddr>; 2]> {
     const MAX: u128 = 65_536;
     let mut out: [Vec<IpAddr>; 2] = [Vec::new(), Vec::new()];
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let bad = || Failure::usage(format!("bad --bind item '{item}': expected an IP address or CIDR block"));
+        let bad = || {
+            Failure::usage(format!(
+                "bad --bind item '{item}': expected an IP address or CIDR block"
+            ))
+        };
         let (ip, prefix) = match item.split_once('/') {
-            Some((ip, p)) => (ip.parse::<IpAddr>().map_err(|_| bad())?, Some(p.parse::<u32>().map_err(|_| bad())?)),
+            Some((ip, p)) => (
+                ip.parse::<IpAddr>().map_err(|_| bad())?,
+                Some(p.parse::<u32>().map_err(|_| bad())?),
+            ),
             None => (item.parse::<IpAddr>().map_err(|_| bad())?, None),
         };
         let list = &mut out[Family::of(&ip).index()];
@@ -323,18 +431,32 @@ pub fn parse_bind(s: &str) -> Result<[Vec<IpAddr>; 2]> {
             return Err(bad());
         }
         let host_bits = bits - prefix;
-        let count: u128 = if host_bits >= 17 { MAX + 1 } else { 1u128 << host_bits };
+        let count: u128 = if host_bits >= 17 {
+            MAX + 1
+        } else {
+            1u128 << host_bits
+        };
         if count > MAX {
-            return Err(Failure::usage(format!("--bind {item} has more than {MAX} addresses: use a longer prefix")));
+            return Err(Failure::usage(format!(
+                "--bind {item} has more than {MAX} addresses: use a longer prefix"
+            )));
         }
         match ip {
             IpAddr::V4(v4) => {
                 let base = u32::from(v4) & (u32::MAX.checked_shl(host_bits).unwrap_or(0));
-                let (lo, hi) = if host_bits >= 2 { (1, count as u32 - 1) } else { (0, count as u32) };
+                let (lo, hi) = if host_bits >= 2 {
+                    (1, count as u32 - 1)
+                } else {
+                    (0, count as u32)
+                };
                 list.extend((lo..hi).map(|i| IpAddr::from(std::net::Ipv4Addr::from(base + i))));
             }
             IpAddr::V6(v6) => {
-                let mask = if host_bits == 128 { 0 } else { u128::MAX << host_bits };
+                let mask = if host_bits == 128 {
+                    0
+                } else {
+                    u128::MAX << host_bits
+                };
                 let base = u128::from(v6) & mask;
                 list.extend((0..count).map(|i| IpAddr::from(Ipv6Addr::from(base + i))));
             }
@@ -350,16 +472,28 @@ mod tests {
     #[test]
     fn urls_of_every_form() {
         let u = parse_url("http://127.0.0.1:8080/a?b=1").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("127.0.0.1", 8080, "/a?b=1"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 8080, "/a?b=1")
+        );
         let u = parse_url("http://[::1]:8080").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 8080, "/"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 8080, "/")
+        );
         assert_eq!(u.host_header(), "[::1]:8080");
         let u = parse_url("http://[fe80::1%25eth0]/x").unwrap();
-        assert_eq!((u.host.as_str(), u.zone.as_deref(), u.port), ("fe80::1", Some("eth0"), 80));
+        assert_eq!(
+            (u.host.as_str(), u.zone.as_deref(), u.port),
+            ("fe80::1", Some("eth0"), 80)
+        );
         let u = parse_url("http://[fe80::1%eth0]:81/").unwrap();
         assert_eq!(u.zone.as_deref(), Some("eth0"));
         let u = parse_url("HTTP://example.org?q").unwrap();
-        assert_eq!((u.host.as_str(), u.path.as_str(), u.host_header().as_str()), ("example.org", "/?q", "example.org"));
+        assert_eq!(
+            (u.host.as_str(), u.path.as_str(), u.host_header().as_str()),
+            ("example.org", "/?q", "example.org")
+        );
     }
 
     #[test]
@@ -388,21 +522,44 @@ mod tests {
             _ => panic!("expected v6"),
         }
         let u = parse_url("http://[fe80::1%25nosuchif0]/").unwrap();
-        assert!(resolve(&u).unwrap_err().message.contains("no network interface named 'nosuchif0'"));
+        assert!(resolve(&u)
+            .unwrap_err()
+            .message
+            .contains("no network interface named 'nosuchif0'"));
     }
 
     fn cand(s: &str, w: u64) -> Candidate {
-        Candidate { addr: s.parse().unwrap(), weight: w, host: "h".into(), path: "/".into() }
+        Candidate {
+            addr: s.parse().unwrap(),
+            weight: w,
+            host: "h".into(),
+            path: "/".into(),
+        }
     }
 
     #[test]
     fn ratio_weights_are_exact_across_unequal_families() {
         // 3 v4 addresses, 2 v6 addresses, ratio 4:1 (v6:v4).
-        let c = vec![cand("127.0.0.1:1", 1), cand("127.0.0.2:1", 1), cand("127.0.0.3:1", 1), cand("[::1]:1", 1), cand("[::2]:1", 1)];
+        let c = vec![
+            cand("127.0.0.1:1", 1),
+            cand("127.0.0.2:1", 1),
+            cand("127.0.0.3:1", 1),
+            cand("[::1]:1", 1),
+            cand("[::2]:1", 1),
+        ];
         let t = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 4, v4: 1 })).unwrap();
-        let sum = |f: Family| t.iter().filter(|x| x.family == f).map(|x| x.weight).sum::<u64>();
+        let sum = |f: Family| {
+            t.iter()
+                .filter(|x| x.family == f)
+                .map(|x| x.weight)
+                .sum::<u64>()
+        };
         assert_eq!(sum(Family::V6), 4 * sum(Family::V4));
-        let v4: Vec<u64> = t.iter().filter(|x| x.family == Family::V4).map(|x| x.weight).collect();
+        let v4: Vec<u64> = t
+            .iter()
+            .filter(|x| x.family == Family::V4)
+            .map(|x| x.weight)
+            .collect();
         assert!(v4.windows(2).all(|w| w[0] == w[1]));
     }
 
@@ -410,7 +567,11 @@ mod tests {
     fn ratio_and_family_conflicts_are_usage_errors() {
         let c = vec![cand("127.0.0.1:1", 1), cand("[::1]:1", 1)];
         let e = weigh(c.clone(), FamilyChoice::V4, Some(Ratio { v6: 4, v4: 0 })).unwrap_err();
-        assert!(e.message.contains("--family excludes IPv6"), "{}", e.message);
+        assert!(
+            e.message.contains("--family excludes IPv6"),
+            "{}",
+            e.message
+        );
         let e = weigh(vec![cand("127.0.0.1:1", 1)], FamilyChoice::V6, None).unwrap_err();
         assert!(e.message.contains("no IPv6 address"), "{}", e.message);
         let t = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 0, v4: 1 })).unwrap();
@@ -423,7 +584,10 @@ mod tests {
         let text = "# ANMA list\n127.0.0.1 3\n[::1]:9000  # six\nhttp://127.0.0.2:81/p 2\n\n";
         let c = parse_address_list(text, "list.txt", 8080, "/doc").unwrap();
         assert_eq!(c.len(), 3);
-        assert_eq!((c[0].addr, c[0].weight, c[0].path.as_str()), ("127.0.0.1:8080".parse().unwrap(), 3, "/doc"));
+        assert_eq!(
+            (c[0].addr, c[0].weight, c[0].path.as_str()),
+            ("127.0.0.1:8080".parse().unwrap(), 3, "/doc")
+        );
         assert_eq!(c[1].addr, "[::1]:9000".parse().unwrap());
         assert_eq!((c[2].weight, c[2].path.as_str()), (2, "/p"));
         let e = parse_address_list("127.0.0.1\n::1 x\n", "l", 80, "/").unwrap_err();
@@ -437,7 +601,10 @@ mod tests {
         let b = parse_bind("127.0.0.1,::1,127.0.1.0/30,2001:2::/127").unwrap();
         assert_eq!(b[0].len(), 3); // 127.0.0.1, 127.0.1.1, 127.0.1.2
         assert_eq!(b[1].len(), 3); // ::1, 2001:2::, 2001:2::1
-        assert!(parse_bind("10.0.0.0/8").unwrap_err().message.contains("more than"));
+        assert!(parse_bind("10.0.0.0/8")
+            .unwrap_err()
+            .message
+            .contains("more than"));
         assert!(parse_bind("nope").is_err());
     }
 

@@ -48,7 +48,14 @@ impl Schedule {
             Arrival::Poisson { seed, .. } => Some(StdRng::seed_from_u64(seed)),
             _ => None,
         };
-        let mut s = Schedule { arrival, max_slots, max_ns, next: 0, next_ns: 0, rng };
+        let mut s = Schedule {
+            arrival,
+            max_slots,
+            max_ns,
+            next: 0,
+            next_ns: 0,
+            rng,
+        };
         s.next_ns = s.draw_first();
         s
     }
@@ -134,7 +141,11 @@ mod tests {
     #[test]
     fn duration_bound_counts_slots_exactly() {
         // 20,000/s for 10 s is 200,000 slots, none at or past 10 s.
-        let mut s = Schedule::new(Arrival::Constant { rate: 20_000.0 }, None, Some(10_000_000_000));
+        let mut s = Schedule::new(
+            Arrival::Constant { rate: 20_000.0 },
+            None,
+            Some(10_000_000_000),
+        );
         let mut n = 0;
         let mut per_second = [0u64; 10];
         while let Some((_, t)) = s.take() {
@@ -151,7 +162,12 @@ mod tests {
         assert_eq!(s.pace(0), Pace::Go { intended_ns: 0 });
         assert_eq!(s.pace(40_000_000), Pace::Wait(60_000_000));
         // A late sender still gets the slot's intended time, not its own.
-        assert_eq!(s.pace(250_000_000), Pace::Go { intended_ns: 100_000_000 });
+        assert_eq!(
+            s.pace(250_000_000),
+            Pace::Go {
+                intended_ns: 100_000_000
+            }
+        );
         assert_eq!(s.pace(300_000_000), Pace::Stop);
     }
 
@@ -164,7 +180,10 @@ mod tests {
 
     #[test]
     fn poisson_is_seeded_and_has_the_right_mean() {
-        let a = Arrival::Poisson { rate: 1000.0, seed: 7 };
+        let a = Arrival::Poisson {
+            rate: 1000.0,
+            seed: 7,
+        };
         let mut s1 = Schedule::new(a, Some(100_000), None);
         let mut s2 = Schedule::new(a, Some(100_000), None);
         let mut last = 0;

@@ -51,7 +51,13 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(sock: mio::net::TcpStream, target: usize, id: u64, now: u64, pipeline: usize) -> Conn {
+    pub fn new(
+        sock: mio::net::TcpStream,
+        target: usize,
+        id: u64,
+        now: u64,
+        pipeline: usize,
+    ) -> Conn {
         Conn {
             sock,
             target,
@@ -73,7 +79,6 @@ impl Conn {
     pub fn has_room(&self, pipeline: usize) -> bool {
         !self.closing && self.pending.len() < pipeline
     }
-
 }
 
 /// Why a connection could not even be attempted: a limit of this machine, not the server.
@@ -98,7 +103,11 @@ pub fn open(addr: SocketAddr, source: Option<IpAddr>) -> Result<mio::net::TcpStr
 
 fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking().cloexec(), Some(Protocol::TCP))?;
+    let sock = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking().cloexec(),
+        Some(Protocol::TCP),
+    )?;
     // Let the kernel choose the source port per destination, so one source address
     // serves more than 64k connections spread over several destinations.
     let one: libc::c_int = 1;
@@ -113,7 +122,9 @@ fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream
         );
     }
     let local = match (src, addr) {
-        (IpAddr::V6(v6), SocketAddr::V6(dst)) => SocketAddr::V6(std::net::SocketAddrV6::new(v6, 0, 0, dst.scope_id())),
+        (IpAddr::V6(v6), SocketAddr::V6(dst)) => {
+            SocketAddr::V6(std::net::SocketAddrV6::new(v6, 0, 0, dst.scope_id()))
+        }
         (ip, _) => SocketAddr::new(ip, 0),
     };
     sock.bind(&local.into())?;
@@ -148,7 +159,9 @@ fn classify_open(e: &io::Error, addr: SocketAddr, source: Option<IpAddr>) -> Ope
 pub fn classify_connect(e: &io::Error) -> Outcome {
     match e.raw_os_error() {
         Some(libc::ECONNREFUSED) => Outcome::Refused,
-        Some(libc::ECONNRESET) | Some(libc::ECONNABORTED) | Some(libc::EPIPE) => Outcome::ResetConnect,
+        Some(libc::ECONNRESET) | Some(libc::ECONNABORTED) | Some(libc::EPIPE) => {
+            Outcome::ResetConnect
+        }
         Some(libc::ETIMEDOUT) => Outcome::TimeoutConnect,
         _ => Outcome::Unreachable,
     }
@@ -166,7 +179,10 @@ pub fn classify_io(e: &io::Error, writing: bool) -> Outcome {
 
 /// The soft open-file limit, for messages.
 pub fn nofile_limit() -> u64 {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit writes into the struct we own.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
     r.rlim_cur
@@ -174,7 +190,10 @@ pub fn nofile_limit() -> u64 {
 
 /// Raise the soft open-file limit to the hard limit; returns the new soft limit.
 pub fn raise_nofile_limit() -> u64 {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit/setrlimit read and write the struct we own.
     unsafe {
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);

@@ -78,7 +78,10 @@ impl Shared {
     }
 
     fn done(&self) -> u64 {
-        self.progress.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+        self.progress
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
     }
 }
 
@@ -115,7 +118,9 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let shared = Arc::new(Shared {
         start_ns: clock::monotonic_ns(),
         stop: stop.clone(),
-        progress: (0..plan.workers).map(|_| PaddedCounter::default()).collect(),
+        progress: (0..plan.workers)
+            .map(|_| PaddedCounter::default())
+            .collect(),
     });
     let start_unix_ns = clock::unix_ns();
     let plan = Arc::new(plan);
@@ -123,13 +128,18 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let mut fatal = None;
     for i in 0..plan.workers {
         let (p, s) = (plan.clone(), shared.clone());
-        let spawned = std::thread::Builder::new().name(format!("dualbench-w{i}")).spawn(move || match Worker::new(i, p, s.clone()) {
-            Ok(w) => w.run(),
-            Err(e) => {
-                s.stop.store(true, Ordering::Relaxed);
-                WorkerResult { fatal: Some(Failure::runtime(format!("cannot start worker: {e}"))), ..Default::default() }
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name(format!("dualbench-w{i}"))
+            .spawn(move || match Worker::new(i, p, s.clone()) {
+                Ok(w) => w.run(),
+                Err(e) => {
+                    s.stop.store(true, Ordering::Relaxed);
+                    WorkerResult {
+                        fatal: Some(Failure::runtime(format!("cannot start worker: {e}"))),
+                        ..Default::default()
+                    }
+                }
+            });
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -155,13 +165,24 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
         m.fatal = fatal;
     }
     if m.interrupted.is_none() {
-        m.interrupted = m.fatal.as_ref().map(|f| format!("stopped by an error: {f}"));
+        m.interrupted = m
+            .fatal
+            .as_ref()
+            .map(|f| format!("stopped by an error: {f}"));
     }
     m
 }
 
-fn merge(results: Vec<WorkerResult>, plan: &Plan, end_ns: u64, interrupted: Option<String>) -> Measured {
-    let mut m = Measured { interrupted, ..Default::default() };
+fn merge(
+    results: Vec<WorkerResult>,
+    plan: &Plan,
+    end_ns: u64,
+    interrupted: Option<String>,
+) -> Measured {
+    let mut m = Measured {
+        interrupted,
+        ..Default::default()
+    };
     let mut lengths: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
     let mut first: Option<(u64, u64, String)> = None;
     let mut last_end = 0;
@@ -224,7 +245,11 @@ impl Signals {
         let term = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
         // Order matters: the conditional exit is checked before the flags are set.
-        ids.extend(flag::register_conditional_shutdown(SIGINT, 130, int.clone()));
+        ids.extend(flag::register_conditional_shutdown(
+            SIGINT,
+            130,
+            int.clone(),
+        ));
         for (sig, which) in [(SIGINT, &int), (SIGTERM, &term)] {
             ids.extend(flag::register(sig, which.clone()));
             ids.extend(flag::register(sig, stop.clone()));

@@ -13,12 +13,20 @@ pub struct Timer {
 impl Timer {
     pub fn new() -> io::Result<Timer> {
         // SAFETY: plain syscall; the returned descriptor is checked and then owned.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd is a fresh descriptor that nothing else owns.
-        Ok(Timer { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed_at: 0 })
+        Ok(Timer {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed_at: 0,
+        })
     }
 
     pub fn raw_fd(&self) -> i32 {
@@ -32,18 +40,37 @@ impl Timer {
         }
         self.armed_at = at_ns;
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (at_ns / 1_000_000_000) as i64, tv_nsec: (at_ns % 1_000_000_000) as i64 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (at_ns / 1_000_000_000) as i64,
+                tv_nsec: (at_ns % 1_000_000_000) as i64,
+            },
         };
         // SAFETY: valid descriptor and a pointer to a live itimerspec.
-        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+        unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
     }
 
     /// Consume an expiry (after the poll reported the timer readable).
     pub fn clear(&mut self) {
         let mut buf = [0u8; 8];
         // SAFETY: reading 8 bytes into a buffer we own from our own descriptor.
-        unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, 8) };
+        unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                8,
+            )
+        };
         self.armed_at = 0;
     }
 }

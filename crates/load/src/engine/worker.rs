@@ -97,10 +97,19 @@ impl Worker {
         let cap = share * plan.pipeline;
         let schedule = Schedule::new(plan.arrival, plan.max_slots, plan.max_ns);
         let ntargets = plan.targets.len();
-        let keep = if plan.keep_records { plan.max_slots.map_or(1024, |n| (n as usize / w).min(1 << 24)) } else { 0 };
+        let keep = if plan.keep_records {
+            plan.max_slots
+                .map_or(1024, |n| (n as usize / w).min(1 << 24))
+        } else {
+            0
+        };
         let poll = Poll::new()?;
         let timer = Timer::new()?;
-        poll.registry().register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)?;
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&timer.raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
         Ok(Worker {
             index,
             poll,
@@ -117,7 +126,10 @@ impl Worker {
             next_conn: 0,
             binds_used: [0, 0],
             buf: vec![0u8; READ_BUF],
-            out: WorkerResult { records: Vec::with_capacity(keep), ..Default::default() },
+            out: WorkerResult {
+                records: Vec::with_capacity(keep),
+                ..Default::default()
+            },
             plan,
             shared,
         })
@@ -150,7 +162,10 @@ impl Worker {
             if wait < MAX_TICK_NS {
                 self.timer.arm(self.shared.start_ns() + now + wait.max(1));
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(std::time::Duration::from_nanos(MAX_TICK_NS))) {
+            if let Err(e) = self.poll.poll(
+                &mut events,
+                Some(std::time::Duration::from_nanos(MAX_TICK_NS)),
+            ) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.fail_run(Failure::runtime(format!("event loop failed: {e}")));
                     break;
@@ -164,9 +179,18 @@ impl Worker {
                 // The token carries the connection's id, so an event for a connection that
                 // closed earlier in this batch never reaches a new one in the same slot.
                 let key = ev.token().0 & 0xffff_ffff;
-                if self.conns.get(key).is_some_and(|c| token(key, c.id) == ev.token()) {
+                if self
+                    .conns
+                    .get(key)
+                    .is_some_and(|c| token(key, c.id) == ev.token())
+                {
                     let failed = ev.is_error() || (ev.is_read_closed() && !ev.is_readable());
-                    let ready = Ready { readable: ev.is_readable() || ev.is_read_closed(), writable: ev.is_writable(), peer_closed: ev.is_read_closed(), failed };
+                    let ready = Ready {
+                        readable: ev.is_readable() || ev.is_read_closed(),
+                        writable: ev.is_writable(),
+                        peer_closed: ev.is_read_closed(),
+                        failed,
+                    };
                     self.drive(key, ready);
                 }
             }
@@ -213,7 +237,11 @@ impl Worker {
                 Pace::Go { intended_ns } => {
                     let slot = self.schedule.issued() - 1;
                     if self.owns(slot) {
-                        let intended = if self.plan.arrival == Arrival::Closed { now } else { intended_ns };
+                        let intended = if self.plan.arrival == Arrival::Closed {
+                            now
+                        } else {
+                            intended_ns
+                        };
                         self.start(slot, intended, now)?;
                     }
                 }
@@ -256,18 +284,35 @@ impl Worker {
             self.out.families[family.index()].late += 1;
         }
         self.in_flight += 1;
-        let pending = Pending { slot, intended_ns: intended, start_ns: now, connect_ns: 0, sent_ns: 0, first_byte_ns: 0, reused: false };
+        let pending = Pending {
+            slot,
+            intended_ns: intended,
+            start_ns: now,
+            connect_ns: 0,
+            sent_ns: 0,
+            first_byte_ns: 0,
+            reused: false,
+        };
         while let Some(key) = self.ready[target].pop() {
             let c = &mut self.conns[key];
             c.in_ready = false;
             if c.has_room(self.plan.pipeline) {
-                c.pending.push_back(Pending { reused: c.served > 0 || !c.pending.is_empty(), ..pending });
+                c.pending.push_back(Pending {
+                    reused: c.served > 0 || !c.pending.is_empty(),
+                    ..pending
+                });
                 if c.has_room(self.plan.pipeline) {
                     c.in_ready = true;
                     self.ready[target].push(key);
                 }
                 self.arm_deadline(key, slot, now);
-                self.drive(key, Ready { writable: true, ..Ready::default() });
+                self.drive(
+                    key,
+                    Ready {
+                        writable: true,
+                        ..Ready::default()
+                    },
+                );
                 return Ok(());
             }
         }
@@ -302,7 +347,11 @@ impl Worker {
         let key = entry.key();
         let mut c = Conn::new(sock, target, id, now, self.plan.pipeline);
         c.parser.reset(self.plan.head, self.out.first.is_none());
-        if let Err(e) = self.poll.registry().register(&mut c.sock, token(key, id), Interest::READABLE | Interest::WRITABLE) {
+        if let Err(e) = self.poll.registry().register(
+            &mut c.sock,
+            token(key, id),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
             return Err(Failure::runtime(format!("cannot watch a socket: {e}")));
         }
         c.pending.push_back(pending);
@@ -317,7 +366,8 @@ impl Worker {
 
     fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
         let id = self.conns[key].id;
-        self.deadlines.push_back((now + self.plan.timeout_ns, key, id, slot));
+        self.deadlines
+            .push_back((now + self.plan.timeout_ns, key, id, slot));
     }
 
     /// Fail connections whose oldest request passed its deadline.
@@ -327,11 +377,17 @@ impl Worker {
                 break;
             }
             self.deadlines.pop_front();
-            let Some(c) = self.conns.get(key) else { continue };
+            let Some(c) = self.conns.get(key) else {
+                continue;
+            };
             if c.id != id || !c.pending.iter().any(|p| p.slot == slot) {
                 continue;
             }
-            let o = if c.phase == Phase::Connecting { Outcome::TimeoutConnect } else { Outcome::TimeoutResponse };
+            let o = if c.phase == Phase::Connecting {
+                Outcome::TimeoutConnect
+            } else {
+                Outcome::TimeoutResponse
+            };
             self.close(key, Some(o), now);
         }
     }
@@ -379,7 +435,8 @@ impl Worker {
                 Ok(0) => return Err(Outcome::ResetRequest),
                 Ok(n) => {
                     c.write_off += n;
-                    self.out.families[self.plan.targets[c.target].family.index()].request_bytes += n as u64;
+                    self.out.families[self.plan.targets[c.target].family.index()].request_bytes +=
+                        n as u64;
                     if c.write_off == req.len() {
                         c.pending[c.writing].sent_ns = now;
                         c.writing += 1;
@@ -437,7 +494,9 @@ impl Worker {
                         off += used;
                         self.complete(key, now);
                     }
-                    Err(ParseError::Malformed | ParseError::HeadersTooLarge | ParseError::BadChunk) => {
+                    Err(
+                        ParseError::Malformed | ParseError::HeadersTooLarge | ParseError::BadChunk,
+                    ) => {
                         return self.close(key, Some(Outcome::ProtocolError), now);
                     }
                 }
@@ -475,7 +534,14 @@ impl Worker {
         self.lifetime(&c, now);
         let target = c.target;
         for p in c.pending {
-            let again = Pending { start_ns: now, connect_ns: 0, sent_ns: 0, first_byte_ns: 0, reused: false, ..p };
+            let again = Pending {
+                start_ns: now,
+                connect_ns: 0,
+                sent_ns: 0,
+                first_byte_ns: 0,
+                reused: false,
+                ..p
+            };
             if let Err(f) = self.connect(target, again, now) {
                 self.fail_run(f);
                 return;
@@ -488,10 +554,17 @@ impl Worker {
         let keepalive = self.plan.keepalive;
         let want_server = self.out.first.is_none();
         let c = &mut self.conns[key];
-        let p = c.pending.pop_front().expect("a completed response has a request");
+        let p = c
+            .pending
+            .pop_front()
+            .expect("a completed response has a request");
         c.writing = c.writing.saturating_sub(1);
         c.served += 1;
-        let got = Got { status: c.parser.status, bytes: c.parser.bytes, body: c.parser.body_bytes };
+        let got = Got {
+            status: c.parser.status,
+            bytes: c.parser.bytes,
+            body: c.parser.body_bytes,
+        };
         let server = c.parser.server.take();
         if c.parser.close || !keepalive {
             c.closing = true;
@@ -520,9 +593,20 @@ impl Worker {
         }
         self.lifetime(&c, now);
         let o = outcome.unwrap_or(Outcome::ProtocolError);
-        let got = Got { status: c.parser.status, bytes: c.parser.bytes, body: c.parser.body_bytes };
+        let got = Got {
+            status: c.parser.status,
+            bytes: c.parser.bytes,
+            body: c.parser.body_bytes,
+        };
         for (i, p) in c.pending.into_iter().enumerate() {
-            self.record(c.target, c.id, p, if i == 0 { got } else { Got::default() }, now, o);
+            self.record(
+                c.target,
+                c.id,
+                p,
+                if i == 0 { got } else { Got::default() },
+                now,
+                o,
+            );
         }
     }
 
@@ -535,7 +619,15 @@ impl Worker {
 
     /// End one request: count it, keep its record if asked. `conn` is `u64::MAX` when no
     /// connection was ever made.
-    fn record(&mut self, target: usize, conn: u64, p: Pending, got: Got, now: u64, outcome: Outcome) {
+    fn record(
+        &mut self,
+        target: usize,
+        conn: u64,
+        p: Pending,
+        got: Got,
+        now: u64,
+        outcome: Outcome,
+    ) {
         self.in_flight -= 1;
         let family = self.plan.targets[target].family;
         let r = Record {
@@ -577,6 +669,12 @@ impl Worker {
 
     fn finish(mut self) -> WorkerResult {
         self.drop_backlog();
+        // Connections still open (kept alive, idle) end with the run: their continuation
+        // time counts until now. Requests still in flight were cut by a stop, not counted.
+        let now = self.shared.elapsed_ns();
+        for (_, c) in std::mem::take(&mut self.conns) {
+            self.lifetime(&c, now);
+        }
         let (user, sys) = thread_cpu();
         self.out.cpu_user_s = user;
         self.out.cpu_sys_s = sys;
@@ -600,4 +698,3 @@ fn thread_cpu() -> (f64, f64) {
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     (secs(ru.ru_utime), secs(ru.ru_stime))
 }
-

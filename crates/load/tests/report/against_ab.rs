@@ -9,65 +9,92 @@ use dualbench_load::report::text;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 const REQUESTS: u64 = 40;
 
-/// Serve `n` connections, one request each: a 45-byte page, every 7th a 404, every 5th a
-/// 44-byte body (ab's "Length" failures).
-fn serve(listener: TcpListener, n: u64) {
-    for i in 0..n {
-        let Ok((mut conn, _)) = listener.accept() else {
+/// Serve one request per connection, each connection in its own thread, until `stop`:
+/// a 45-byte page, every 7th request a 404, every 5th a 44-byte body (ab's "Length"
+/// failures). Requests are numbered as they are read, so a connection ab opens but never
+/// uses (it does, near the end of a run) takes no number.
+fn serve(listener: TcpListener, stop: Arc<AtomicBool>) {
+    let numbered = Arc::new(AtomicU64::new(0));
+    for conn in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
             return;
-        };
-        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        read_request(&mut conn);
-        let status = if i % 7 == 2 {
-            "404 Not Found"
-        } else {
-            "200 OK"
-        };
-        let body = if i % 5 == 3 {
-            "x".repeat(44)
-        } else {
-            "y".repeat(45)
-        };
-        let response = format!(
-            "HTTP/1.0 {status}\r\nServer: dualbench-test\r\nContent-Type: text/html\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = conn.write_all(response.as_bytes());
+        }
+        let Ok(mut conn) = conn else { continue };
+        let numbered = Arc::clone(&numbered);
+        thread::spawn(move || {
+            conn.set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            if read_request(&mut conn) {
+                respond(&mut conn, numbered.fetch_add(1, Ordering::SeqCst));
+            }
+        });
     }
 }
 
-fn read_request(conn: &mut TcpStream) {
+fn respond(conn: &mut TcpStream, i: u64) {
+    let status = if i % 7 == 2 {
+        "404 Not Found"
+    } else {
+        "200 OK"
+    };
+    let body = if i % 5 == 3 {
+        "x".repeat(44)
+    } else {
+        "y".repeat(45)
+    };
+    let response = format!(
+        "HTTP/1.0 {status}\r\nServer: dualbench-test\r\nContent-Type: text/html\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = conn.write_all(response.as_bytes());
+}
+
+/// Read up to the end of the request's headers; false if the peer sent none.
+fn read_request(conn: &mut TcpStream) -> bool {
     let mut seen = Vec::new();
     let mut buf = [0u8; 1024];
     while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
         match conn.read(&mut buf) {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return false,
             Ok(n) => seen.extend_from_slice(&buf[..n]),
         }
     }
+    true
 }
 
 /// ab's report, from "Server Software:" on.
 fn run_ab() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let server = thread::spawn(move || serve(listener, REQUESTS));
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || serve(listener, stop))
+    };
     let url = format!("http://127.0.0.1:{port}/");
     let output = Command::new("ab")
         .args(["-n", &REQUESTS.to_string(), "-c", "2", "-s", "10", &url])
         .output()
         .expect("ab runs (Debian package apache2-utils; ./scripts/test installs it)");
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(("127.0.0.1", port)); // wakes the accept loop to see `stop`
     server.join().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let start = stdout
-        .find("Server Software:")
-        .expect("ab printed a report");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let start = stdout.find("Server Software:").unwrap_or_else(|| {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        panic!(
+            "ab printed no report ({}):\n{stdout}\n{stderr}",
+            output.status
+        )
+    });
     stdout[start..].to_string()
 }
 

@@ -80,7 +80,7 @@ impl<'a> Columns<'a> {
             .map(|(_, s)| Latency::of(hist(s)))
             .collect();
         for (i, (name, figure)) in FIGURES.iter().enumerate() {
-            let label = format!("{:<27}{name}", if i == 0 { phase } else { "" });
+            let label = format!("{:<26}{name}", if i == 0 { phase } else { "" });
             let us: Vec<f64> = latencies.iter().map(figure).collect();
             let mut cells = vec![label];
             cells.extend(us.iter().map(|v| ms3(*v)));

@@ -11,8 +11,8 @@ pub struct Table {
 
 /// Figure columns are at least this wide, and labels this wide, so that the tables of one
 /// report line up with each other.
-const MIN_WIDTH: usize = 12;
-const MIN_LABEL: usize = 32;
+const MIN_WIDTH: usize = 14;
+const MIN_LABEL: usize = 30;
 
 impl Table {
     pub fn new(header: Vec<String>, text_last: bool) -> Table {
@@ -81,7 +81,7 @@ mod tests {
         t.row(cells(&["Requests:", "500", "1500", "+1000 (+200.0%)"]));
         t.row(cells(&[
             "A longer label:",
-            "12345678901234",
+            "1234567890123456",
             "1",
             "-12345678901233",
         ]));
@@ -90,15 +90,15 @@ mod tests {
         let label = |l: &str| format!("{l:<MIN_LABEL$}");
         assert_eq!(
             lines[0],
-            label("Title") + "            IPv4          IPv6  difference"
+            label("Title") + "              IPv4            IPv6  difference"
         );
         assert_eq!(
             lines[1],
-            label("Requests:") + "             500          1500  +1000 (+200.0%)"
+            label("Requests:") + "               500            1500  +1000 (+200.0%)"
         );
         assert_eq!(
             lines[2],
-            label("A longer label:") + "  12345678901234             1  -12345678901233"
+            label("A longer label:") + "  1234567890123456               1  -12345678901233"
         );
     }
 
@@ -108,7 +108,7 @@ mod tests {
         t.row(cells(&["x", "1"]));
         t.row(cells(&["", ""]));
         let expected = format!(
-            "{:<MIN_LABEL$}          IPv6\n{:<MIN_LABEL$}             1\n\n",
+            "{:<MIN_LABEL$}            IPv6\n{:<MIN_LABEL$}               1\n\n",
             "T", "x"
         );
         assert_eq!(t.render(), expected);

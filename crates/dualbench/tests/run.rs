@@ -1,0 +1,425 @@
+//! `dualbench run` end to end against the built-in server over 127.0.0.1 and ::1: exact
+//! per-family counts, every outcome class from the purpose-built endpoints, keep-alive
+//! reuse, address-list weights, byte counts equal to real ab's, and bad input.
+
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dualbench"))
+}
+
+struct Server {
+    handle: Option<dualbench_serve::ServerHandle>,
+    v4: String,
+    v6: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let cfg = dualbench_serve::ServeConfig {
+            listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
+            root: None,
+            workers: 2,
+        };
+        let handle = dualbench_serve::start(cfg).expect("built-in server starts");
+        let (v4, v6) = (handle.addrs()[0].to_string(), handle.addrs()[1].to_string());
+        Server {
+            handle: Some(handle),
+            v4,
+            v6,
+        }
+    }
+
+    fn urls(&self, path: &str) -> [String; 2] {
+        [
+            format!("http://{}{path}", self.v4),
+            format!("http://{}{path}", self.v6),
+        ]
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.stop();
+        }
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("dualbench runs")
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let out = run(&[&["--format", "json"], args].concat());
+    assert!(
+        out.status.success(),
+        "dualbench run {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+}
+
+fn fam(doc: &Value, f: &str, key: &str) -> u64 {
+    doc["families"][f][key].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn ratios_are_exact_per_family() {
+    let s = Server::start();
+    let [u4, u6] = s.urls("/");
+    for (ratio, n, v6, v4) in [
+        ("1:1", "1000", 500, 500),
+        ("4:1", "10000", 8000, 2000),
+        ("1:4", "1000", 200, 800),
+        ("1:0", "1000", 1000, 0),
+        ("0:1", "1000", 0, 1000),
+    ] {
+        let doc = run_json(&["-n", n, "-c", "20", "-k", "--ratio", ratio, &u4, &u6]);
+        assert_eq!(fam(&doc, "ipv6", "requests"), v6, "ratio {ratio}");
+        assert_eq!(fam(&doc, "ipv4", "requests"), v4, "ratio {ratio}");
+        assert_eq!(
+            doc["requests"]["completed"],
+            n.parse::<u64>().unwrap(),
+            "ratio {ratio}"
+        );
+        assert_eq!(doc["requests"]["failed"], 0);
+    }
+}
+
+#[test]
+fn every_outcome_class_is_counted_exactly() {
+    let s = Server::start();
+    let cases = [
+        ("/reset", "reset"),
+        ("/close", "protocol_error"),
+        ("/stall", "timeout"),
+    ];
+    for (path, class) in cases {
+        let [u4, u6] = s.urls(path);
+        let doc = run_json(&["-n", "40", "-c", "20", "-s", "0.5", &u4, &u6]);
+        for f in ["ipv4", "ipv6"] {
+            assert_eq!(
+                doc["families"][f]["close"][class], 20,
+                "{path} {f}: {}",
+                doc["families"][f]["close"]
+            );
+            assert_eq!(fam(&doc, f, "failed"), 20, "{path} {f}");
+        }
+    }
+    let doc = run_json(&["-n", "10", "-c", "5", &s.urls("/reset")[0]]);
+    assert_eq!(
+        doc["families"]["ipv4"]["close_detail"]["reset_response"],
+        10
+    );
+    let doc = run_json(&["-n", "10", "-c", "5", "-s", "0.3", &s.urls("/stall")[1]]);
+    assert_eq!(
+        doc["families"]["ipv6"]["close_detail"]["timeout_response"],
+        10
+    );
+    // A port nobody listens on: refused, on both families.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let doc = run_json(&[
+        "-n",
+        "10",
+        "-c",
+        "2",
+        &format!("http://127.0.0.1:{port}/"),
+        &format!("http://[::1]:{port}/"),
+    ]);
+    assert_eq!(doc["families"]["ipv4"]["close"]["refused"], 5);
+    assert_eq!(doc["families"]["ipv6"]["close"]["refused"], 5);
+    // Non-2xx responses are complete, counted apart.
+    let doc = run_json(&["-n", "10", &s.urls("/status/503")[0]]);
+    assert_eq!(
+        (
+            doc["requests"]["completed"].as_u64(),
+            doc["requests"]["non_2xx"].as_u64()
+        ),
+        (Some(10), Some(10))
+    );
+}
+
+#[test]
+fn keepalive_reuses_connections() {
+    let s = Server::start();
+    let [u4, u6] = s.urls("/");
+    let doc = run_json(&["-n", "1000", "-c", "4", "-k", &u4, &u6]);
+    let conns = fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections");
+    assert!(
+        conns <= 8,
+        "at most one connection per family per concurrent request, got {conns}"
+    );
+    assert_eq!(doc["requests"]["completed"], 1000);
+    let doc = run_json(&["-n", "200", "-c", "4", &u4, &u6]);
+    assert_eq!(
+        fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections"),
+        200,
+        "one connection per request without -k"
+    );
+    let doc = run_json(&["-n", "2000", "-c", "2", "-k", "--pipeline", "8", &u6]);
+    assert_eq!(doc["requests"]["completed"], 2000);
+    assert!(fam(&doc, "ipv6", "connections") <= 2);
+}
+
+#[test]
+fn address_list_weights_are_followed_exactly() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-list-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("addresses.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "# ANMA list\n{} 3\n[::1]:{}   # one in four\n",
+            s.v4,
+            s.v6.rsplit(':').next().unwrap()
+        ),
+    )
+    .unwrap();
+    let doc = run_json(&[
+        "-n",
+        "1000",
+        "-c",
+        "10",
+        "-k",
+        "--address-list",
+        list.to_str().unwrap(),
+    ]);
+    assert_eq!(fam(&doc, "ipv4", "requests"), 750);
+    assert_eq!(fam(&doc, "ipv6", "requests"), 250);
+    std::fs::write(&list, "# nothing\n\n").unwrap();
+    let out = run(&["--address-list", list.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no addresses"));
+    std::fs::write(&list, "127.0.0.1 2\n::1 heavy\n").unwrap();
+    let out = run(&["--address-list", list.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("addresses.txt:2: weight 'heavy'"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn ab_field(text: &str, field: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no '{field}' in:\n{text}"))
+        .to_string()
+}
+
+#[test]
+fn byte_counts_equal_real_ab() {
+    if Command::new("ab").arg("-V").output().is_err() {
+        panic!("ab (Debian's apache2-utils) is needed for this test: ./scripts/test installs it");
+    }
+    let s = Server::start();
+    for (path, extra) in [("/", None), ("/bytes/4096", None), ("/", Some("-k"))] {
+        // --http10: the same request ab sends, so the same response comes back.
+        let url = &s.urls(path)[0];
+        let mut ab = Command::new("ab");
+        ab.args(["-n", "1000", "-c", "5"]);
+        let mut db = vec!["-n", "1000", "-c", "5", "--http10"];
+        if let Some(k) = extra {
+            ab.arg(k);
+            db.push(k);
+        }
+        let ab_out = String::from_utf8(ab.arg(url).output().unwrap().stdout).unwrap();
+        db.push(url);
+        let ours = String::from_utf8(run(&db).stdout).unwrap();
+        for field in [
+            "Total transferred:",
+            "HTML transferred:",
+            "Document Length:",
+            "Complete requests:",
+        ] {
+            assert_eq!(
+                ab_field(&ours, field),
+                ab_field(&ab_out, field),
+                "{path} {extra:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn records_are_written_one_per_request() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("r.csv");
+    let [u4, u6] = s.urls("/");
+    let doc = run_json(&[
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--ratio",
+        "2:1",
+        "--records",
+        csv.to_str().unwrap(),
+        &u4,
+        &u6,
+    ]);
+    assert_eq!(doc["requests"]["total"], 300);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 300);
+    assert_eq!(rows.iter().filter(|r| r.contains("ipv6")).count(), 200);
+    let jsonl = dir.join("r.jsonl");
+    run_json(&["-n", "50", "--records", jsonl.to_str().unwrap(), &u6]);
+    let lines: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 50);
+    assert!(lines
+        .iter()
+        .all(|l| l["family"] == "ipv6" && l["outcome"] == "normal" && l["status"] == 200));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, want) in [
+        (vec!["ftp://x/"], "unsupported scheme 'ftp'"),
+        (vec!["http://[::1/"], "missing ']'"),
+        (
+            vec!["http://127.0.0.1:1/", "--ratio", "4:0", "--family", "4"],
+            "--family excludes IPv6",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--family", "6"],
+            "no IPv6 address",
+        ),
+        (vec!["http://127.0.0.1:1/", "--ratio", "x"], "bad --ratio"),
+        (
+            vec!["http://no-such-host.invalid/"],
+            "cannot resolve 'no-such-host.invalid'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-n", "0"],
+            "-n needs at least 1",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--bogus"],
+            "unexpected argument '--bogus'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-p", "/nonexistent/body"],
+            "cannot read request body",
+        ),
+    ] {
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn open_loop_counts_what_a_stalled_server_kept_from_being_sent() {
+    let s = Server::start();
+    let url = &s.urls("/stall")[0];
+    let doc = run_json(&["--rate", "1000", "-t", "1", "-c", "10", "-s", "2", url]);
+    // 10 connections stall until their timeout; the other 990 slots of the 1,000 never
+    // found a free connection and are reported as unsent, not dropped.
+    assert_eq!(fam(&doc, "ipv4", "requests"), 10);
+    assert_eq!(doc["families"]["ipv4"]["close"]["timeout"], 10);
+    assert_eq!(fam(&doc, "ipv4", "unsent"), 990);
+    // A healthy server at a modest rate: every slot sent, on time.
+    let doc = run_json(&["--rate", "500", "-t", "1", "-k", &s.urls("/")[1]]);
+    assert_eq!(fam(&doc, "ipv6", "requests"), 500);
+    assert_eq!(fam(&doc, "ipv6", "unsent"), 0);
+}
+
+#[test]
+fn ctrl_c_still_reports_what_was_measured() {
+    let s = Server::start();
+    let child = bin()
+        .args(["run", "-t", "30", "-c", "4", "-k", &s.urls("/delay/5")[0]])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Complete requests:"),
+        "report printed: {stdout}"
+    );
+    assert!(
+        stdout.contains("Interrupted"),
+        "says it was interrupted: {stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by Ctrl-C"));
+}
+
+#[test]
+fn demo_without_url_runs_both_families_and_says_so() {
+    let out = run(&["-n", "2000", "-c", "10"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("No URL given: benchmarking the built-in server at http://127.0.0.1:"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Complete requests:      2000"), "{text}");
+    assert!(text.contains("Per address family"));
+}
+
+#[test]
+fn five_thousand_connections_are_all_classified() {
+    let doc = run_json(&["-q", "-n", "10000", "-c", "5000", "-k", "-s", "20"]);
+    let total = doc["requests"]["total"].as_u64().unwrap();
+    let done = doc["requests"]["completed"].as_u64().unwrap()
+        + doc["requests"]["failed"].as_u64().unwrap();
+    assert_eq!(total, 10000);
+    assert_eq!(done, 10000);
+    let conns = fam(&doc, "ipv4", "connections") + fam(&doc, "ipv6", "connections");
+    assert!(conns >= 5000, "opened {conns}");
+}
+
+#[test]
+fn post_body_is_sent() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-post-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = dir.join("body.txt");
+    std::fs::File::create(&body)
+        .unwrap()
+        .write_all(&[b'a'; 1000])
+        .unwrap();
+    let doc = run_json(&[
+        "-n",
+        "20",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "text/plain",
+        &s.urls("/echo")[1],
+    ]);
+    assert_eq!(doc["requests"]["completed"], 20);
+    assert_eq!(fam(&doc, "ipv6", "request_bytes") % 20, 0);
+    assert!(fam(&doc, "ipv6", "request_bytes") > 20 * 1000);
+    std::fs::remove_dir_all(&dir).ok();
+}
