@@ -294,6 +294,7 @@ fn has_port(link_type: u16, data: &[u8], port: u16) -> bool {
             Transport::Udp {
                 src_port, dst_port, ..
             } => src_port == port || dst_port == port,
+            Transport::Unreachable(q) => q.src_port == port || q.dst_port == port,
             Transport::Other(_) => false,
         },
         _ => false,

@@ -230,3 +230,44 @@ fn fuzzed_frames_never_panic() {
         "the mutations should leave many frames readable: {parsed}"
     );
 }
+
+#[test]
+fn icmp_unreachable_quotes_the_tcp_segment() {
+    // IPv4 ICMP host unreachable from 192.0.2.9 quoting our SYN 192.0.2.1:40000 → 192.0.2.2:80.
+    let mut f = V4_ETH[..34].to_vec();
+    f[23] = 1; // ICMP
+    f[16..18].copy_from_slice(&(20u16 + 8 + 28).to_be_bytes());
+    f.extend([3, 1, 0, 0, 0, 0, 0, 0]);
+    f.extend(&V4_ETH[14..42]); // quoted IPv4 header + 8 bytes of TCP
+    let quote = Quote {
+        src: "192.0.2.1".parse().unwrap(),
+        dst: "192.0.2.2".parse().unwrap(),
+        src_port: 40000,
+        dst_port: 80,
+    };
+    assert_eq!(
+        parse(link::ETHERNET, &f).unwrap().unwrap().transport,
+        Transport::Unreachable(quote)
+    );
+    f[34 + 1] = 4; // fragmentation needed: not an unreachable
+    assert_eq!(
+        parse(link::ETHERNET, &f).unwrap().unwrap().transport,
+        Transport::Other(1)
+    );
+    // ICMPv6 destination unreachable quoting a v6 TCP segment (no extension headers).
+    let mut inner = V6_EXT[..40].to_vec();
+    inner[6] = 6;
+    inner.extend(&V6_EXT[72..80]);
+    let mut f = V6_EXT[..40].to_vec();
+    f[4..6].copy_from_slice(&(8u16 + 48).to_be_bytes());
+    f[6] = 58;
+    f.extend([1, 3, 0, 0, 0, 0, 0, 0]);
+    f.extend(&inner);
+    match parse(link::RAW, &f).unwrap().unwrap().transport {
+        Transport::Unreachable(q) => assert_eq!(
+            (q.src_port, q.dst_port, q.dst),
+            (12345, 443, "::2".parse().unwrap())
+        ),
+        other => panic!("{other:?}"),
+    }
+}

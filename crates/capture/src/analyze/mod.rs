@@ -73,6 +73,10 @@ pub fn analyze<R: Read>(
                     tracker.add(record.ts_ns, &p, &seg);
                 }
                 Transport::Udp { .. } => counts.udp += 1,
+                Transport::Unreachable(quote) => {
+                    counts.other += 1;
+                    tracker.unreachable(record.ts_ns, &quote);
+                }
                 Transport::Other(_) => counts.other += 1,
             },
             Ok(None) => counts.other += 1,
