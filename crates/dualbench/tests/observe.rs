@@ -701,3 +701,171 @@ fn capture_on_any_writes_linux_cooked_frames() {
         "each loopback packet once"
     );
 }
+
+/// Two namespaces this test creates and removes: a client and a router joined by a veth
+/// pair (198.18.0.0/24, 2001:2::/64); the router answers 198.18.9.0/24 and 2001:2:0:9::/64
+/// with ICMP "unreachable" and serves HTTP itself.
+struct Routed {
+    client: String,
+    router: String,
+}
+
+impl Routed {
+    fn new() -> Routed {
+        let routed = Routed {
+            client: unique("oc"),
+            router: unique("or"),
+        };
+        let (c, r) = (routed.client.as_str(), routed.router.as_str());
+        let steps: [&[&str]; 16] = [
+            &["netns", "add", c],
+            &["netns", "add", r],
+            &[
+                "-n", c, "link", "add", "c0", "type", "veth", "peer", "name", "r0", "netns", r,
+            ],
+            &["-n", c, "addr", "add", "198.18.0.1/24", "dev", "c0"],
+            &["-n", c, "addr", "add", "2001:2::1/64", "dev", "c0", "nodad"],
+            &["-n", r, "addr", "add", "198.18.0.2/24", "dev", "r0"],
+            &["-n", r, "addr", "add", "2001:2::2/64", "dev", "r0", "nodad"],
+            &["-n", c, "link", "set", "c0", "up"],
+            &["-n", r, "link", "set", "r0", "up"],
+            &["-n", r, "link", "set", "lo", "up"],
+            &["netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"],
+            &[
+                "netns",
+                "exec",
+                r,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.forwarding=1",
+            ],
+            &[
+                "-n",
+                c,
+                "route",
+                "add",
+                "198.18.9.0/24",
+                "via",
+                "198.18.0.2",
+            ],
+            &[
+                "-n",
+                c,
+                "-6",
+                "route",
+                "add",
+                "2001:2:0:9::/64",
+                "via",
+                "2001:2::2",
+            ],
+            &["-n", r, "route", "add", "unreachable", "198.18.9.0/24"],
+            &[
+                "-n",
+                r,
+                "-6",
+                "route",
+                "add",
+                "unreachable",
+                "2001:2:0:9::/64",
+            ],
+        ];
+        for step in steps {
+            let ok = Command::new("ip")
+                .args(step)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {} failed (needs root and iproute2)", step.join(" "));
+        }
+        routed
+    }
+
+    fn exec(&self, ns: &str) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, bin()]);
+        cmd
+    }
+}
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        for ns in [&self.client, &self.router] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// A capture inside a namespace (`--netns`) of real veth Ethernet frames: normal requests
+/// to the router's server and connections the router reports unreachable by ICMP, analysed
+/// with the same close classes and family split as the run that made them.
+#[test]
+fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
+    let net = Routed::new();
+    let mut server = net.exec(&net.router);
+    let server = server.args([
+        "serve",
+        "--workers",
+        "1",
+        "--listen",
+        "198.18.0.2:8080",
+        "--listen",
+        "[2001:2::2]:8080",
+    ]);
+    let mut server = Server(
+        server
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
+    assert!(
+        (0..2).all(|_| lines.next().is_some_and(|l| l.is_ok())),
+        "serve did not start"
+    );
+    let file = temp_file("routed.pcap");
+    let mut capture = start_capture(&[
+        "--netns",
+        &net.client,
+        "--iface",
+        "c0",
+        "-w",
+        file.to_str().unwrap(),
+    ]);
+    let urls = [
+        "http://198.18.0.2:8080/",
+        "http://[2001:2::2]:8080/",
+        "http://198.18.9.1/",
+        "http://[2001:2:0:9::1]/",
+    ];
+    let run = net
+        .exec(&net.client)
+        .args([
+            "run", "-q", "-n", "8", "-c", "1", "-s", "5", "--format", "json",
+        ])
+        .args(urls)
+        .output()
+        .unwrap();
+    stop(&mut capture);
+    drop(server);
+    let run = flatten_json(&run.stdout);
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let field = |k: &str| {
+            run.get(&format!("families.{family}.{k}"))
+                .cloned()
+                .unwrap_or_else(|| panic!("{family}.{k}: {run:?}"))
+        };
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        assert_eq!(of.len().to_string(), field("connections"));
+        for class in ["normal", "unreachable", "timeout", "reset"] {
+            let ours = of
+                .iter()
+                .filter(|r| r["close"] == class)
+                .count()
+                .to_string();
+            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+        }
+        assert_eq!(field("close.unreachable"), "2", "{family}");
+        assert_eq!(field("close.normal"), "2", "{family}");
+    }
+}
