@@ -700,6 +700,37 @@ fn capture_on_any_writes_linux_cooked_frames() {
         frames.sum::<usize>(),
         "each loopback packet once"
     );
+    // The same packets rewritten by Wireshark's editcap (its own pcapng and µs pcap writers).
+    for format in ["pcapng", "pcap"] {
+        let copy = file.with_extension(format!("editcap.{format}"));
+        let ok = Command::new("editcap")
+            .args(["-F", format])
+            .arg(&file)
+            .arg(&copy)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "editcap (Debian package wireshark-common, with tshark) failed"
+        );
+        let again = analyze_csv(&copy);
+        let key = |r: &std::collections::HashMap<String, String>| {
+            [
+                "family",
+                "client",
+                "server",
+                "bytes_to_server",
+                "bytes_to_client",
+                "close",
+            ]
+            .map(|k| r[k].clone())
+        };
+        assert_eq!(
+            again.iter().map(key).collect::<Vec<_>>(),
+            rows.iter().map(key).collect::<Vec<_>>(),
+            "{format}"
+        );
+    }
 }
 
 /// Two namespaces this test creates and removes: a client and a router joined by a veth
