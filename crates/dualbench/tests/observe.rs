@@ -914,3 +914,52 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         assert_eq!(field("close.normal"), "2", "{family}");
     }
 }
+
+/// `--name` is looked up at every sample: processes started later join their group.
+#[test]
+fn monitor_by_name_follows_new_processes() {
+    let name = unique("dbs");
+    let copy = temp_file(&name);
+    std::fs::copy("/bin/sleep", &copy).unwrap();
+    let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
+    let mut children = vec![spawn()];
+    let mut monitor = Command::new(bin())
+        .args([
+            "monitor",
+            "--name",
+            &name,
+            "--interval",
+            "200ms",
+            "--duration",
+            "1.4s",
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    children.push(spawn());
+    children.push(spawn());
+    let out = monitor.wait_with_output();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = out.unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = format!("process_groups.{name}.processes");
+    let at = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no {column}: {header:?}"));
+    let counts: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(at).unwrap())
+        .collect();
+    assert_eq!(counts.first(), Some(&"1"), "{counts:?}");
+    assert_eq!(counts.last(), Some(&"3"), "{counts:?}");
+}

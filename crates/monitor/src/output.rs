@@ -145,6 +145,7 @@ mod tests {
             .into(),
             udp: Default::default(),
             sockets: Default::default(),
+            process_groups: Default::default(),
             processes: vec![ProcessUse {
                 pid: 42,
                 name: "nginx".into(),
