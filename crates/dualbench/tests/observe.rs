@@ -589,7 +589,7 @@ fn analysis_of_a_run_matches_the_run() {
         "--duration",
         "60",
     ]);
-    let urls: Vec<String> = ["/", "/reset", "/bytes/3000"]
+    let urls: Vec<String> = ["/", "/reset", "/bytes/3000", "/close"]
         .iter()
         .flat_map(|path| {
             [
@@ -600,7 +600,7 @@ fn analysis_of_a_run_matches_the_run() {
         .collect();
     let run = Command::new(bin())
         .args([
-            "run", "-q", "-n", "60", "-c", "3", "-s", "10", "--format", "json",
+            "run", "-q", "-n", "80", "-c", "3", "-s", "10", "--format", "json",
         ])
         .args(&urls)
         .output()
@@ -610,7 +610,7 @@ fn analysis_of_a_run_matches_the_run() {
     let run = flatten_json(&run.stdout);
     assert_eq!(
         run.get("requests.total").map(String::as_str),
-        Some("60"),
+        Some("80"),
         "{run:?}"
     );
 
@@ -661,7 +661,12 @@ fn analysis_of_a_run_matches_the_run() {
         assert_eq!(
             field("close.reset"),
             "10",
-            "{family}: the /reset third of the run"
+            "{family}: the /reset quarter of the run"
+        );
+        assert_eq!(
+            field("close.protocol_error"),
+            "10",
+            "{family}: the /close quarter"
         );
     }
     cross_check_with_tshark(&file, &rows);
