@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Monitor overhead: CPU time `dualbench monitor --interval 1s` uses over 60 s, in percent of
 # one core, watching this shell by pid; then the same watching every `bash` by name (names
-# are looked up in /proc at every sample, the costlier case).
+# are looked up in /proc at every sample). The sock_diag dump behind the per-family TCP
+# states walks every TCP socket of the namespace, so the cost grows with their number:
+# the script prints it.
 # Run by hand from the repository root:
 #   cargo build --release -p dualbench && bench/monitor_overhead.sh
 set -euo pipefail
@@ -22,6 +24,7 @@ measure() {
   local cpu
   cpu=$(echo "scale=4; (${stat[13]} + ${stat[14]}) / $ticks" | bc)
   echo "monitor $*: $(wc -l <"$out") samples, CPU ${cpu} s over ${seconds} s = $(echo "scale=3; 100 * $cpu / $seconds" | bc)% of one core"
+  echo "  TCP sockets on the host at the end (the per-family socket dump walks them all): $(awk '/^TCP:/ {print $3 " in use, " $7 " in TIME_WAIT"}' /proc/net/sockstat)"
   rm -f "$out"
 }
 
