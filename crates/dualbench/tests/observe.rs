@@ -928,7 +928,7 @@ fn monitor_by_name_follows_new_processes() {
     std::fs::copy("/bin/sleep", &copy).unwrap();
     let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
     let mut children = vec![spawn()];
-    let mut monitor = Command::new(bin())
+    let monitor = Command::new(bin())
         .args([
             "monitor",
             "--name",
