@@ -293,6 +293,9 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     // `server` resolves to both families; run interleaves them exactly 1:1.
     let (report, counts) = run_in(&bed, "client", "200", "5", "http://server/");
     assert_eq!(counts, (Some(100), Some(100)), "{report}");
+    // exec passes the command's exit status through.
+    let status = bed.exec("server", &["sh", "-c", "exit 3"]).status;
+    assert_eq!(status.code(), Some(3));
     let out = bed.down();
     assert!(out.status.success(), "{}", text(&out.stderr));
     bed.assert_gone(&pids);
@@ -474,5 +477,108 @@ fn lan_testbed_serves_nginx_from_debian_in_both_families() {
     assert_eq!(counts, (Some(10), Some(10)), "{report}");
     assert!(report.contains("nginx"), "{report}");
     bed.assert_gone(&pids);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn without_cap_net_admin_one_clear_line() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("p");
+    for sub in ["up", "down"] {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--bounding-set",
+            "-net_admin",
+            bin(),
+            "testbed",
+            sub,
+            "--name",
+            &bed.name,
+            "--state-dir",
+        ])
+        .arg(&bed.root);
+        if sub == "up" {
+            c.arg(repo("testbeds/routed.toml"));
+        }
+        let out = c.output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err, "dualbench: testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan\n");
+    }
+    assert!(bed.namespaces().is_empty());
+}
+
+/// A number after `"key":` in compact JSON, starting the search at `after`.
+fn json_number(compact: &str, after: &str, key: &str) -> Option<f64> {
+    let rest = compact
+        .split(after)
+        .nth(1)?
+        .split(&format!("\"{key}\":"))
+        .nth(1)?;
+    rest.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("w");
+    let out = bed.up(&repo("testbeds/wan.toml"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let by = if status.contains("(netem)") {
+        "netem"
+    } else {
+        "wire"
+    };
+    assert!(
+        status.contains(&format!(
+            "r1 -> server: rate 100mbit (htb), queue 1000p (pfifo), delay 40ms loss 0.1% ({by})"
+        )),
+        "{status}"
+    );
+    let out = bed.exec(
+        "client",
+        &[
+            "dualbench",
+            "run",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "http://server/",
+        ],
+    );
+    let compact: String = text(&out.stdout)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    std::thread::sleep(Duration::from_millis(1100)); // the wire writes its counters every second
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A connection needs SYN and SYN-ACK, each crossing the 40 ms link once: at least 80 ms.
+    for family in ["ipv4", "ipv6"] {
+        let connect_min =
+            json_number(&compact, &format!("\"{family}\":{{\"requests\""), "min").unwrap_or(0.0);
+        assert!(
+            (80_000.0..120_000.0).contains(&connect_min),
+            "{family} connect min {connect_min} us: {compact}"
+        );
+    }
+    if by == "wire" {
+        assert!(status.contains("wire r1 -> server: "), "{status}");
+        assert!(status.contains("delay mean 40.0"), "{status}");
+    }
+    bed.assert_gone(&[]);
     let _ = std::fs::remove_dir_all(&bed.root);
 }

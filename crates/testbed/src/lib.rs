@@ -180,14 +180,12 @@ fn up(args: UpArgs) -> Result<()> {
         system::require_net_admin()?;
     }
     let emulator = emulator(args.delay_by, &topology);
-    let plan = plan::plan(
-        &topology,
-        &plan::Settings {
-            testbed: &name,
-            state_dir: &state_dir,
-            emulator,
-        },
-    );
+    let settings = plan::Settings {
+        testbed: &name,
+        state_dir: &state_dir,
+        emulator,
+    };
+    let plan = plan::plan(&topology, &settings);
     if args.dry_run {
         print!("{}", plan::render(&plan, &state_dir));
         return Ok(());
@@ -199,6 +197,19 @@ fn up(args: UpArgs) -> Result<()> {
         )));
     }
     refuse_strangers(&plan)?;
+    build(&plan, &args, &state_dir)?;
+    let l = &plan.layout;
+    println!(
+        "testbed {name} is up: {} nodes, {} links; `dualbench testbed status --name {name}` shows it",
+        l.nodes.len(),
+        l.links.len()
+    );
+    Ok(())
+}
+
+/// Apply the plan with a fresh state file; on failure or interruption, roll back.
+fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
+    let name = &plan.layout.testbed;
     let state = State {
         testbed: name.clone(),
         topology_file: args.file.clone(),
@@ -207,34 +218,38 @@ fn up(args: UpArgs) -> Result<()> {
         layout: plan.layout.clone(),
         objects: Vec::new(),
     };
-    let mut file = StateFile::create(&state_dir, state)?;
+    let mut file = StateFile::create(state_dir, state)?;
     let exe = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find the dualbench binary: {e}")))?;
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        signal_hook::flag::register_usize(signal, Arc::clone(&interrupted), signal as usize)
-            .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
-    }
     let options = apply::Options {
         exe,
         stop_after: args.stop_after,
-        interrupted,
+        interrupted: on_signals()?,
     };
-    if let Err(e) = apply::apply(&plan, &mut file, &options) {
-        let undo = down::down(file, true)
-            .err()
-            .map_or(String::from("everything made so far is removed"), |d| {
-                format!("cleanup failed too: {d}")
-            });
-        return Err(e
-            .context(format!("building testbed '{name}'"))
-            .context_suffix(&undo));
+    if let Err(e) = apply::apply(plan, &mut file, &options) {
+        let undo = match down::down(file, true) {
+            Ok(()) => String::from("everything made so far is removed"),
+            Err(d) => format!("cleanup failed too: {d}"),
+        };
+        let message = format!("building testbed '{name}': {} ({undo})", e.message);
+        return Err(Failure {
+            kind: e.kind,
+            message,
+        });
     }
     std::fs::write(state_dir.join("hosts"), &plan.layout.hosts_file)?;
     file.state.complete = true;
-    file.save()?;
-    println!("testbed {name} is up: {} nodes, {} links; `dualbench testbed status --name {name}` shows it", plan.layout.nodes.len(), plan.layout.links.len());
-    Ok(())
+    file.save()
+}
+
+/// A flag that SIGINT and SIGTERM set to their signal number instead of ending the process.
+fn on_signals() -> Result<Arc<AtomicUsize>> {
+    let flag = Arc::new(AtomicUsize::new(0));
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        signal_hook::flag::register_usize(signal, Arc::clone(&flag), signal as usize)
+            .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
+    }
+    Ok(flag)
 }
 
 /// Namespaces with our names that no state file knows are someone else's: never touch them.
@@ -249,17 +264,6 @@ fn refuse_strangers(plan: &plan::Plan) -> Result<()> {
         }
     }
     Ok(())
-}
-
-trait ContextSuffix {
-    fn context_suffix(self, what: &str) -> Self;
-}
-
-impl ContextSuffix for Failure {
-    fn context_suffix(mut self, what: &str) -> Self {
-        self.message = format!("{} ({what})", self.message);
-        self
-    }
 }
 
 /// The state directory of the testbed `which` names, or of the only one that is up.
@@ -323,11 +327,10 @@ fn show_status(which: &Which) -> Result<()> {
     Ok(())
 }
 
-/// The wire emulator's counters as one line of JSON, if it has written any.
-fn read_stats(path: Option<&Path>) -> Option<String> {
+/// The wire emulator's last counters, if it has written any.
+fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(path?).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(value.to_string())
+    serde_json::from_str(&text).ok()
 }
 
 /// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the

@@ -15,7 +15,7 @@ pub struct Liveness {
     pub namespace_exists: Vec<bool>,
     pub process_running: Vec<bool>,
     /// Per link (in layout order): the wire emulator's last stats file, if any.
-    pub wire_stats: Vec<Option<String>>,
+    pub wire_stats: Vec<Option<serde_json::Value>>,
 }
 
 /// One direction's shaping in words: `rate 100mbit (htb), queue 100p (pfifo), delay 40ms (wire)`.
@@ -88,13 +88,13 @@ pub fn render(state: &State, live: &Liveness) -> String {
     }
     let _ = writeln!(out, "links:");
     for (link, stats) in l.links.iter().zip(&live.wire_stats) {
-        link_lines(&mut out, link, stats.as_deref());
+        link_lines(&mut out, link, stats.as_ref());
     }
     processes(&mut out, state, live);
     out
 }
 
-fn link_lines(out: &mut String, link: &LinkLayout, stats: Option<&str>) {
+fn link_lines(out: &mut String, link: &LinkLayout, stats: Option<&serde_json::Value>) {
     let _ = writeln!(
         out,
         "  link {}: {} eth{n} <-> {} eth{n}",
@@ -121,13 +121,41 @@ fn link_lines(out: &mut String, link: &LinkLayout, stats: Option<&str>) {
         let _ = writeln!(out, "    wire emulator in namespace {ns}");
         match stats {
             Some(json) => {
-                let _ = writeln!(out, "    wire counters: {json}");
+                for line in wire_counters(json, &link.a, &link.b) {
+                    let _ = writeln!(out, "    {line}");
+                }
             }
             None => {
                 let _ = writeln!(out, "    wire counters: none yet");
             }
         }
     }
+}
+
+/// The wire emulator's counters (`dualbench.wire/1` stats file), one line per direction.
+pub fn wire_counters(stats: &serde_json::Value, a: &str, b: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (key, from, to) in [("a_to_b", a, b), ("b_to_a", b, a)] {
+        let d = &stats["directions"][key];
+        if d.is_null() {
+            continue;
+        }
+        let n = |k: &str| d[k].as_u64().unwrap_or(0);
+        let ms = |k: &str| d["delay_us"][k].as_f64().unwrap_or(0.0) / 1000.0;
+        lines.push(format!(
+            "wire {from} -> {to}: {} frames in, {} out, {} lost, {} dropped by the queue, delay mean {:.2} ms (p99 {:.2} ms)",
+            n("packets_in"),
+            n("packets_out"),
+            n("dropped_loss"),
+            n("dropped_queue"),
+            ms("mean"),
+            ms("p99")
+        ));
+    }
+    if lines.is_empty() {
+        lines.push("wire counters: unreadable stats file".into());
+    }
+    lines
 }
 
 fn processes(out: &mut String, state: &State, live: &Liveness) {
@@ -174,6 +202,23 @@ fn processes(out: &mut String, state: &State, live: &Liveness) {
 mod tests {
     use super::*;
     use crate::units::{Micros, Ppm, Rate};
+
+    #[test]
+    fn wire_counters_read_per_direction() {
+        let stats: serde_json::Value = serde_json::from_str(
+            r#"{"schema":"dualbench.wire/1","directions":{
+                "a_to_b":{"packets_in":82,"packets_out":78,"dropped_loss":1,"dropped_queue":0,"delay_us":{"mean":40005.3,"p99":40036.4}},
+                "b_to_a":{"packets_in":78,"packets_out":78,"dropped_loss":0,"dropped_queue":2,"delay_us":{"mean":40014.5,"p99":40067.1}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            wire_counters(&stats, "r1", "server"),
+            [
+                "wire r1 -> server: 82 frames in, 78 out, 1 lost, 0 dropped by the queue, delay mean 40.01 ms (p99 40.04 ms)",
+                "wire server -> r1: 78 frames in, 78 out, 0 lost, 2 dropped by the queue, delay mean 40.01 ms (p99 40.07 ms)",
+            ]
+        );
+    }
 
     #[test]
     fn each_part_names_its_mechanism() {

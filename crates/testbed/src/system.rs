@@ -72,7 +72,7 @@ pub fn require_net_admin() -> Result<()> {
         return Ok(());
     }
     Err(Failure::usage(
-        "dualbench testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan",
+        "testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan",
     ))
 }
 

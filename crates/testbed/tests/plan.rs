@@ -95,3 +95,30 @@ fn congestion_has_five_subnets_and_one_bottleneck() {
     assert_eq!(text.matches("htb rate 100mbit").count(), 2);
     assert_eq!(text.matches("htb rate 1gbit").count(), 2 * 12);
 }
+
+#[test]
+fn wire_specs_in_plans_parse_with_the_wire_emulators_own_parser() {
+    use dualbench_wire::spec::Loss;
+    let text = dry_run_text(
+        &repo("testbeds/wan.toml"),
+        None,
+        Path::new("/tmp/x"),
+        Emulator::Wire,
+    )
+    .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains(" dualbench wire "))
+        .unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut specs = 0;
+    for flag in ["--a-to-b", "--b-to-a"] {
+        let at = words.iter().position(|w| *w == flag).unwrap();
+        let spec = dualbench_wire::parse_link_spec(words[at + 1]).unwrap();
+        assert_eq!(spec.delay_ns, 40_000_000);
+        assert_eq!(spec.loss, Loss::Random(0.001));
+        assert_eq!(spec.rate_bps, None, "rate stays with tc");
+        specs += 1;
+    }
+    assert_eq!(specs, 2);
+}
