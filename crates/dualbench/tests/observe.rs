@@ -26,10 +26,21 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-fn temp_file(name: &str) -> PathBuf {
+/// A directory of this test's own, removed (with what is in it) when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file in a fresh directory of its own; keep the directory guard alive while it is used.
+fn temp_file(name: &str) -> (TempDir, PathBuf) {
     let dir = std::env::temp_dir().join(unique("dualbench-observe-"));
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    let file = dir.join(name);
+    (TempDir(dir), file)
 }
 
 /// Listeners on 127.0.0.1 and ::1 sharing one port (so one capture filter sees both).
@@ -172,7 +183,7 @@ fn capture_and_analyze_a_known_exchange() {
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let paths = ["/a", "/b", "/c", "/reset", "/short"];
     let servers = [serve(v4, paths.len()), serve(v6, paths.len())];
-    let file = temp_file("known.pcap");
+    let (_dir, file) = temp_file("known.pcap");
     let port_text = port.to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -291,7 +302,7 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
     let (v4, v6) = listeners();
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let servers = [serve(v4, 2), serve(v6, 2)];
-    let file = temp_file("bounded.pcapng");
+    let (_dir, file) = temp_file("bounded.pcapng");
     let port = addrs[0].port().to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -485,7 +496,7 @@ fn bad_input_is_one_clear_line() {
         2,
         "cannot create /nonexistent/dir/x.pcap",
     );
-    let junk = temp_file("junk.pcap");
+    let (_dir, junk) = temp_file("junk.pcap");
     std::fs::write(&junk, b"this is not a capture").unwrap();
     fails_with(
         &["analyze", junk.to_str().unwrap()],
@@ -577,7 +588,7 @@ fn start_server() -> (Server, u16) {
 #[test]
 fn analysis_of_a_run_matches_the_run() {
     let (_server, port) = start_server();
-    let file = temp_file("run.pcap");
+    let (_dir, file) = temp_file("run.pcap");
     let port_text = port.to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -678,7 +689,7 @@ fn capture_on_any_writes_linux_cooked_frames() {
     let (v4, v6) = listeners();
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let servers = [serve(v4, 1), serve(v6, 1)];
-    let file = temp_file("any.pcap");
+    let (_dir, file) = temp_file("any.pcap");
     let port = addrs[0].port().to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -872,7 +883,7 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         (0..2).all(|_| lines.next().is_some_and(|l| l.is_ok())),
         "serve did not start"
     );
-    let file = temp_file("routed.pcap");
+    let (_dir, file) = temp_file("routed.pcap");
     let mut capture = start_capture(&[
         "--netns",
         &net.client,
@@ -924,7 +935,7 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
 #[test]
 fn monitor_by_name_follows_new_processes() {
     let name = unique("dbs");
-    let copy = temp_file(&name);
+    let (_dir, copy) = temp_file(&name);
     std::fs::copy("/bin/sleep", &copy).unwrap();
     let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
     let mut children = vec![spawn()];
