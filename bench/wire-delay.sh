@@ -7,7 +7,7 @@
 # hide the wire's own accuracy. Usage (root):
 #   bench/wire-delay.sh [SPIN_US] [COUNT]
 source "$(dirname "$0")/wire-topo.sh"
-SPIN="${1:-0}"; COUNT="${2:-2000}"
+SPIN="${1:-200}"; COUNT="${2:-2000}"
 build_tools
 topo_up off
 

@@ -140,88 +140,109 @@ fn run(
     ready: mpsc::Sender<()>,
 ) -> Result<CaptureStats> {
     netns.enter()?;
-    let filter = match config.port {
-        Some(port) => bpf::port_filter(port, config.snaplen),
-        None => bpf::accept_all(config.snaplen),
-    };
-    let mut ring =
-        Ring::open(&config.iface, &filter).map_err(|e| ring_failure(&config.iface, e))?;
-    let (start_unix_ns, start_monotonic_ns) = (clock::unix_ns(), clock::monotonic_ns());
-    let offset = start_unix_ns as i128 - start_monotonic_ns as i128;
-    let comment = format!(
-        "dualbench capture on {}; monotonic_ns = unix_ns - {offset}",
-        config.iface
-    );
-    let format = FileFormat::for_path(&config.output);
-    let mut writer = Writer::new(
-        BufWriter::with_capacity(1 << 20, file),
-        format,
-        ring.link_type,
-        config.snaplen,
-        &comment,
-    )?;
+    let mut session = Session::open(config, file)?;
     let _ = ready.send(());
-    let mut stats = CaptureStats {
-        file: config.output.clone(),
-        iface: config.iface.clone(),
-        link_type: ring.link_type,
-        packets: 0,
-        bytes: 0,
-        filtered_out: 0,
-        kernel_packets: 0,
-        kernel_drops: 0,
-        start_unix_ns,
-        start_monotonic_ns,
-        end_monotonic_ns: 0,
-        stopped_by: "stop".into(),
-    };
-    let deadline = config
+    let deadline = session
+        .config
         .duration
-        .map(|d| start_monotonic_ns + d.as_nanos() as u64);
-    let mut error = None;
-    while !stop.load(Ordering::Relaxed) {
+        .map(|d| session.stats.start_monotonic_ns + d.as_nanos() as u64);
+    while !stop.load(Ordering::Relaxed) && session.stats.stopped_by == "stop" {
         if deadline.is_some_and(|d| clock::monotonic_ns() >= d) {
-            stats.stopped_by = "duration".into();
+            session.stats.stopped_by = "duration".into();
             break;
         }
-        let mut on_frame =
-            |frame: Frame<'_>| keep(&config, frame, &mut writer, &mut stats, &mut error);
-        ring.poll(50, &mut on_frame)
-            .map_err(|e| Failure::runtime(format!("capturing on {}: {e}", config.iface)))?;
-        if let Some(e) = error.take() {
-            return Err(Failure::runtime(format!(
-                "writing {}: {e}",
-                config.output.display()
-            )));
-        }
-        if stats.stopped_by != "stop" {
-            break;
-        }
+        session.pump(50)?;
     }
-    if stats.stopped_by == "stop" {
+    if session.stats.stopped_by == "stop" {
         // Packets that arrived just before the stop sit in a block the kernel hands over
         // only when its timer expires: wait for it once so they reach the file too.
-        let mut on_frame =
-            |frame: Frame<'_>| keep(&config, frame, &mut writer, &mut stats, &mut error);
-        ring.poll(crate::ring::BLOCK_TIMEOUT_MS as i32 * 3, &mut on_frame)
+        session.pump(crate::ring::BLOCK_TIMEOUT_MS as i32 * 3)?;
+    }
+    session.finish()
+}
+
+/// An open ring, the file it writes, and the counts so far.
+struct Session {
+    config: CaptureConfig,
+    ring: Ring,
+    writer: Writer<BufWriter<std::fs::File>>,
+    stats: CaptureStats,
+}
+
+impl Session {
+    fn open(config: CaptureConfig, file: std::fs::File) -> Result<Session> {
+        let filter = match config.port {
+            Some(port) => bpf::port_filter(port, config.snaplen),
+            None => bpf::accept_all(config.snaplen),
+        };
+        let ring =
+            Ring::open(&config.iface, &filter).map_err(|e| ring_failure(&config.iface, e))?;
+        let (start_unix_ns, start_monotonic_ns) = (clock::unix_ns(), clock::monotonic_ns());
+        let offset = start_unix_ns as i128 - start_monotonic_ns as i128;
+        let comment = format!(
+            "dualbench capture on {}; monotonic_ns = unix_ns - {offset}",
+            config.iface
+        );
+        let format = FileFormat::for_path(&config.output);
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let writer = Writer::new(out, format, ring.link_type, config.snaplen, &comment)?;
+        let stats = CaptureStats {
+            file: config.output.clone(),
+            iface: config.iface.clone(),
+            link_type: ring.link_type,
+            packets: 0,
+            bytes: 0,
+            filtered_out: 0,
+            kernel_packets: 0,
+            kernel_drops: 0,
+            start_unix_ns,
+            start_monotonic_ns,
+            end_monotonic_ns: 0,
+            stopped_by: "stop".into(),
+        };
+        Ok(Session {
+            config,
+            ring,
+            writer,
+            stats,
+        })
+    }
+
+    /// Write what the ring holds, waiting up to `timeout_ms` if it holds nothing.
+    fn pump(&mut self, timeout_ms: i32) -> Result<()> {
+        let Session {
+            config,
+            ring,
+            writer,
+            stats,
+        } = self;
+        let mut error = None;
+        let mut on_frame = |frame: Frame<'_>| keep(config, frame, writer, stats, &mut error);
+        ring.poll(timeout_ms, &mut on_frame)
             .map_err(|e| Failure::runtime(format!("capturing on {}: {e}", config.iface)))?;
+        match error {
+            Some(e) => Err(self.write_failure(e)),
+            None => Ok(()),
+        }
     }
-    if let Some(e) = error {
-        return Err(Failure::runtime(format!(
-            "writing {}: {e}",
-            config.output.display()
-        )));
+
+    fn finish(mut self) -> Result<CaptureStats> {
+        if let Err(e) = self.writer.flush() {
+            return Err(self.write_failure(e));
+        }
+        let kernel = self
+            .ring
+            .stats()
+            .map_err(|e| Failure::runtime(format!("reading capture statistics: {e}")))?;
+        self.stats.kernel_packets = kernel.packets;
+        self.stats.kernel_drops = kernel.drops;
+        self.stats.end_monotonic_ns = clock::monotonic_ns();
+        Ok(self.stats)
     }
-    writer
-        .flush()
-        .map_err(|e| Failure::runtime(format!("writing {}: {e}", config.output.display())))?;
-    let kernel = ring
-        .stats()
-        .map_err(|e| Failure::runtime(format!("reading capture statistics: {e}")))?;
-    stats.kernel_packets = kernel.packets;
-    stats.kernel_drops = kernel.drops;
-    stats.end_monotonic_ns = clock::monotonic_ns();
-    Ok(stats)
+
+    fn write_failure(&self, e: std::io::Error) -> Failure {
+        Failure::runtime(format!("writing {}: {e}", self.config.output.display()))
+    }
 }
 
 /// Write one frame if it passes the port check; `false` once a bound is reached.
@@ -273,6 +294,7 @@ fn has_port(link_type: u16, data: &[u8], port: u16) -> bool {
             Transport::Udp {
                 src_port, dst_port, ..
             } => src_port == port || dst_port == port,
+            Transport::Unreachable(q) => q.src_port == port || q.dst_port == port,
             Transport::Other(_) => false,
         },
         _ => false,

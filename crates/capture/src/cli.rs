@@ -13,7 +13,7 @@ use std::time::Duration;
 /// Flags of `dualbench capture`.
 #[derive(Debug, Args)]
 pub struct CaptureCli {
-    /// Interface to capture on (`lo` carries both 127.0.0.1 and ::1).
+    /// Interface to capture on (`lo` carries both 127.0.0.1 and ::1; `any`: every interface).
     #[arg(long, value_name = "IF")]
     pub iface: String,
     /// Capture inside this network namespace (`ip netns list`).

@@ -62,8 +62,20 @@ pub enum Transport<'a> {
         dst_port: u16,
         payload_len: u32,
     },
+    /// An ICMP or ICMPv6 "destination unreachable" about a TCP segment: the addresses and
+    /// ports of the segment that could not be delivered (as it was sent).
+    Unreachable(Quote),
     /// Another protocol, or a non-first IP fragment (its ports are not in it).
     Other(u8),
+}
+
+/// The start of the TCP segment an ICMP error quotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quote {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
 }
 
 /// One IP packet.
@@ -261,8 +273,46 @@ fn transport(proto: u8, body: &[u8], len: u32) -> Result<Transport<'_>, ParseErr
                 payload_len: len.saturating_sub(8),
             })
         }
+        // ICMP type 3 (except code 4, "fragmentation needed": a path-MTU signal), ICMPv6 type 1.
+        1 if body.len() >= 8 && body[0] == 3 && body[1] != 4 => {
+            Ok(quote(&body[8..]).map_or(Transport::Other(1), Transport::Unreachable))
+        }
+        58 if body.len() >= 8 && body[0] == 1 => {
+            Ok(quote(&body[8..]).map_or(Transport::Other(58), Transport::Unreachable))
+        }
         other => Ok(Transport::Other(other)),
     }
+}
+
+/// The quoted IP header and first 8 bytes of a TCP segment inside an ICMP error.
+fn quote(ip: &[u8]) -> Option<Quote> {
+    let (src, dst, tcp) = match ip.first()? >> 4 {
+        4 if ip.len() >= 20 && ip[9] == 6 => {
+            let ihl = (ip[0] & 0x0f) as usize * 4;
+            let v4 =
+                |at: usize| IpAddr::V4(Ipv4Addr::new(ip[at], ip[at + 1], ip[at + 2], ip[at + 3]));
+            (v4(12), v4(16), ip.get(ihl..ihl + 4)?)
+        }
+        6 if ip.len() >= 44 && ip[6] == 6 => {
+            let v6 = |at: usize| {
+                IpAddr::V6(Ipv6Addr::from(
+                    <[u8; 16]>::try_from(&ip[at..at + 16]).unwrap_or([0; 16]),
+                ))
+            };
+            (v6(8), v6(24), &ip[40..44])
+        }
+        _ => return None,
+    };
+    let (src_port, dst_port) = (
+        u16::from_be_bytes([tcp[0], tcp[1]]),
+        u16::from_be_bytes([tcp[2], tcp[3]]),
+    );
+    Some(Quote {
+        src,
+        dst,
+        src_port,
+        dst_port,
+    })
 }
 
 #[cfg(test)]

@@ -184,3 +184,90 @@ fn udp_ports() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A small seeded generator (xorshift64*), so the fuzz cases repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn fuzzed_frames_never_panic() {
+    let mut rng = Rng(0x5eed);
+    let links = [
+        link::ETHERNET,
+        link::RAW,
+        link::LINUX_SLL,
+        link::LINUX_SLL2,
+        link::NULL,
+        link::IPV6,
+    ];
+    let seeds: [&[u8]; 2] = [&V4_ETH, &V6_EXT];
+    let mut parsed = 0;
+    for round in 0..200_000 {
+        let mut frame = seeds[round % 2].to_vec();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(frame.len());
+            frame[at] = rng.next() as u8;
+        }
+        frame.truncate(rng.below(frame.len() + 1));
+        if parse(links[rng.below(links.len())], &frame).is_ok() {
+            parsed += 1;
+        }
+    }
+    assert!(
+        parsed > 1000,
+        "the mutations should leave many frames readable: {parsed}"
+    );
+}
+
+#[test]
+fn icmp_unreachable_quotes_the_tcp_segment() {
+    // IPv4 ICMP host unreachable from 192.0.2.9 quoting our SYN 192.0.2.1:40000 → 192.0.2.2:80.
+    let mut f = V4_ETH[..34].to_vec();
+    f[23] = 1; // ICMP
+    f[16..18].copy_from_slice(&(20u16 + 8 + 28).to_be_bytes());
+    f.extend([3, 1, 0, 0, 0, 0, 0, 0]);
+    f.extend(&V4_ETH[14..42]); // quoted IPv4 header + 8 bytes of TCP
+    let quote = Quote {
+        src: "192.0.2.1".parse().unwrap(),
+        dst: "192.0.2.2".parse().unwrap(),
+        src_port: 40000,
+        dst_port: 80,
+    };
+    assert_eq!(
+        parse(link::ETHERNET, &f).unwrap().unwrap().transport,
+        Transport::Unreachable(quote)
+    );
+    f[34 + 1] = 4; // fragmentation needed: not an unreachable
+    assert_eq!(
+        parse(link::ETHERNET, &f).unwrap().unwrap().transport,
+        Transport::Other(1)
+    );
+    // ICMPv6 destination unreachable quoting a v6 TCP segment (no extension headers).
+    let mut inner = V6_EXT[..40].to_vec();
+    inner[6] = 6;
+    inner.extend(&V6_EXT[72..80]);
+    let mut f = V6_EXT[..40].to_vec();
+    f[4..6].copy_from_slice(&(8u16 + 48).to_be_bytes());
+    f[6] = 58;
+    f.extend([1, 3, 0, 0, 0, 0, 0, 0]);
+    f.extend(&inner);
+    match parse(link::RAW, &f).unwrap().unwrap().transport {
+        Transport::Unreachable(q) => assert_eq!(
+            (q.src_port, q.dst_port, q.dst),
+            (12345, 443, "::2".parse().unwrap())
+        ),
+        other => panic!("{other:?}"),
+    }
+}

@@ -77,60 +77,19 @@ impl Ring {
         let link_type = match hardware {
             _ if cooked => link::LINUX_SLL2,
             libc::ARPHRD_ETHER | libc::ARPHRD_LOOPBACK => link::ETHERNET,
-            libc::ARPHRD_NONE | libc::ARPHRD_TUNNEL | libc::ARPHRD_TUNNEL6 | libc::ARPHRD_SIT => link::RAW,
+            libc::ARPHRD_NONE | libc::ARPHRD_TUNNEL | libc::ARPHRD_TUNNEL6 | libc::ARPHRD_SIT => {
+                link::RAW
+            }
             other => {
-                return Err(io::Error::other(format!(
-                    "interface '{iface}' has hardware type {other}, which capture does not support (try --iface any)"
-                )))
+                let why = format!("interface '{iface}' has hardware type {other}, which capture does not support (try --iface any)");
+                return Err(io::Error::other(why));
             }
         };
-        set(
-            &fd,
-            libc::SOL_PACKET,
-            libc::PACKET_VERSION,
-            &(libc::tpacket_versions::TPACKET_V3 as c_int),
-        )?;
-        let prog = libc::sock_fprog {
-            len: filter.len() as u16,
-            filter: filter.as_ptr() as *mut sock_filter,
-        };
-        set(&fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)?;
-        if hardware == libc::ARPHRD_LOOPBACK {
-            set(
-                &fd,
-                libc::SOL_PACKET,
-                libc::PACKET_IGNORE_OUTGOING,
-                &(1 as c_int),
-            )?;
-        }
-        let req = libc::tpacket_req3 {
-            tp_block_size: BLOCK_SIZE as u32,
-            tp_block_nr: BLOCK_COUNT as u32,
-            tp_frame_size: FRAME_SIZE as u32,
-            tp_frame_nr: (BLOCK_SIZE * BLOCK_COUNT / FRAME_SIZE) as u32,
-            tp_retire_blk_tov: BLOCK_TIMEOUT_MS,
-            tp_sizeof_priv: 0,
-            tp_feature_req_word: 0,
-        };
-        set(&fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
-        let prot = libc::PROT_READ | libc::PROT_WRITE;
-        // SAFETY: mapping the ring the kernel just allocated for this socket.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                BLOCK_SIZE * BLOCK_COUNT,
-                prot,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        configure(&fd, filter, hardware == libc::ARPHRD_LOOPBACK)?;
+        let map = map_ring(&fd)?;
         let ring = Ring {
             fd,
-            map: map as *mut u8,
+            map,
             next_block: 0,
             stats: KernelStats::default(),
             link_type,
@@ -289,6 +248,59 @@ impl Drop for Ring {
         // SAFETY: unmapping the mapping we made, once; the fd closes after.
         unsafe { libc::munmap(self.map as *mut c_void, BLOCK_SIZE * BLOCK_COUNT) };
     }
+}
+
+/// TPACKET_V3, the filter, (on loopback) no outgoing copies, and the ring's geometry.
+fn configure(fd: &OwnedFd, filter: &[sock_filter], loopback: bool) -> io::Result<()> {
+    set(
+        fd,
+        libc::SOL_PACKET,
+        libc::PACKET_VERSION,
+        &(libc::tpacket_versions::TPACKET_V3 as c_int),
+    )?;
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut sock_filter,
+    };
+    set(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)?;
+    if loopback {
+        set(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_IGNORE_OUTGOING,
+            &(1 as c_int),
+        )?;
+    }
+    let req = libc::tpacket_req3 {
+        tp_block_size: BLOCK_SIZE as u32,
+        tp_block_nr: BLOCK_COUNT as u32,
+        tp_frame_size: FRAME_SIZE as u32,
+        tp_frame_nr: (BLOCK_SIZE * BLOCK_COUNT / FRAME_SIZE) as u32,
+        tp_retire_blk_tov: BLOCK_TIMEOUT_MS,
+        tp_sizeof_priv: 0,
+        tp_feature_req_word: 0,
+    };
+    set(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
+}
+
+/// Map the ring the kernel allocated for the socket.
+fn map_ring(fd: &OwnedFd) -> io::Result<*mut u8> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: mapping the ring the kernel just allocated for this socket.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            BLOCK_SIZE * BLOCK_COUNT,
+            prot,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(map as *mut u8)
 }
 
 /// The SLL2 header for a frame's `sockaddr_ll` (family, protocol, ifindex, hatype,

@@ -26,10 +26,21 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-fn temp_file(name: &str) -> PathBuf {
+/// A directory of this test's own, removed (with what is in it) when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file in a fresh directory of its own; keep the directory guard alive while it is used.
+fn temp_file(name: &str) -> (TempDir, PathBuf) {
     let dir = std::env::temp_dir().join(unique("dualbench-observe-"));
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    let file = dir.join(name);
+    (TempDir(dir), file)
 }
 
 /// Listeners on 127.0.0.1 and ::1 sharing one port (so one capture filter sees both).
@@ -172,7 +183,7 @@ fn capture_and_analyze_a_known_exchange() {
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let paths = ["/a", "/b", "/c", "/reset", "/short"];
     let servers = [serve(v4, paths.len()), serve(v6, paths.len())];
-    let file = temp_file("known.pcap");
+    let (_dir, file) = temp_file("known.pcap");
     let port_text = port.to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -291,7 +302,7 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
     let (v4, v6) = listeners();
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let servers = [serve(v4, 2), serve(v6, 2)];
-    let file = temp_file("bounded.pcapng");
+    let (_dir, file) = temp_file("bounded.pcapng");
     let port = addrs[0].port().to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -324,24 +335,37 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 7);
 }
 
-/// The CPU column of a process in a CSV monitor output, one value per sample.
-fn cpu_column(csv: &str, pid: u32) -> Vec<f64> {
+/// A process's CPU in a CSV monitor output, one value per full-length sample (the last,
+/// shorter sample taken at the stop is left out: 10 ms clock ticks make it coarse).
+fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<f64> {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = format!("process.{pid}.cpu_pct");
-    let at = header
-        .iter()
-        .position(|h| *h == column)
-        .unwrap_or_else(|| panic!("no {column}"));
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (cpu, interval) = (
+        column(&format!("process.{pid}.cpu_pct")),
+        column("interval_s"),
+    );
+    let cells = |l: &str| {
+        l.split(',')
+            .map(|c| c.parse::<f64>().unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
     lines
-        .map(|l| l.split(',').nth(at).unwrap().parse().unwrap())
+        .map(cells)
+        .filter(|c| c[interval] > interval_s * 0.9)
+        .map(|c| c[cpu])
         .collect()
 }
 
 #[test]
 fn monitor_sees_a_busy_process() {
-    // Idle for 0.8 s, then busy; bounded: killed by pid below, and ends by itself in 30 s.
-    let spin = "select(undef, undef, undef, 0.8); my $end = time + 30; 1 while time < $end";
+    // Asleep for 1.2 s, then spinning; bounded: killed by pid below, ends by itself in 30 s.
+    let spin = "select(undef, undef, undef, 1.2); my $end = time + 30; 1 while time < $end";
     let mut process = Command::new("perl").args(["-e", spin]).spawn().unwrap();
     let pid = process.id().to_string();
     let args = [
@@ -349,9 +373,9 @@ fn monitor_sees_a_busy_process() {
         "--pid",
         &pid,
         "--interval",
-        "250ms",
+        "500ms",
         "--duration",
-        "2s",
+        "3s",
         "--format",
         "csv",
     ];
@@ -369,13 +393,14 @@ fn monitor_sees_a_busy_process() {
         .next()
         .unwrap()
         .starts_with("monotonic_ns,unix_ns,interval_s,"));
-    let cpu = cpu_column(&csv, process.id());
-    assert!(cpu.len() >= 7, "{csv}");
-    let (idle, busy) = (&cpu[..2], &cpu[cpu.len() - 3..]);
-    assert!(idle.iter().all(|&c| c < 5.0), "CPU while sleeping: {cpu:?}");
-    // A loaded 2-core machine may give the spinning process far less than a core; it rises.
+    let cpu = cpu_column(&csv, process.id(), 0.5);
+    assert!(cpu.len() >= 6, "{csv}");
+    // 0.5–1.0 s: asleep. 1.5–3.0 s: spinning — a loaded 2-core machine may give it far
+    // less than a core, but it rises well above the idle level.
+    let (idle, busy) = (cpu[1], (cpu[3] + cpu[4] + cpu[5]) / 3.0);
+    assert!(idle < 4.0, "CPU while asleep: {cpu:?}");
     assert!(
-        busy.iter().all(|&c| c > 10.0),
+        busy > 5.0 && busy > 3.0 * idle,
         "CPU while spinning: {cpu:?}"
     );
 }
@@ -471,7 +496,7 @@ fn bad_input_is_one_clear_line() {
         2,
         "cannot create /nonexistent/dir/x.pcap",
     );
-    let junk = temp_file("junk.pcap");
+    let (_dir, junk) = temp_file("junk.pcap");
     std::fs::write(&junk, b"this is not a capture").unwrap();
     fails_with(
         &["analyze", junk.to_str().unwrap()],
@@ -563,7 +588,7 @@ fn start_server() -> (Server, u16) {
 #[test]
 fn analysis_of_a_run_matches_the_run() {
     let (_server, port) = start_server();
-    let file = temp_file("run.pcap");
+    let (_dir, file) = temp_file("run.pcap");
     let port_text = port.to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -575,7 +600,7 @@ fn analysis_of_a_run_matches_the_run() {
         "--duration",
         "60",
     ]);
-    let urls: Vec<String> = ["/", "/reset", "/bytes/3000"]
+    let urls: Vec<String> = ["/", "/reset", "/bytes/3000", "/close"]
         .iter()
         .flat_map(|path| {
             [
@@ -586,7 +611,7 @@ fn analysis_of_a_run_matches_the_run() {
         .collect();
     let run = Command::new(bin())
         .args([
-            "run", "-q", "-n", "60", "-c", "3", "-s", "10", "--format", "json",
+            "run", "-q", "-n", "80", "-c", "3", "-s", "10", "--format", "json",
         ])
         .args(&urls)
         .output()
@@ -596,7 +621,7 @@ fn analysis_of_a_run_matches_the_run() {
     let run = flatten_json(&run.stdout);
     assert_eq!(
         run.get("requests.total").map(String::as_str),
-        Some("60"),
+        Some("80"),
         "{run:?}"
     );
 
@@ -647,7 +672,12 @@ fn analysis_of_a_run_matches_the_run() {
         assert_eq!(
             field("close.reset"),
             "10",
-            "{family}: the /reset third of the run"
+            "{family}: the /reset quarter of the run"
+        );
+        assert_eq!(
+            field("close.protocol_error"),
+            "10",
+            "{family}: the /close quarter"
         );
     }
     cross_check_with_tshark(&file, &rows);
@@ -659,7 +689,7 @@ fn capture_on_any_writes_linux_cooked_frames() {
     let (v4, v6) = listeners();
     let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let servers = [serve(v4, 1), serve(v6, 1)];
-    let file = temp_file("any.pcap");
+    let (_dir, file) = temp_file("any.pcap");
     let port = addrs[0].port().to_string();
     let mut capture = start_capture(&[
         "--iface",
@@ -700,4 +730,252 @@ fn capture_on_any_writes_linux_cooked_frames() {
         frames.sum::<usize>(),
         "each loopback packet once"
     );
+    // The same packets rewritten by Wireshark's editcap (its own pcapng and µs pcap writers).
+    for format in ["pcapng", "pcap"] {
+        let copy = file.with_extension(format!("editcap.{format}"));
+        let ok = Command::new("editcap")
+            .args(["-F", format])
+            .arg(&file)
+            .arg(&copy)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "editcap (Debian package wireshark-common, with tshark) failed"
+        );
+        let again = analyze_csv(&copy);
+        let key = |r: &std::collections::HashMap<String, String>| {
+            [
+                "family",
+                "client",
+                "server",
+                "bytes_to_server",
+                "bytes_to_client",
+                "close",
+            ]
+            .map(|k| r[k].clone())
+        };
+        assert_eq!(
+            again.iter().map(key).collect::<Vec<_>>(),
+            rows.iter().map(key).collect::<Vec<_>>(),
+            "{format}"
+        );
+    }
+}
+
+/// Two namespaces this test creates and removes: a client and a router joined by a veth
+/// pair (198.18.0.0/24, 2001:2::/64); the router answers 198.18.9.0/24 and 2001:2:0:9::/64
+/// with ICMP "unreachable" and serves HTTP itself.
+struct Routed {
+    client: String,
+    router: String,
+}
+
+impl Routed {
+    fn new() -> Routed {
+        let routed = Routed {
+            client: unique("oc"),
+            router: unique("or"),
+        };
+        let (c, r) = (routed.client.as_str(), routed.router.as_str());
+        let steps: [&[&str]; 16] = [
+            &["netns", "add", c],
+            &["netns", "add", r],
+            &[
+                "-n", c, "link", "add", "c0", "type", "veth", "peer", "name", "r0", "netns", r,
+            ],
+            &["-n", c, "addr", "add", "198.18.0.1/24", "dev", "c0"],
+            &["-n", c, "addr", "add", "2001:2::1/64", "dev", "c0", "nodad"],
+            &["-n", r, "addr", "add", "198.18.0.2/24", "dev", "r0"],
+            &["-n", r, "addr", "add", "2001:2::2/64", "dev", "r0", "nodad"],
+            &["-n", c, "link", "set", "c0", "up"],
+            &["-n", r, "link", "set", "r0", "up"],
+            &["-n", r, "link", "set", "lo", "up"],
+            &["netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"],
+            &[
+                "netns",
+                "exec",
+                r,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.forwarding=1",
+            ],
+            &[
+                "-n",
+                c,
+                "route",
+                "add",
+                "198.18.9.0/24",
+                "via",
+                "198.18.0.2",
+            ],
+            &[
+                "-n",
+                c,
+                "-6",
+                "route",
+                "add",
+                "2001:2:0:9::/64",
+                "via",
+                "2001:2::2",
+            ],
+            &["-n", r, "route", "add", "unreachable", "198.18.9.0/24"],
+            &[
+                "-n",
+                r,
+                "-6",
+                "route",
+                "add",
+                "unreachable",
+                "2001:2:0:9::/64",
+            ],
+        ];
+        for step in steps {
+            let ok = Command::new("ip")
+                .args(step)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {} failed (needs root and iproute2)", step.join(" "));
+        }
+        routed
+    }
+
+    fn exec(&self, ns: &str) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, bin()]);
+        cmd
+    }
+}
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        for ns in [&self.client, &self.router] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// A capture inside a namespace (`--netns`) of real veth Ethernet frames: normal requests
+/// to the router's server and connections the router reports unreachable by ICMP, analysed
+/// with the same close classes and family split as the run that made them.
+#[test]
+fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
+    let net = Routed::new();
+    let mut server = net.exec(&net.router);
+    let server = server.args([
+        "serve",
+        "--workers",
+        "1",
+        "--listen",
+        "198.18.0.2:8080",
+        "--listen",
+        "[2001:2::2]:8080",
+    ]);
+    let mut server = Server(
+        server
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
+    assert!(
+        (0..2).all(|_| lines.next().is_some_and(|l| l.is_ok())),
+        "serve did not start"
+    );
+    let (_dir, file) = temp_file("routed.pcap");
+    let mut capture = start_capture(&[
+        "--netns",
+        &net.client,
+        "--iface",
+        "c0",
+        "-w",
+        file.to_str().unwrap(),
+    ]);
+    let urls = [
+        "http://198.18.0.2:8080/",
+        "http://[2001:2::2]:8080/",
+        "http://198.18.9.1/",
+        "http://[2001:2:0:9::1]/",
+    ];
+    let run = net
+        .exec(&net.client)
+        .args([
+            "run", "-q", "-n", "8", "-c", "1", "-s", "5", "--format", "json",
+        ])
+        .args(urls)
+        .output()
+        .unwrap();
+    stop(&mut capture);
+    drop(server);
+    let run = flatten_json(&run.stdout);
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let field = |k: &str| {
+            run.get(&format!("families.{family}.{k}"))
+                .cloned()
+                .unwrap_or_else(|| panic!("{family}.{k}: {run:?}"))
+        };
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        assert_eq!(of.len().to_string(), field("connections"));
+        for class in ["normal", "unreachable", "timeout", "reset"] {
+            let ours = of
+                .iter()
+                .filter(|r| r["close"] == class)
+                .count()
+                .to_string();
+            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+        }
+        assert_eq!(field("close.unreachable"), "2", "{family}");
+        assert_eq!(field("close.normal"), "2", "{family}");
+    }
+}
+
+/// `--name` is looked up at every sample: processes started later join their group.
+#[test]
+fn monitor_by_name_follows_new_processes() {
+    let name = unique("dbs");
+    let (_dir, copy) = temp_file(&name);
+    std::fs::copy("/bin/sleep", &copy).unwrap();
+    let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
+    let mut children = vec![spawn()];
+    let monitor = Command::new(bin())
+        .args([
+            "monitor",
+            "--name",
+            &name,
+            "--interval",
+            "200ms",
+            "--duration",
+            "1.4s",
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    children.push(spawn());
+    children.push(spawn());
+    let out = monitor.wait_with_output();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = out.unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = format!("process_groups.{name}.processes");
+    let at = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no {column}: {header:?}"));
+    let counts: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(at).unwrap())
+        .collect();
+    assert_eq!(counts.first(), Some(&"1"), "{counts:?}");
+    assert_eq!(counts.last(), Some(&"3"), "{counts:?}");
 }

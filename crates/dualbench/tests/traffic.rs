@@ -187,16 +187,18 @@ fn script_over_both_families_is_counted_exactly() {
         assert_eq!(s["loss"]["lost"], 0);
         assert_eq!(s["loss"]["duplicates"], 0);
     }
-    // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s; IPv6 adds 48 B per datagram.
+    // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s (exactly, by the schedule);
+    // the sink's figure spans first to last arrival, which a loaded machine can delay by
+    // tens of ms out of 2 s, hence 5 %. IPv6 adds 48 B per datagram.
     let f2 = sink_flow(&got, "udp", 2);
     let payload = f2["rate_bps"]["payload"].as_f64().unwrap();
-    assert!((payload - 4e6).abs() < 0.02 * 4e6, "payload rate {payload}");
+    assert!((payload - 4e6).abs() < 0.05 * 4e6, "payload rate {payload}");
     assert_eq!(f2["bytes"]["ip"], 1000 * 1048);
     assert_eq!(sent["flows"][1]["rate_bps"]["payload"], 4e6);
     // TCP goodput is reported per flow and per family.
     let g = sink_flow(&got, "tcp", 4)["goodput_bps"].as_f64().unwrap();
     assert!(
-        (g - 200.0 * 1440.0 * 8.0).abs() < 0.03 * 200.0 * 1440.0 * 8.0,
+        (g - 200.0 * 1440.0 * 8.0).abs() < 0.05 * 200.0 * 1440.0 * 8.0,
         "goodput {g}"
     );
     assert_eq!(got["families"]["ipv6"]["tcp"]["messages"], 400);
@@ -335,4 +337,78 @@ fn shipped_examples_parse_and_plan() {
             "{file}"
         );
     }
+}
+
+/// A network namespace this test creates (only its loopback up) and removes on drop.
+struct Netns(String);
+
+impl Netns {
+    fn create(tag: &str) -> Option<Netns> {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("dbtr-{}-{n}-{tag}", std::process::id());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+        let ns = Netns(name);
+        assert!(Command::new("ip")
+            .args(["-n", &ns.0, "link", "set", "lo", "up"])
+            .status()
+            .unwrap()
+            .success());
+        Some(ns)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn unreachable_destinations_are_reported_per_flow() {
+    // In a namespace with no routes, testbed addresses are unreachable; loopback works.
+    let Some(ns) = Netns::create("unreach") else {
+        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
+        return;
+    };
+    let dir = scratch("unreach");
+    let script = "0.0 ON 1 UDP DST 198.18.0.1/5000 PERIODIC [100 100]\n\
+                  0.0 ON 2 TCP DST 2001:2::1/5000 PERIODIC [100 100]\n\
+                  0.0 ON 3 UDP DST ::1/5000 PERIODIC [100 100]\n\
+                  1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
+    let path = dir.join("unreach.mgn");
+    std::fs::write(&path, script).unwrap();
+    let out = dir.join("send.json");
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns.0, bin(), "traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
+    assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
+    // Nobody listens on ::1/5000 in the namespace: the ICMP port unreachable comes back as
+    // refused sends, counted, and the flow goes on to its end.
+    assert_eq!(flows[2]["status"], "completed");
+    assert_eq!(flows[2]["scheduled"], 100);
+    assert_eq!(
+        flows[2]["sent"].as_u64().unwrap() + flows[2]["failed"].as_u64().unwrap(),
+        100
+    );
+    assert!(flows[2]["errors"]["refused"].as_u64().unwrap() > 0);
+    assert!(
+        stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

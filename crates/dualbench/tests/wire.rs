@@ -149,7 +149,7 @@ impl Link {
             .spawn()
             .expect("starting dualbench wire");
         self.wire = Some(child);
-        // Running once the first stats file appears (written after one second).
+        // Forwarding once the first stats file appears (written as soon as the sockets are open).
         let start = Instant::now();
         while !self.stats.exists() && start.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
@@ -210,9 +210,11 @@ fn delay_10ms_each_way_for_ipv4_and_ipv6_then_sigterm_saves_stats() {
     for target in ["198.18.0.2:7001", "[2001:2::2]:7002"] {
         let rtt = link.probe(target, 40, 10_000, true);
         assert_eq!(rtt.received, 40, "{target}: echo replies");
-        let (p50, max) = (ms(rtt.quantile_ns(0.5)), ms(rtt.quantile_ns(1.0)));
+        // Never early (an exact property of the wire); the median close to 20 ms. The
+        // maximum is left alone: on a busy machine it measures the scheduler.
+        let (min, p50) = (ms(rtt.quantile_ns(0.0)), ms(rtt.quantile_ns(0.5)));
+        assert!(min >= 20.0, "{target}: RTT min {min} ms");
         assert!((20.0..21.0).contains(&p50), "{target}: RTT p50 {p50} ms");
-        assert!(max < 25.0, "{target}: RTT max {max} ms");
         let one_way = link.probe(target, 40, 5_000, false);
         assert_eq!(one_way.received, 40, "{target}: one-way datagrams");
         let p50 = ms(one_way.quantile_ns(0.5));

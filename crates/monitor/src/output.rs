@@ -46,16 +46,14 @@ impl SampleWriter {
             writeln!(out, "{}", columns.join(","))?;
             self.columns = Some(columns);
         }
+        let by_name: std::collections::HashMap<&str, &str> = cells
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         let columns = self.columns.as_deref().unwrap_or(&[]);
         let row: Vec<&str> = columns
             .iter()
-            .map(|c| {
-                cells
-                    .iter()
-                    .find(|(k, _)| k == c)
-                    .map(|(_, v)| v.as_str())
-                    .unwrap_or("")
-            })
+            .map(|c| by_name.get(c.as_str()).copied().unwrap_or(""))
             .collect();
         writeln!(out, "{}", row.join(","))
     }
@@ -147,6 +145,7 @@ mod tests {
             .into(),
             udp: Default::default(),
             sockets: Default::default(),
+            process_groups: Default::default(),
             processes: vec![ProcessUse {
                 pid: 42,
                 name: "nginx".into(),

@@ -3,7 +3,7 @@
 //! rate and the page size come in as arguments.
 
 use crate::diag::STATE_NAMES;
-use crate::procfs::{system::CpuTimes, Counters};
+use crate::procfs::{process::ProcStat, system::CpuTimes, Counters};
 use crate::snapshot::{ProcessSnapshot, Snapshot};
 use dualbench_common::Family;
 use serde::Serialize;
@@ -38,6 +38,16 @@ pub struct ProcessUse {
     pub fds: u64,
 }
 
+/// The processes of one name together (every nginx worker, every apache2 child).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GroupUse {
+    pub processes: u64,
+    pub cpu_pct: f64,
+    pub rss_kb: u64,
+    pub threads: u64,
+    pub fds: u64,
+}
+
 /// One line of the monitor's output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sample {
@@ -62,6 +72,8 @@ pub struct Sample {
     /// sockstat (`ipv4`) and sockstat6 (`ipv6`).
     pub sockets: BTreeMap<String, Figures>,
     pub processes: Vec<ProcessUse>,
+    /// The live processes above, summed by name.
+    pub process_groups: BTreeMap<String, GroupUse>,
 }
 
 /// Gauges among the snmp counters: reported as they are, not as rates.
@@ -96,6 +108,11 @@ pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
             .map(|(k, v)| (format!("{k}_kb"), *v as f64)),
     );
     let gauges = ["procs_running", "procs_blocked"];
+    let processes: Vec<ProcessUse> = cur
+        .processes
+        .iter()
+        .map(|p| process(prev.processes.iter().find(|q| q.pid == p.pid), p, dt, units))
+        .collect();
     Sample {
         monotonic_ns: cur.monotonic_ns,
         unix_ns: cur.unix_ns,
@@ -139,12 +156,23 @@ pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
             (key(Family::V6), gauges_of(&cur.sockstat6)),
         ]
         .into(),
-        processes: cur
-            .processes
-            .iter()
-            .map(|p| process(prev.processes.iter().find(|q| q.pid == p.pid), p, dt, units))
-            .collect(),
+        process_groups: groups(&processes),
+        processes,
     }
+}
+
+/// The live processes summed by name.
+fn groups(processes: &[ProcessUse]) -> BTreeMap<String, GroupUse> {
+    let mut out: BTreeMap<String, GroupUse> = BTreeMap::new();
+    for p in processes.iter().filter(|p| p.alive) {
+        let g = out.entry(p.name.clone()).or_default();
+        g.processes += 1;
+        g.cpu_pct += p.cpu_pct;
+        g.rss_kb += p.rss_kb;
+        g.threads += p.threads;
+        g.fds += p.fds;
+    }
+    out
 }
 
 /// Counters as `<name>_per_s` (0 when there is no earlier value), gauges as they are.
@@ -237,7 +265,11 @@ fn process(
     units: Units,
 ) -> ProcessUse {
     let now = cur.stat.unwrap_or_default();
-    let before = prev.and_then(|p| p.stat).unwrap_or(now);
+    // A process absent from the previous snapshot started during the interval.
+    let before = match prev {
+        Some(p) => p.stat.unwrap_or(now),
+        None => ProcStat::default(),
+    };
     let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 / units.ticks_per_s as f64 / dt * 100.0;
     ProcessUse {
         pid: cur.pid,
@@ -315,6 +347,40 @@ mod tests {
         let p = &s.processes[0];
         assert_eq!((p.cpu_pct, p.user_pct, p.system_pct), (100.0, 100.0, 0.0));
         assert_eq!((p.rss_kb, p.threads, p.fds, p.alive), (1024, 3, 12, true));
+    }
+
+    #[test]
+    fn processes_sum_by_name_and_newcomers_count_from_zero() {
+        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
+        let mut child = b.processes[0].clone();
+        (child.pid, child.stat) = (
+            10,
+            Some(ProcStat {
+                utime: 5,
+                stime: 5,
+                threads: 1,
+                rss_pages: 256,
+            }),
+        );
+        b.processes.push(child);
+        let s = between(
+            &a,
+            &b,
+            Units {
+                ticks_per_s: 100,
+                page_size: 4096,
+            },
+        );
+        assert_eq!(
+            s.processes[1].cpu_pct, 10.0,
+            "born during the interval: 10 ticks in 1 s"
+        );
+        let g = &s.process_groups["x"];
+        assert_eq!(
+            (g.processes, g.cpu_pct, g.rss_kb, g.threads, g.fds),
+            (2, 30.0, 2048, 4, 24)
+        );
     }
 
     #[test]

@@ -83,7 +83,15 @@ pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<Moni
     let (stop_tx, stop_rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("monitor".into())
-        .spawn(move || run(netns, watched, config.interval, sink, ready_tx, stop_rx))
+        .spawn(move || {
+            let plan = Plan {
+                netns,
+                fixed: watched,
+                names: config.names,
+                interval: config.interval,
+            };
+            run(plan, sink, ready_tx, stop_rx)
+        })
         .map_err(|e| Failure::runtime(format!("starting the monitor thread: {e}")))?;
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(MonitorHandle {
@@ -115,6 +123,31 @@ impl MonitorHandle {
     }
 }
 
+/// What the sampling thread does: where, whom, how often.
+struct Plan {
+    netns: Netns,
+    /// Processes watched by pid, and the first matches of `names`.
+    fixed: Vec<Watched>,
+    /// Names looked up again at every sample, so processes started later (a prefork
+    /// server's new children) are watched too.
+    names: Vec<String>,
+    interval: Duration,
+}
+
+impl Plan {
+    fn watched(&self) -> Vec<Watched> {
+        let mut all = self.fixed.clone();
+        for name in &self.names {
+            for w in snapshot::find_by_name(name) {
+                if !all.iter().any(|a| a.pid == w.pid) {
+                    all.push(w);
+                }
+            }
+        }
+        all
+    }
+}
+
 fn resolve(config: &MonitorConfig) -> Result<Vec<Watched>> {
     let mut watched = Vec::new();
     for &pid in &config.pids {
@@ -135,21 +168,19 @@ fn resolve(config: &MonitorConfig) -> Result<Vec<Watched>> {
 }
 
 fn run(
-    netns: Netns,
-    watched: Vec<Watched>,
-    interval: Duration,
+    plan: Plan,
     mut sink: Option<Sink>,
     ready: mpsc::Sender<Result<()>>,
     stop: mpsc::Receiver<()>,
 ) -> Result<Series> {
-    if let Err(e) = netns.enter() {
+    if let Err(e) = plan.netns.enter() {
         let _ = ready.send(Err(e.clone()));
         return Err(e);
     }
     let units = units();
-    let mut prev = snapshot::take(&netns, &watched);
+    let mut prev = snapshot::take(&plan.netns, &plan.watched());
     let _ = ready.send(Ok(()));
-    let interval_ns = interval.as_nanos() as u64;
+    let interval_ns = plan.interval.as_nanos() as u64;
     let start = prev.monotonic_ns;
     let mut series = Series::default();
     for tick in 1.. {
@@ -162,7 +193,7 @@ fn run(
         if stopping && clock::monotonic_ns().saturating_sub(prev.monotonic_ns) < interval_ns / 10 {
             break;
         }
-        let cur = snapshot::take(&netns, &watched);
+        let cur = snapshot::take(&plan.netns, &plan.watched());
         let sample = sample::between(&prev, &cur, units);
         match sink.as_mut() {
             Some(sink) => {

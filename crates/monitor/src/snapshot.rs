@@ -66,7 +66,7 @@ pub struct Snapshot {
 pub fn take(netns: &Netns, watched: &[Watched]) -> Snapshot {
     let net_dir = netns.proc_net();
     let net_file = |name: &str| read(&net_dir.join(name));
-    let snapshot = Snapshot {
+    Snapshot {
         monotonic_ns: clock::monotonic_ns(),
         unix_ns: clock::unix_ns(),
         stat: procfs::system::parse_stat(&read(Path::new("/proc/stat"))),
@@ -80,8 +80,7 @@ pub fn take(netns: &Netns, watched: &[Watched]) -> Snapshot {
         sockstat6: net::parse_sockstat(&net_file("sockstat6")),
         tcp_states: diag::tcp_states().ok(),
         processes: watched.iter().map(process).collect(),
-    };
-    snapshot
+    }
 }
 
 fn process(w: &Watched) -> ProcessSnapshot {

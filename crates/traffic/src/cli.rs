@@ -245,17 +245,16 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         None => None,
     };
     let stop = Stop::on_signals()?;
-    let sockets = sink::bind(&listen)?;
-    let shown: Vec<String> = sockets.2.iter().map(|a| a.to_string()).collect();
+    let bound = sink::bind(&listen)?;
+    let shown: Vec<String> = bound.addrs.iter().map(|a| a.to_string()).collect();
     eprintln!("dualbench traffic sink: listening on {}", shown.join(" "));
     let run = sink::run(
         sink::SinkConfig {
-            listen,
             duration_ns,
             window_ns,
             mgen_log,
         },
-        sockets,
+        bound,
         &stop,
     )?;
     let summary = sink::summary::summarize(&run, stop.reason());

@@ -182,7 +182,7 @@ fn tokenize(s: &str) -> Vec<String> {
         if raw[i] == "[" && i + 2 < raw.len() && raw[i + 1].contains(':') && raw[i + 2] == "]" {
             let port = raw
                 .get(i + 3)
-                .filter(|p| p.starts_with('/'))
+                .filter(|p| p.starts_with('/') || p.starts_with(':'))
                 .copied()
                 .unwrap_or("");
             toks.push(format!("[{}]{}", raw[i + 1], port));
@@ -408,8 +408,15 @@ fn parse_dst(cur: &mut Cursor) -> Result<SocketAddr, ScriptError> {
     parse_addr_port(&t).map_err(|m| cur.err(&t, m))
 }
 
-/// `127.0.0.1/5000`, `::1/5000` or `[::1]/5000` (MGEN's slash form); IP literals only.
+/// `127.0.0.1/5000`, `::1/5000` or `[::1]/5000` (MGEN's slash form), or the usual
+/// `127.0.0.1:5000` / `[::1]:5000`; IP literals only.
 pub fn parse_addr_port(t: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = t.parse::<SocketAddr>() {
+        if addr.port() == 0 {
+            return Err("port 0 is not a destination".into());
+        }
+        return Ok(addr);
+    }
     let (addr, port) = t
         .rsplit_once('/')
         .ok_or("DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000")?;

@@ -177,3 +177,24 @@ fn reception_events_and_bad_times_are_rejected() {
         e.message
     );
 }
+
+#[test]
+fn colon_port_forms_are_accepted_too() {
+    let text = "0 ON 1 UDP DST [2001:2::9]:7000 PERIODIC [1 100]\n0 ON 2 TCP DST 198.18.0.9:7000 PERIODIC [1 100]\n";
+    let dsts: Vec<SocketAddr> = parse(text)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| match &e.action {
+            Action::On(spec) => spec.dst,
+            _ => panic!("ON expected"),
+        })
+        .collect();
+    assert_eq!(
+        dsts,
+        vec![addr("[2001:2::9]:7000"), addr("198.18.0.9:7000")]
+    );
+    let (_, token, msg) = error("0 ON 1 UDP DST [::1]:0 PERIODIC [1 100]");
+    assert_eq!(token, "[::1]:0");
+    assert!(msg.contains("port 0"), "{msg}");
+}

@@ -203,7 +203,6 @@ fn send(p: &Probe) -> Result<ProbeResult> {
     }
     let linger_end = monotonic_ns() + p.linger.as_nanos() as u64;
     echo_until(p, &sock, linger_end, &mut seen, &mut result);
-    result.sent = p.count;
     Ok(result)
 }
 

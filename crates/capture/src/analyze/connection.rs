@@ -138,6 +138,8 @@ pub struct Connection {
     pub request_ns: Option<u64>,
     /// The client's last ACK before its FIN (or RST) (S3's end).
     pub last_client_ack_ns: Option<u64>,
+    /// When an ICMP "destination unreachable" about this connection was seen.
+    pub unreachable_ns: Option<u64>,
     /// `[client → server, server → client]`.
     pub dirs: [Direction; 2],
     pub http: Http,
@@ -158,6 +160,7 @@ impl Connection {
             handshake_ack_ns: None,
             request_ns: None,
             last_client_ack_ns: None,
+            unreachable_ns: None,
             dirs: [Direction::default(); 2],
             http: Http::default(),
             syn_seq: None,
@@ -176,7 +179,8 @@ impl Connection {
 
     /// Account for one segment.
     pub fn add(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>, ip_len: u32) {
-        self.last_ns = ts_ns;
+        // Files merged from several interfaces may step back in time: keep the span.
+        (self.first_ns, self.last_ns) = (self.first_ns.min(ts_ns), self.last_ns.max(ts_ns));
         self.handshake(ts_ns, from_client, seg);
         let side = if from_client { 0 } else { 1 };
         let client_closed = self.dirs[0].fin_ns.is_some() || self.dirs[0].rst_ns.is_some();
@@ -235,10 +239,10 @@ impl Connection {
         let http = &self.http;
         let all_answered = http.complete >= http.requests;
         if self.synack_ns.is_none() && self.syn_ns.is_some() {
-            return if server.rst_ns.is_some() {
-                Close::Refused
-            } else {
-                Close::Timeout
+            return match (server.rst_ns, self.unreachable_ns) {
+                (Some(_), _) => Close::Refused,
+                (None, Some(_)) => Close::Unreachable,
+                (None, None) => Close::Timeout,
             };
         }
         if server.rst_ns.is_some()

@@ -133,6 +133,14 @@ fn refused_and_unanswered() {
 }
 
 #[test]
+fn unanswered_syn_with_an_icmp_error_is_unreachable() {
+    let mut c = connection();
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.unreachable_ns = Some(2_000);
+    assert_eq!(c.close(), Close::Unreachable);
+}
+
+#[test]
 fn server_reset_midway() {
     let mut c = connection();
     handshake(&mut c);

@@ -4,7 +4,7 @@
 //! starts a new connection (port reuse).
 
 use super::connection::Connection;
-use crate::packet::{Packet, TcpSegment, TCP_ACK, TCP_SYN};
+use crate::packet::{Packet, Quote, TcpSegment, TCP_ACK, TCP_SYN};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::{IpAddr, SocketAddr};
@@ -38,6 +38,17 @@ impl Tracker {
         let conn = &mut self.connections[at];
         let from_client = conn.client == sock(src);
         conn.add(ts_ns, from_client, seg, packet.ip_len);
+    }
+}
+
+impl Tracker {
+    /// An ICMP error said the quoted segment could not be delivered: mark its connection.
+    pub fn unreachable(&mut self, ts_ns: u64, quote: &Quote) {
+        let (src, dst) = ((quote.src, quote.src_port), (quote.dst, quote.dst_port));
+        let key = if src <= dst { (src, dst) } else { (dst, src) };
+        if let Some(&at) = self.index.get(&key) {
+            self.connections[at].unreachable_ns.get_or_insert(ts_ns);
+        }
     }
 }
 

@@ -128,24 +128,39 @@ fn connection_table(reports: &[ConnectionReport]) -> String {
     out
 }
 
+/// One figure of a family: a count (no decimals) or a measure (one decimal); `None`
+/// when there is nothing to measure.
+type Cell = Option<(f64, usize)>;
+
 fn family_table(a: &Analysis) -> String {
     let families: Vec<(&str, &FamilySummary)> = a.families.iter().map(|(k, v)| (*k, v)).collect();
     if families.is_empty() {
         return "\nno TCP connections\n".into();
     }
+    let both = families.len() == 2;
     let mut out = format!("\n{:<24}", "Per family");
     for (key, _) in &families {
         let _ = write!(out, "{:>14}", if *key == "ipv4" { "IPv4" } else { "IPv6" });
     }
-    out.push('\n');
-    let mut row = |label: &str, cell: &dyn Fn(&FamilySummary) -> String| {
+    out.push_str(if both {
+        "    difference (IPv6 - IPv4)\n"
+    } else {
+        "\n"
+    });
+    let show = |c: Cell| c.map_or("-".to_string(), |(v, p)| format!("{v:.p$}"));
+    let mut row = |label: &str, cell: &dyn Fn(&FamilySummary) -> Cell| {
+        let cells: Vec<Cell> = families.iter().map(|(_, s)| cell(s)).collect();
         let _ = write!(out, "{label:<24}");
-        for (_, s) in &families {
-            let _ = write!(out, "{:>14}", cell(s));
+        cells.iter().for_each(|c| {
+            let _ = write!(out, "{:>14}", show(*c));
+        });
+        if let (true, Some((v4, p)), Some((v6, _))) = (both, cells[0], cells[1]) {
+            let _ = write!(out, "{:>14}", format!("{:+.p$}", v6 - v4));
         }
         out.push('\n');
     };
-    row("connections", &|s| s.connections.to_string());
+    let count = |n: u64| Some((n as f64, 0));
+    row("connections", &|s| count(s.connections));
     for class in [
         "normal",
         "reset",
@@ -155,21 +170,20 @@ fn family_table(a: &Analysis) -> String {
         "protocol_error",
     ] {
         row(&format!("  {class}"), &|s| {
-            s.close.get(class).copied().unwrap_or(0).to_string()
+            count(s.close.get(class).copied().unwrap_or(0))
         });
     }
     for end in ["fin", "rst", "open"] {
         row(&format!("  ended by {end}"), &|s| {
-            s.end.get(end).copied().unwrap_or(0).to_string()
+            count(s.end.get(end).copied().unwrap_or(0))
         });
     }
-    row("requests / responses", &|s| {
-        format!("{}/{}", s.requests, s.responses)
-    });
-    row("bytes to server", &|s| s.bytes_to_server.to_string());
-    row("bytes to client", &|s| s.bytes_to_client.to_string());
-    row("packets", &|s| s.packets.to_string());
-    row("retransmissions", &|s| s.retransmissions.to_string());
+    row("requests", &|s| count(s.requests));
+    row("responses", &|s| count(s.responses));
+    row("bytes to server", &|s| count(s.bytes_to_server));
+    row("bytes to client", &|s| count(s.bytes_to_client));
+    row("packets", &|s| count(s.packets));
+    row("retransmissions", &|s| count(s.retransmissions));
     type Pick = fn(&FamilySummary) -> &Distribution;
     let stats: [(&str, Pick); 4] = [
         ("handshake RTT (µs)", |s| &s.handshake_rtt_us),
@@ -178,18 +192,98 @@ fn family_table(a: &Analysis) -> String {
         ("lifetime (µs)", |s| &s.lifetime_us),
     ];
     for (name, pick) in stats {
-        row(name, &|s| format!("n={}", pick(s).count));
-        for (label, value) in [("mean", 0), ("p50", 1), ("p90", 2), ("p99", 3), ("max", 4)] {
+        row(name, &|s| count(pick(s).count));
+        for (label, at) in [("mean", 0), ("p50", 1), ("p90", 2), ("p99", 3), ("max", 4)] {
             row(&format!("  {label}"), &|s| {
                 let d = pick(s);
-                let v = [d.mean, d.p50, d.p90, d.p99, d.max][value];
-                if d.count == 0 {
-                    "-".into()
-                } else {
-                    format!("{v:.1}")
-                }
+                (d.count > 0).then(|| ([d.mean, d.p50, d.p90, d.p99, d.max][at], 1))
             });
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::summary::{by_family, ConnectionReport};
+
+    fn connection(family: &'static str, rtt: f64, close: &'static str) -> ConnectionReport {
+        ConnectionReport {
+            family,
+            client: "c".into(),
+            server: "s".into(),
+            start_ns: 0,
+            lifetime_us: 100.0,
+            handshake_rtt_us: Some(rtt),
+            syn_to_synack_us: None,
+            synack_to_ack_us: None,
+            delay_us: None,
+            bytes_to_server: 78,
+            bytes_to_client: 190,
+            packets_to_server: 6,
+            packets_to_client: 4,
+            throughput_mbps: None,
+            retransmissions_to_server: 0,
+            retransmissions_to_client: 1,
+            requests: 1,
+            responses: 1,
+            end: "fin",
+            close,
+        }
+    }
+
+    fn analysis() -> Analysis {
+        let connections = vec![
+            connection("ipv4", 10.0, "normal"),
+            connection("ipv6", 12.5, "normal"),
+            connection("ipv6", 20.0, "reset"),
+        ];
+        Analysis {
+            schema: "dualbench.analyze/1",
+            file: "f.pcap".into(),
+            packets: Default::default(),
+            link_types: vec![1],
+            first_ns: 0,
+            last_ns: 1_000_000_000,
+            families: by_family(&connections),
+            connections,
+        }
+    }
+
+    #[test]
+    fn text_table_has_a_difference_column() {
+        let text = render(&analysis(), Format::Text, false);
+        let line = |label: &str| {
+            text.lines()
+                .find(|l| l.starts_with(label))
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(line("connections"), ["connections", "1", "2", "+1"]);
+        assert_eq!(line("  reset"), ["reset", "0", "1", "+1"]);
+        assert_eq!(
+            line("bytes to client"),
+            ["bytes", "to", "client", "190", "380", "+190"]
+        );
+        assert_eq!(line("  max"), ["max", "10.0", "20.0", "+10.0"]);
+        assert!(line("delay").ends_with(&["0", "0", "+0"]));
+        assert!(
+            !text.contains("Connections (times"),
+            "no per-connection table asked for"
+        );
+    }
+
+    #[test]
+    fn csv_one_row_per_connection() {
+        let text = render(&analysis(), Format::Csv, true);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], CSV_HEADER);
+        assert_eq!(
+            lines[3],
+            "ipv6,c,s,0,100.000,20.000,,,,78,190,6,4,,0,1,1,1,fin,reset"
+        );
+    }
 }

@@ -108,6 +108,11 @@ impl<W: Write> Writer<W> {
         }
     }
 
+    /// The output, once every packet is written.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }

@@ -27,7 +27,6 @@ const FIRST_CONN_TOKEN: usize = 1 << 20;
 
 /// How the sink runs.
 pub struct SinkConfig {
-    pub listen: Vec<SocketAddr>,
     pub duration_ns: u64,
     pub window_ns: u64,
     /// Where to write MGEN-style log lines, if anywhere.
@@ -67,30 +66,32 @@ struct Sink {
     chunk: Vec<u8>,
 }
 
-/// Bind every address (UDP and TCP) and return the sink ready to run, with the real
-/// addresses (port 0 becomes the kernel's choice, the same port for both protocols).
-pub fn bind(
-    listen: &[SocketAddr],
-) -> Result<(
-    Vec<std::net::UdpSocket>,
-    Vec<std::net::TcpListener>,
-    Vec<SocketAddr>,
-)> {
-    let mut udps = Vec::new();
-    let mut tcps = Vec::new();
-    let mut addrs = Vec::new();
+/// The sink's sockets, bound and listening, before the run starts.
+pub struct Bound {
+    udp: Vec<std::net::UdpSocket>,
+    tcp: Vec<std::net::TcpListener>,
+    /// The real addresses: port 0 becomes the kernel's choice, the same for both protocols.
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// Bind UDP and TCP on every address.
+pub fn bind(listen: &[SocketAddr]) -> Result<Bound> {
+    let mut bound = Bound {
+        udp: Vec::new(),
+        tcp: Vec::new(),
+        addrs: Vec::new(),
+    };
     for addr in listen {
         let ctx = |what: &str, e: io::Error| {
             Failure::runtime(format!("listening on {addr} ({what}): {e}"))
         };
         let tcp = tcp_listener(*addr).map_err(|e| ctx("TCP", e))?;
         let real = tcp.local_addr().map_err(|e| ctx("TCP", e))?;
-        let udp = udp_socket(real).map_err(|e| ctx("UDP", e))?;
-        udps.push(udp);
-        tcps.push(tcp);
-        addrs.push(real);
+        bound.udp.push(udp_socket(real).map_err(|e| ctx("UDP", e))?);
+        bound.tcp.push(tcp);
+        bound.addrs.push(real);
     }
-    Ok((udps, tcps, addrs))
+    Ok(bound)
 }
 
 fn tcp_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -136,16 +137,7 @@ fn force_rcvbuf(s: &Socket, bytes: usize) {
 }
 
 /// Receive until the duration limit or a stop request.
-pub fn run(
-    config: SinkConfig,
-    sockets: (
-        Vec<std::net::UdpSocket>,
-        Vec<std::net::TcpListener>,
-        Vec<SocketAddr>,
-    ),
-    stop: &Stop,
-) -> Result<SinkRun> {
-    let (udps, tcps, addrs) = sockets;
+pub fn run(config: SinkConfig, bound: Bound, stop: &Stop) -> Result<SinkRun> {
     let start_ns = monotonic_ns();
     let start_unix_ns = unix_ns();
     let mut sink = Sink {
@@ -160,7 +152,8 @@ pub fn run(
         unix_offset: start_unix_ns as i128 - start_ns as i128,
         chunk: vec![0u8; 65_536],
     };
-    sink.register(udps, tcps, &addrs)?;
+    let addrs = bound.addrs.clone();
+    sink.register(bound)?;
     let deadline = start_ns.saturating_add(config.duration_ns);
     let mut events = Events::with_capacity(256);
     while !stop.requested() && monotonic_ns() < deadline {
@@ -185,15 +178,10 @@ pub fn run(
 }
 
 impl Sink {
-    fn register(
-        &mut self,
-        udps: Vec<std::net::UdpSocket>,
-        tcps: Vec<std::net::TcpListener>,
-        addrs: &[SocketAddr],
-    ) -> Result<()> {
+    fn register(&mut self, bound: Bound) -> Result<()> {
         let now = unix_ns();
         self.write_log(mgen_log::start_line(now));
-        for (i, (u, t)) in udps.into_iter().zip(tcps).enumerate() {
+        for (i, (u, t)) in bound.udp.into_iter().zip(bound.tcp).enumerate() {
             let mut u = UdpSocket::from_std(u);
             let mut t = TcpListener::from_std(t);
             self.poll
@@ -202,10 +190,18 @@ impl Sink {
             self.poll
                 .registry()
                 .register(&mut t, Token(2 * i + 1), Interest::READABLE)?;
-            self.udp.push((u, addrs[i]));
+            self.udp.push((u, bound.addrs[i]));
             self.tcp.push(t);
-            self.write_log(mgen_log::listen_line(now, Proto::Udp, addrs[i].port()));
-            self.write_log(mgen_log::listen_line(now, Proto::Tcp, addrs[i].port()));
+            self.write_log(mgen_log::listen_line(
+                now,
+                Proto::Udp,
+                bound.addrs[i].port(),
+            ));
+            self.write_log(mgen_log::listen_line(
+                now,
+                Proto::Tcp,
+                bound.addrs[i].port(),
+            ));
         }
         Ok(())
     }
