@@ -26,7 +26,7 @@ pub struct CaptureCli {
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: PathBuf,
     /// Stop after this long (`10s`, `2m`).
-    #[arg(long, value_parser = dualbench_monitor::parse_duration)]
+    #[arg(long, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
     /// Stop after this many packets.
     #[arg(long, value_name = "N")]

@@ -1,10 +1,15 @@
 //! Types every part of dualbench shares: the address [`Family`], the error value that
 //! becomes one line and an exit code at the top ([`Failure`]), and the monotonic
-//! [`clock`] that lines up load, kernel samples and packets.
+//! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
+//! namespace a thread observes from.
 
 pub mod clock;
+mod duration;
 mod error;
 mod family;
+pub mod netns;
 
+pub use duration::parse_duration;
 pub use error::{Failure, FailureKind, Result};
 pub use family::Family;
+pub use netns::Netns;

@@ -25,37 +25,16 @@ pub struct MonitorCli {
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
     /// Time between samples: `1s`, `500ms`, `2` (seconds).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, default_value = "1s", value_parser = dualbench_common::parse_duration)]
     pub interval: Duration,
     /// Stop after this long (`30s`, `2m`); default: until SIGINT/SIGTERM.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
     /// Write to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
-}
-
-/// Parse `1s`, `250ms`, `2m`, `1.5` (seconds).
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = text.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = text.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (text, 1.0)
-    };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * scale)),
-        _ => Err(format!("'{text}' is not a duration (try 1s, 500ms, 2m)")),
-    }
 }
 
 /// Entry point of `dualbench monitor`.
@@ -93,19 +72,4 @@ pub fn main(cli: MonitorCli) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20));
     }
     handle.stop().map(|_| ())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("-1s").is_err());
-    }
 }

@@ -9,14 +9,14 @@
 
 mod cli;
 pub mod diag;
-pub mod netns;
 pub mod output;
 pub mod procfs;
 pub mod sample;
 pub mod sampler;
 pub mod snapshot;
 
-pub use cli::{main, parse_duration, MonitorCli};
-pub use netns::Netns;
+pub use cli::{main, MonitorCli};
+pub use dualbench_common::parse_duration;
+pub use dualbench_common::Netns;
 pub use sample::Sample;
 pub use sampler::{start, start_with_sink, MonitorConfig, MonitorHandle, Series};

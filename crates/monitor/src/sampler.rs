@@ -4,9 +4,9 @@
 //! counter at each tick of a fixed grid (no drift), and hands each sample to an optional
 //! sink (the CLI writes it out at once) as well as keeping it.
 
-use crate::netns::Netns;
 use crate::sample::{self, Sample, Units};
 use crate::snapshot::{self, Watched};
+use dualbench_common::Netns;
 use dualbench_common::{clock, Failure, Result};
 use std::io::Write;
 use std::sync::mpsc;

@@ -3,9 +3,9 @@
 //! of the monitor; turning two snapshots into rates is [`crate::sample`].
 
 use crate::diag::{self, TcpStates};
-use crate::netns::Netns;
 use crate::procfs::{self, net, process::ProcStat, system::Stat, Counters};
 use dualbench_common::clock;
+use dualbench_common::Netns;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! `setns` changes only the calling thread, so the monitor and the capture each enter the
 //! namespace on a thread of their own and the rest of the process stays where it was.
 
-use dualbench_common::{Failure, Result};
+use crate::{Failure, Result};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
