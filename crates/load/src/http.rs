@@ -149,7 +149,9 @@ pub struct ResponseParser {
 impl ResponseParser {
     pub fn new() -> Self {
         ResponseParser {
-            head: Vec::with_capacity(1024),
+            // Grows only when a header block arrives in pieces; the usual whole head is
+            // parsed in place from the read buffer (no per-connection 1 KiB, no copy).
+            head: Vec::new(),
             body: None,
             head_request: false,
             status: 0,
@@ -219,16 +221,23 @@ impl ResponseParser {
                 return Ok(data.len());
             }
         };
-        self.head.extend_from_slice(&data[..take]);
         self.bytes += take as u64;
-        self.parse_head()?;
+        if old == 0 {
+            self.parse_head(&data[..take])?;
+        } else {
+            let mut head = std::mem::take(&mut self.head);
+            head.extend_from_slice(&data[..take]);
+            let parsed = self.parse_head(&head);
+            self.head = head;
+            parsed?;
+        }
         Ok(take)
     }
 
-    fn parse_head(&mut self) -> Result<(), ParseError> {
+    fn parse_head(&mut self, head: &[u8]) -> Result<(), ParseError> {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut resp = httparse::Response::new(&mut headers);
-        match resp.parse(&self.head) {
+        match resp.parse(head) {
             Ok(httparse::Status::Complete(_)) => {}
             _ => return Err(ParseError::Malformed),
         }

@@ -144,16 +144,18 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
+            if self.plan.max_ns.is_some_and(|m| now >= m) {
+                // Time is up (the schedule has handed out its last slot): start nothing
+                // more, not even from the backlog; what is in flight may finish, each
+                // request still bounded by its own timeout, so every one is classified.
+                // Slots that fell due meanwhile are counted unsent.
+                self.queue_due(now);
+                self.schedule_done = true;
+                self.drop_backlog();
+            }
             if let Err(f) = self.dispatch(now) {
                 self.fail_run(f);
                 break;
-            }
-            if self.plan.max_ns.is_some_and(|m| now >= m) {
-                // Time is up (the schedule has handed out its last slot): start nothing
-                // more; what is in flight may finish, each request still bounded by its
-                // own timeout, so every one is classified.
-                self.schedule_done = true;
-                self.drop_backlog();
             }
             if self.schedule_done && self.backlog.is_empty() && self.in_flight == 0 {
                 break;
@@ -247,28 +249,33 @@ impl Worker {
                 }
             }
         }
-        // Open loop: slots due while every connection is busy wait in the backlog, late.
-        if self.plan.arrival != Arrival::Closed && !self.schedule_done {
-            loop {
-                match self.schedule.pace(now) {
-                    Pace::Stop => {
-                        self.schedule_done = true;
-                        break;
-                    }
-                    Pace::Wait(ns) => {
-                        self.next_due_ns = now + ns;
-                        break;
-                    }
-                    Pace::Go { intended_ns } => {
-                        let slot = self.schedule.issued() - 1;
-                        if self.owns(slot) {
-                            self.backlog.push_back((slot, intended_ns));
-                        }
+        self.queue_due(now);
+        Ok(())
+    }
+
+    /// Open loop: slots due while every connection is busy wait in the backlog, late.
+    fn queue_due(&mut self, now: u64) {
+        if self.plan.arrival == Arrival::Closed || self.schedule_done {
+            return;
+        }
+        loop {
+            match self.schedule.pace(now) {
+                Pace::Stop => {
+                    self.schedule_done = true;
+                    break;
+                }
+                Pace::Wait(ns) => {
+                    self.next_due_ns = now + ns;
+                    break;
+                }
+                Pace::Go { intended_ns } => {
+                    let slot = self.schedule.issued() - 1;
+                    if self.owns(slot) {
+                        self.backlog.push_back((slot, intended_ns));
                     }
                 }
             }
         }
-        Ok(())
     }
 
     /// Slots go to workers in whole interleaving cycles, so each worker alone keeps the ratio.
