@@ -56,7 +56,7 @@ impl Conn {
         target: usize,
         id: u64,
         now: u64,
-        pipeline: usize,
+        pending: VecDeque<Pending>,
     ) -> Conn {
         Conn {
             sock,
@@ -65,7 +65,7 @@ impl Conn {
             phase: Phase::Connecting,
             opened_ns: now,
             connected_ns: 0,
-            pending: VecDeque::with_capacity(pipeline),
+            pending,
             writing: 0,
             write_off: 0,
             parser: ResponseParser::new(),

@@ -84,8 +84,13 @@ pub struct Worker {
     next_due_ns: u64,
     in_flight: usize,
     cap: usize,
+    /// Connections this worker may hold open at once (its share of `-c`).
+    share: usize,
     next_conn: u64,
     binds_used: [usize; 2],
+    /// Emptied request queues of closed connections, reused by new ones (so opening a
+    /// connection allocates nothing once the run is warm).
+    spare_queues: Vec<VecDeque<Pending>>,
     buf: Vec<u8>,
     out: WorkerResult,
 }
@@ -123,8 +128,10 @@ impl Worker {
             next_due_ns: 0,
             in_flight: 0,
             cap,
+            share,
             next_conn: 0,
             binds_used: [0, 0],
+            spare_queues: Vec::new(),
             buf: vec![0u8; READ_BUF],
             out: WorkerResult {
                 records: Vec::with_capacity(keep),
@@ -327,6 +334,7 @@ impl Worker {
     }
 
     fn connect(&mut self, target: usize, pending: Pending, now: u64) -> Result<(), Failure> {
+        self.make_room(now);
         let t = &self.plan.targets[target];
         let fam = t.family.index();
         let binds = &self.plan.bind[fam];
@@ -352,7 +360,8 @@ impl Worker {
         self.next_conn += 1;
         let entry = self.conns.vacant_entry();
         let key = entry.key();
-        let mut c = Conn::new(sock, target, id, now, self.plan.pipeline);
+        let pending_queue = self.spare_queues.pop().unwrap_or_default();
+        let mut c = Conn::new(sock, target, id, now, pending_queue);
         c.parser.reset(self.plan.head, self.out.first.is_none());
         if let Err(e) = self.poll.registry().register(
             &mut c.sock,
@@ -369,6 +378,24 @@ impl Worker {
         entry.insert(c);
         self.arm_deadline(key, pending.slot, now);
         Ok(())
+    }
+
+    /// With several targets, an idle keep-alive connection to one cannot carry a request
+    /// to another: close one so that open connections stay within `-c`.
+    fn make_room(&mut self, now: u64) {
+        if self.conns.len() < self.share.max(1) {
+            return;
+        }
+        for t in 0..self.ready.len() {
+            let idle = self.ready[t]
+                .iter()
+                .position(|&k| self.conns[k].pending.is_empty());
+            if let Some(i) = idle {
+                let key = self.ready[t].swap_remove(i);
+                self.conns[key].in_ready = false;
+                return self.close(key, None, now);
+            }
+        }
     }
 
     fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
@@ -537,10 +564,11 @@ impl Worker {
     }
 
     fn retry(&mut self, key: usize, now: u64) {
-        let c = self.conns.remove(key);
+        let mut c = self.conns.remove(key);
         self.lifetime(&c, now);
         let target = c.target;
-        for p in c.pending {
+        let mut queue = std::mem::take(&mut c.pending);
+        for p in queue.drain(..) {
             let again = Pending {
                 start_ns: now,
                 connect_ns: 0,
@@ -554,6 +582,7 @@ impl Worker {
                 return;
             }
         }
+        self.spare_queues.push(queue);
     }
 
     /// The front request's response is complete.
@@ -594,7 +623,7 @@ impl Worker {
 
     /// Close a connection; its pending requests end with `outcome` (if any remain).
     fn close(&mut self, key: usize, outcome: Option<Outcome>, now: u64) {
-        let c = self.conns.remove(key);
+        let mut c = self.conns.remove(key);
         if c.in_ready {
             self.ready[c.target].retain(|&k| k != key);
         }
@@ -605,7 +634,8 @@ impl Worker {
             bytes: c.parser.bytes,
             body: c.parser.body_bytes,
         };
-        for (i, p) in c.pending.into_iter().enumerate() {
+        let mut queue = std::mem::take(&mut c.pending);
+        for (i, p) in queue.drain(..).enumerate() {
             self.record(
                 c.target,
                 c.id,
@@ -615,6 +645,7 @@ impl Worker {
                 o,
             );
         }
+        self.spare_queues.push(queue);
     }
 
     fn lifetime(&mut self, c: &Conn, now: u64) {
