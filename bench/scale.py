@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Many concurrent keep-alive connections from one dualbench process (default 50,000).
 
-Starts `--servers` `dualbench serve` processes on 127.0.0.1 (one port each, so no single
-server process needs more open files than its share), then runs
+Starts `--servers` `dualbench serve` processes on 127.0.0.1 (default 1; one port each),
+then runs
 
   dualbench run -k -c N -t D --bind 127.0.0.1,...,127.0.0.S URL1 URL2 ...
 
@@ -14,9 +14,12 @@ one-line reason (which limit, what to do).
 
 Limits on the way to 50,000: RLIMIT_NOFILE of the client (dualbench raises its soft
 limit to the hard one, and the hard one to fs.nr_open when it has CAP_SYS_RESOURCE), the
-servers' own RLIMIT_NOFILE (hence several server processes), and ephemeral ports per
+server's own RLIMIT_NOFILE, and ephemeral ports per
 (source, destination) pair (net.ipv4.ip_local_port_range; hence --bind). For ::1 there is
-only one loopback address, so IPv6 spreads over destination ports instead (--family 6).
+only one loopback address: IPv6 can spread over destination ports instead (--servers N),
+but note that `-c` bounds requests in flight, and with several targets each may keep up
+to `-c` keep-alive connections open (idle ones included), so file descriptors then grow
+with the number of targets.
 
 Usage: bench/scale.py [--connections 50000] [--sources 4] [--servers 4] [--duration 10]
                       [--family 4|6]
@@ -39,7 +42,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--connections", type=int, default=50000)
     ap.add_argument("--sources", type=int, default=4)
-    ap.add_argument("--servers", type=int, default=4)
+    ap.add_argument("--servers", type=int, default=1)
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--family", default="4", choices=["4", "6"])
     ap.add_argument("--port", type=int, default=19000)

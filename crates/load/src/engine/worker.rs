@@ -84,8 +84,6 @@ pub struct Worker {
     next_due_ns: u64,
     in_flight: usize,
     cap: usize,
-    /// Connections this worker may hold open at once (its share of `-c`).
-    share: usize,
     next_conn: u64,
     binds_used: [usize; 2],
     /// Emptied request queues of closed connections, reused by new ones (so opening a
@@ -128,7 +126,6 @@ impl Worker {
             next_due_ns: 0,
             in_flight: 0,
             cap,
-            share,
             next_conn: 0,
             binds_used: [0, 0],
             spare_queues: Vec::new(),
@@ -334,7 +331,6 @@ impl Worker {
     }
 
     fn connect(&mut self, target: usize, pending: Pending, now: u64) -> Result<(), Failure> {
-        self.make_room(now);
         let t = &self.plan.targets[target];
         let fam = t.family.index();
         let binds = &self.plan.bind[fam];
@@ -378,24 +374,6 @@ impl Worker {
         entry.insert(c);
         self.arm_deadline(key, pending.slot, now);
         Ok(())
-    }
-
-    /// With several targets, an idle keep-alive connection to one cannot carry a request
-    /// to another: close one so that open connections stay within `-c`.
-    fn make_room(&mut self, now: u64) {
-        if self.conns.len() < self.share.max(1) {
-            return;
-        }
-        for t in 0..self.ready.len() {
-            let idle = self.ready[t]
-                .iter()
-                .position(|&k| self.conns[k].pending.is_empty());
-            if let Some(i) = idle {
-                let key = self.ready[t].swap_remove(i);
-                self.conns[key].in_ready = false;
-                return self.close(key, None, now);
-            }
-        }
     }
 
     fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
