@@ -1,21 +1,17 @@
 //! Packet capture and per-connection analysis (`dualbench capture`, `dualbench analyze`).
+//!
+//! Layout: [`packet`] parses frames (pure), [`pcap`] reads and writes capture files,
+//! [`bpf`] builds the kernel filter, `ring` is the AF_PACKET TPACKET_V3 ring, [`capture`]
+//! runs a capture on a thread (library API: [`start`]), [`analyze`] rebuilds TCP
+//! connections and summarises them per family, and `cli` holds the two subcommands.
 
-use clap::Args;
-use dualbench_common::{Failure, Result};
+pub mod analyze;
+pub mod bpf;
+pub mod capture;
+mod cli;
+pub mod packet;
+pub mod pcap;
+mod ring;
 
-/// Flags of `dualbench capture`.
-#[derive(Debug, Args)]
-pub struct CaptureCli {}
-
-/// Flags of `dualbench analyze`.
-#[derive(Debug, Args)]
-pub struct AnalyzeCli {}
-
-/// Entry point of `dualbench capture`.
-pub fn capture_main(_cli: CaptureCli) -> Result<()> {
-    Err(Failure::runtime("dualbench capture is not built yet"))
-}
-/// Entry point of `dualbench analyze`.
-pub fn analyze_main(_cli: AnalyzeCli) -> Result<()> {
-    Err(Failure::runtime("dualbench analyze is not built yet"))
-}
+pub use capture::{start, CaptureConfig, CaptureHandle, CaptureStats};
+pub use cli::{analyze_main, capture_main, AnalyzeCli, CaptureCli};

@@ -4,6 +4,7 @@
 
 use crate::config::{self, Settings};
 use crate::engine::{self, Measured, Plan, Progress};
+use crate::observe::{ObserveConfig, Observers};
 use crate::report;
 use crate::summary::{LoadModel, RunMeta, RunSummary, TargetInfo};
 use clap::Args;
@@ -99,6 +100,21 @@ pub struct RunCli {
     /// Worker threads (default: one per core, at most -c).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
+    /// Watch this process (and the kernel) while the run goes: samples go to --monitor-out (repeatable).
+    #[arg(long = "monitor", value_name = "PID")]
+    pub monitor: Vec<u32>,
+    /// Seconds between monitor samples.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub monitor_interval: f64,
+    /// Where monitor samples go (JSON lines).
+    #[arg(long, value_name = "FILE", default_value = "monitor.jsonl")]
+    pub monitor_out: PathBuf,
+    /// Capture the run's packets on this interface (e.g. lo).
+    #[arg(long = "capture", value_name = "IFACE")]
+    pub capture: Option<String>,
+    /// Where the capture goes (.pcap, or .pcapng).
+    #[arg(long, value_name = "FILE", default_value = "capture.pcap")]
+    pub capture_out: PathBuf,
     /// Report format: text or json.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
@@ -158,8 +174,10 @@ pub fn main(cli: RunCli) -> Result<()> {
             plan.concurrency
         );
     }
+    let observers = Observers::start(&observe_config(&cli, &plan)?)?;
     let mut progress = AbProgress::new(&cli, &plan);
     let measured = engine::run(plan.clone(), &mut progress);
+    observers.stop(cli.quiet)?;
     let summary = summarize(&plan, &settings, &measured, cores);
     output(&cli, &summary, &measured)?;
     match (&measured.fatal, &measured.interrupted) {
@@ -171,6 +189,24 @@ pub fn main(cli: RunCli) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+fn observe_config(cli: &RunCli, plan: &Plan) -> Result<ObserveConfig> {
+    if !(cli.monitor_interval >= 0.01 && cli.monitor_interval.is_finite()) {
+        return Err(Failure::usage(
+            "--monitor-interval needs at least 0.01 seconds",
+        ));
+    }
+    let port = plan.targets[0].addr.port();
+    let same_port = plan.targets.iter().all(|t| t.addr.port() == port);
+    Ok(ObserveConfig {
+        monitor_pids: cli.monitor.clone(),
+        monitor_interval: Duration::from_secs_f64(cli.monitor_interval),
+        monitor_out: cli.monitor_out.clone(),
+        capture_iface: cli.capture.clone(),
+        capture_out: cli.capture_out.clone(),
+        capture_port: same_port.then_some(port),
+    })
 }
 
 /// Start the built-in server on ephemeral ports on 127.0.0.1 and ::1 (whichever exist).

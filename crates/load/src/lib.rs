@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod http;
+pub mod observe;
 pub mod record;
 pub mod report;
 pub mod summary;

@@ -1,13 +1,22 @@
-//! Kernel monitoring (`dualbench monitor`): CPU, memory, network and per-process samples on the shared monotonic clock.
+//! Kernel monitoring (`dualbench monitor`): per-CPU time, context switches, interrupts,
+//! paging, disks, interfaces, IP/TCP/UDP counters per family and watched processes, sampled
+//! on the monotonic clock `run` stamps its records with, so load, kernel and packets line up.
+//!
+//! Layout: [`procfs`] parses `/proc` text (pure), [`diag`] counts TCP sockets per family
+//! over netlink, [`snapshot`] reads everything once, [`sample`] turns two snapshots into
+//! rates, [`sampler`] runs the thread (library API: [`start`]), [`output`] writes JSON
+//! lines or CSV, and [`cli`] is `dualbench monitor`.
 
-use clap::Args;
-use dualbench_common::{Failure, Result};
+mod cli;
+pub mod diag;
+pub mod netns;
+pub mod output;
+pub mod procfs;
+pub mod sample;
+pub mod sampler;
+pub mod snapshot;
 
-/// Flags of `dualbench monitor`.
-#[derive(Debug, Args)]
-pub struct MonitorCli {}
-
-/// Entry point of `dualbench monitor`.
-pub fn main(_cli: MonitorCli) -> Result<()> {
-    Err(Failure::runtime("dualbench monitor is not built yet"))
-}
+pub use cli::{main, parse_duration, MonitorCli};
+pub use netns::Netns;
+pub use sample::Sample;
+pub use sampler::{start, start_with_sink, MonitorConfig, MonitorHandle, Series};

@@ -161,6 +161,39 @@ mod tests {
         }
     }
 
+    /// xorshift64: a seeded stream of numbers for the round-trip test.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn random_chunkings_round_trip() {
+        for seed in 1..=300u64 {
+            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let body: Vec<u8> = (0..next(&mut rng) % 3000)
+                .map(|_| next(&mut rng) as u8)
+                .collect();
+            let mut encoded = Vec::new();
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let n = (1 + next(&mut rng) % 700).min(rest.len() as u64) as usize;
+                let ext = if next(&mut rng) & 3 == 0 { ";a=b" } else { "" };
+                encoded.extend_from_slice(format!("{n:x}{ext}\r\n").as_bytes());
+                encoded.extend_from_slice(&rest[..n]);
+                encoded.extend_from_slice(b"\r\n");
+                rest = &rest[n..];
+            }
+            encoded.extend_from_slice(b"0\r\n\r\n");
+            let piece = 1 + (next(&mut rng) % 64) as usize;
+            let (decoded, used) = decode(BodyDecoder::chunked(), &encoded, piece).unwrap();
+            assert_eq!(decoded, body, "seed {seed}");
+            assert_eq!(used, encoded.len(), "seed {seed}");
+        }
+    }
+
     #[test]
     fn broken_chunks_are_errors() {
         assert!(decode(BodyDecoder::chunked(), b"zz\r\n", 10).is_err());

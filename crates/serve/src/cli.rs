@@ -13,10 +13,16 @@ use std::path::PathBuf;
 
 /// Flags of `dualbench serve`.
 #[derive(Debug, Args)]
+#[command(after_help = ENDPOINTS)]
 pub struct ServeCli {
-    /// Address to listen on, as ADDR:PORT (IPv6 in brackets: [::1]:8080; port 0 picks a free
-    /// one); repeat for more. Default: [::]:8080 and 0.0.0.0:8080
-    #[arg(long = "listen", value_name = "ADDR:PORT", value_parser = parse_listen)]
+    // The help is given as a string: brackets in a doc comment would be read as links.
+    #[arg(
+        long = "listen",
+        value_name = "ADDR:PORT",
+        value_parser = parse_listen,
+        help = "Address to listen on, as ADDR:PORT (IPv6 in brackets: [::1]:8080; port 0 picks a \
+                free one); repeat for more. Default: [::]:8080 and 0.0.0.0:8080"
+    )]
     pub listen: Vec<SocketAddr>,
     /// Serve the files under DIR (`/` is DIR/index.html); without it `/` is a built-in 45-byte page
     #[arg(long, value_name = "DIR")]
@@ -25,6 +31,19 @@ pub struct ServeCli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS as i64))]
     pub workers: Option<u16>,
 }
+
+const ENDPOINTS: &str = "\
+Endpoints:
+  /              the built-in 45-byte page (without --root)
+  /bytes/N       exactly N body bytes (N up to 1073741824)
+  /delay/MS      a small answer after MS milliseconds (MS up to 60000)
+  /status/CODE   that status (200-599) with a small body
+  /reset         read the request, then reset the connection (RST)
+  /stall         read the request, never answer
+  /close         a head announcing 1024 bytes, then close without them
+  /echo          the request body sent back
+
+Prints \"listening on http://ADDR/\" per address; runs until SIGINT or SIGTERM, then exits 0.";
 
 fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
     text.parse()
@@ -63,7 +82,12 @@ fn announce(server: &ServerHandle) {
         let served = server.addrs().iter().any(|a| Family::of_addr(a) == family);
         let missing = server.unavailable().iter().find(|u| u.family == family);
         if let (Some(missing), false) = (missing, served) {
-            eprintln!("dualbench serve: {missing}; serving the other family only");
+            let other = if family == Family::V4 {
+                Family::V6
+            } else {
+                Family::V4
+            };
+            eprintln!("dualbench serve: {missing}; serving {other} only");
         }
     }
     let mut out = std::io::stdout().lock();

@@ -4,12 +4,10 @@
 //! Each call does as much as it can without blocking and says whether to keep the
 //! connection; the worker calls again on the next readiness event or timer.
 
+use crate::answer::{self, Answer, Reply, Stream, Then, PIECE};
 use crate::body::BodyDecoder;
 use crate::buffer::InputBuffer;
-use crate::files::{self, Refusal, StaticFile};
-use crate::request::{self, Framing, HeadError, Method};
-use crate::response::{self, Connection, Head, INDEX_PAGE, TRUNCATED_LENGTH};
-use crate::route::{self, Endpoint};
+use crate::request::{self, Framing, HeadError};
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -17,26 +15,9 @@ use std::time::{Duration, Instant};
 
 /// Unsent output beyond which pipelined requests wait until the client reads.
 const HIGH_WATER: usize = 64 * 1024;
-/// Largest body `/echo` sends back (a larger one gets 413).
-pub const MAX_ECHO: usize = 16 * 1024 * 1024;
 /// How long a connection the server is closing keeps reading (and discarding) what the
 /// client still sends, so that the kernel does not turn the close into a reset.
 const LINGER: Duration = Duration::from_secs(2);
-/// Size of one piece of a streamed body.
-const PIECE: usize = 64 * 1024;
-
-/// `/bytes/N` bodies: byte i is `b'a' + i % 26`; a piece starts anywhere in the first 26.
-static PATTERN: [u8; PIECE + 26] = pattern();
-
-const fn pattern() -> [u8; PIECE + 26] {
-    let mut out = [0u8; PIECE + 26];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = b'a' + (i % 26) as u8;
-        i += 1;
-    }
-    out
-}
 
 /// What the worker passes to every call: the time, the cached `Date`, the static root.
 pub struct Context<'a> {
@@ -50,19 +31,6 @@ pub struct Context<'a> {
 pub enum Verdict {
     Keep,
     Close,
-}
-
-/// What a request asked for, kept until its body has been read (or its delay is over).
-#[derive(Debug)]
-struct Answer {
-    endpoint: Endpoint,
-    head_only: bool,
-    keep_alive: bool,
-    http10: bool,
-    content_type: Option<Vec<u8>>,
-    file: Option<Result<StaticFile, Refusal>>,
-    echo: Vec<u8>,
-    echo_too_large: bool,
 }
 
 /// Where the connection is in its life.
@@ -88,20 +56,14 @@ enum After {
     Reset,
 }
 
-/// A body sent after the head, piece by piece as the socket takes it.
-#[derive(Debug)]
-enum Body {
-    Pattern { offset: u64, left: u64 },
-    File { file: std::fs::File, left: u64 },
-}
-
 /// One accepted connection.
 pub struct Conn {
     stream: TcpStream,
     input: InputBuffer,
     out: Vec<u8>,
     sent: usize,
-    body: Option<Body>,
+    /// The rest of the current answer's body, sent once `out` is empty.
+    pending_body: Option<Stream>,
     phase: Phase,
     after: After,
     readable: bool,
@@ -118,7 +80,7 @@ impl Conn {
             input: InputBuffer::default(),
             out: Vec::new(),
             sent: 0,
-            body: None,
+            pending_body: None,
             phase: Phase::Requests,
             after: After::Continue,
             readable: true,
@@ -152,7 +114,8 @@ impl Conn {
                 if let Phase::Delayed(_, answer) =
                     std::mem::replace(&mut self.phase, Phase::Requests)
                 {
-                    self.answer_delay(*answer, ctx);
+                    let reply = answer::write(*answer, ctx.date, &mut self.out);
+                    self.follow(reply);
                 }
             }
             Phase::Lingering(until) if *until <= ctx.now => return Verdict::Close,
@@ -162,12 +125,17 @@ impl Conn {
     }
 
     /// Send, parse and read until nothing more can be done now.
+    /// Answers to pipelined requests are queued together and sent with one write.
     fn drive(&mut self, ctx: &Context) -> Verdict {
         loop {
-            let mut progress = match self.flush() {
-                Ok(p) => p,
+            let mut progress = false;
+            while self.step(ctx) {
+                progress = true;
+            }
+            match self.flush() {
+                Ok(sent) => progress |= sent,
                 Err(_) => return Verdict::Close,
-            };
+            }
             if self.output_done() {
                 match self.after {
                     After::Continue => {}
@@ -178,7 +146,6 @@ impl Conn {
                     }
                 }
             }
-            progress |= self.step(ctx);
             progress |= self.fill();
             if !progress {
                 return self.verdict_when_idle();
@@ -200,7 +167,7 @@ impl Conn {
     }
 
     fn output_done(&self) -> bool {
-        self.sent == self.out.len() && self.body.is_none()
+        self.sent == self.out.len() && self.pending_body.is_none()
     }
 
     /// Abort: SO_LINGER 0 makes the close send RST instead of FIN.
@@ -267,7 +234,7 @@ impl Conn {
             if self.out.capacity() > 4 * PIECE {
                 self.out.shrink_to(PIECE);
             }
-            if self.body.is_none() || !self.writable {
+            if self.pending_body.is_none() || !self.writable {
                 return Ok(progress);
             }
             progress |= self.next_piece()?;
@@ -276,17 +243,16 @@ impl Conn {
 
     /// Put the next piece of the body into the output (or send it straight from the pattern).
     fn next_piece(&mut self) -> io::Result<bool> {
-        match &mut self.body {
-            Some(Body::Pattern { offset, left }) => {
-                let start = (*offset % 26) as usize;
+        match &mut self.pending_body {
+            Some(Stream::Pattern { offset, left }) => {
                 let len = (*left).min(PIECE as u64) as usize;
-                match self.stream.write(&PATTERN[start..start + len]) {
+                match self.stream.write(answer::pattern_piece(*offset, len)) {
                     Ok(0) => Err(io::ErrorKind::WriteZero.into()),
                     Ok(n) => {
                         *offset += n as u64;
                         *left -= n as u64;
                         if *left == 0 {
-                            self.body = None;
+                            self.pending_body = None;
                         }
                         Ok(true)
                     }
@@ -298,7 +264,7 @@ impl Conn {
                     Err(e) => Err(e),
                 }
             }
-            Some(Body::File { file, left }) => {
+            Some(Stream::File { file, left }) => {
                 let len = (*left).min(PIECE as u64) as usize;
                 self.out.resize(len, 0);
                 let n = file.read(&mut self.out)?;
@@ -309,7 +275,7 @@ impl Conn {
                 }
                 *left -= n as u64;
                 if *left == 0 {
-                    self.body = None;
+                    self.pending_body = None;
                 }
                 Ok(true)
             }
@@ -334,7 +300,7 @@ impl Conn {
     /// Parse and start answering the next request, if one is complete and there is room.
     fn next_request(&mut self, ctx: &Context) -> bool {
         let backlog = self.out.len() - self.sent;
-        if self.after != After::Continue || self.body.is_some() || backlog >= HIGH_WATER {
+        if self.after != After::Continue || self.pending_body.is_some() || backlog >= HIGH_WATER {
             return false;
         }
         let (answer, framing, expect_continue, used) =
@@ -374,15 +340,8 @@ impl Conn {
             HeadError::TooLarge => 431,
         };
         self.input.clear();
-        self.fixed(
-            status,
-            b"text/plain",
-            &response::status_body(status),
-            false,
-            Connection::Close,
-            ctx,
-        );
-        self.after = After::Close;
+        let reply = answer::refuse(status, ctx.date, &mut self.out);
+        self.follow(reply);
     }
 
     /// Feed the input to the body decoder; answer once the body is complete.
@@ -390,17 +349,7 @@ impl Conn {
         let Phase::Body(decoder, answer) = &mut self.phase else {
             return false;
         };
-        let collect = answer.endpoint == Endpoint::Echo;
-        let result = decoder.feed(self.input.unread(), &mut |data| {
-            if collect && !answer.echo_too_large {
-                if answer.echo.len() + data.len() > MAX_ECHO {
-                    answer.echo_too_large = true;
-                    answer.echo = Vec::new();
-                } else {
-                    answer.echo.extend_from_slice(data);
-                }
-            }
-        });
+        let result = decoder.feed(self.input.unread(), &mut |data| answer.take_body(data));
         let used = match result {
             Ok(used) => used,
             Err(_) => {
@@ -419,191 +368,27 @@ impl Conn {
         true
     }
 
-    /// Queue the answer to a fully read request (or enter the phase it asks for).
+    /// Answer a fully read request, or wait first if it asks for a delay.
     fn answer(&mut self, answer: Answer, ctx: &Context) -> bool {
-        let conn = answer.connection();
-        let head_only = answer.head_only;
-        match answer.endpoint {
-            Endpoint::Index => self.fixed(200, b"text/html", INDEX_PAGE, head_only, conn, ctx),
-            Endpoint::Bytes(n) => {
-                self.head(200, b"application/octet-stream", Some(n), conn, ctx);
-                if !head_only && n > 0 {
-                    self.body = Some(Body::Pattern { offset: 0, left: n });
-                }
-            }
-            Endpoint::Delay(0) => return self.answer_delay(answer, ctx),
-            Endpoint::Delay(ms) => {
-                let until = ctx.now + Duration::from_millis(ms);
-                self.phase = Phase::Delayed(until, Box::new(answer));
-                self.wake_at = Some(until);
-                return true;
-            }
-            Endpoint::Status(code) => self.status(code, head_only, conn, ctx),
-            Endpoint::Reset => self.after = After::Reset,
-            Endpoint::Stall => self.phase = Phase::Stalled,
-            Endpoint::Close => {
-                self.head(200, b"text/plain", Some(TRUNCATED_LENGTH), conn, ctx);
-                self.after = After::Close;
-            }
-            Endpoint::Echo if answer.echo_too_large => {
-                self.fixed(
-                    413,
-                    b"text/plain",
-                    &response::status_body(413),
-                    head_only,
-                    Connection::Close,
-                    ctx,
-                );
-                self.after = After::Close;
-            }
-            Endpoint::Echo => {
-                let ctype = answer
-                    .content_type
-                    .as_deref()
-                    .unwrap_or(b"application/octet-stream");
-                self.fixed(200, ctype, &answer.echo, head_only, conn, ctx);
-            }
-            Endpoint::File => self.file(answer.file, head_only, conn, ctx),
-            Endpoint::NotFound => self.status(404, head_only, conn, ctx),
-            Endpoint::Invalid(why) => {
-                let text = format!("400 Bad Request: {why}\n");
-                self.fixed(400, b"text/plain", text.as_bytes(), head_only, conn, ctx);
-            }
-        }
-        if !answer.keep_alive
-            && self.after == After::Continue
-            && matches!(self.phase, Phase::Requests)
-        {
-            self.after = After::Close;
-        }
-        true
-    }
-
-    fn answer_delay(&mut self, answer: Answer, ctx: &Context) -> bool {
-        let Endpoint::Delay(ms) = answer.endpoint else {
-            return false;
-        };
-        let text = format!("delayed {ms} ms\n");
-        self.fixed(
-            200,
-            b"text/plain",
-            text.as_bytes(),
-            answer.head_only,
-            answer.connection(),
-            ctx,
-        );
-        if !answer.keep_alive {
-            self.after = After::Close;
-        }
-        true
-    }
-
-    fn file(
-        &mut self,
-        file: Option<Result<StaticFile, Refusal>>,
-        head_only: bool,
-        conn: Connection,
-        ctx: &Context,
-    ) {
-        match file {
-            Some(Ok(found)) => {
-                self.head(
-                    200,
-                    found.content_type.as_bytes(),
-                    Some(found.length),
-                    conn,
-                    ctx,
-                );
-                if !head_only && found.length > 0 {
-                    self.body = Some(Body::File {
-                        file: found.file,
-                        left: found.length,
-                    });
-                }
-            }
-            Some(Err(refusal)) => self.status(refusal.status(), head_only, conn, ctx),
-            None => self.status(405, head_only, conn, ctx),
-        }
-    }
-
-    fn status(&mut self, code: u16, head_only: bool, conn: Connection, ctx: &Context) {
-        if response::has_body(code) {
-            self.fixed(
-                code,
-                b"text/plain",
-                &response::status_body(code),
-                head_only,
-                conn,
-                ctx,
-            );
+        if let Some(wait) = answer.delay() {
+            let until = ctx.now + wait;
+            self.phase = Phase::Delayed(until, Box::new(answer));
+            self.wake_at = Some(until);
         } else {
-            self.head(code, b"", None, conn, ctx);
+            let reply = answer::write(answer, ctx.date, &mut self.out);
+            self.follow(reply);
         }
+        true
     }
 
-    fn fixed(
-        &mut self,
-        code: u16,
-        ctype: &[u8],
-        body: &[u8],
-        head_only: bool,
-        conn: Connection,
-        ctx: &Context,
-    ) {
-        self.head(code, ctype, Some(body.len() as u64), conn, ctx);
-        if !head_only {
-            self.out.extend_from_slice(body);
-        }
-    }
-
-    fn head(
-        &mut self,
-        status: u16,
-        content_type: &[u8],
-        length: Option<u64>,
-        connection: Connection,
-        ctx: &Context,
-    ) {
-        let head = Head {
-            status,
-            content_type,
-            length,
-            connection,
-        };
-        response::write_head(&mut self.out, &head, ctx.date);
-    }
-}
-
-impl Answer {
-    fn of(head: &request::RequestHead, root: Option<&Path>) -> Self {
-        let endpoint = route::route(head.path, root.is_some());
-        let file = match (&endpoint, root) {
-            (Endpoint::File, Some(root)) if matches!(head.method, Method::Get | Method::Head) => {
-                Some(files::open(root, head.path))
-            }
-            _ => None,
-        };
-        let content_type = match endpoint {
-            Endpoint::Echo => head.content_type.map(<[u8]>::to_vec),
-            _ => None,
-        };
-        Answer {
-            endpoint,
-            head_only: head.method == Method::Head,
-            keep_alive: head.keep_alive,
-            http10: head.http10,
-            content_type,
-            file,
-            echo: Vec::new(),
-            echo_too_large: false,
-        }
-    }
-
-    fn connection(&self) -> Connection {
-        match (self.keep_alive, self.http10) {
-            (false, _) => Connection::Close,
-            (true, true) => Connection::KeepAlive,
-            (true, false) => Connection::Default,
+    /// Stream the reply's body and go where it says.
+    fn follow(&mut self, reply: Reply) {
+        self.pending_body = reply.stream;
+        match reply.then {
+            Then::Continue => {}
+            Then::Close => self.after = After::Close,
+            Then::Reset => self.after = After::Reset,
+            Then::Stall => self.phase = Phase::Stalled,
         }
     }
 }

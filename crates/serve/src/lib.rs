@@ -6,10 +6,11 @@
 //! returns once listening; [`ServerHandle::addrs`] gives the real addresses (port 0 resolved),
 //! and [`ServerHandle::stop`] (or dropping the handle) stops the workers and frees the ports.
 //!
-//! Layout: bytes in and out without I/O (`request`, `body`, `route`, `response`, `files`,
-//! `buffer`), one connection's state machine (`conn`), one worker's event loop (`worker`),
-//! the listening sockets (`listen`), and the command line (`cli`).
+//! Layout: bytes in and out without I/O (`request`, `body`, `route`, `response`,
+//! `answer`, `files`, `buffer`), one connection's state machine (`conn`), one worker's
+//! event loop (`worker`), the listening sockets (`listen`), and the command line (`cli`).
 
+mod answer;
 mod body;
 mod buffer;
 mod cli;

@@ -38,7 +38,9 @@ pub struct Bound {
     pub unavailable: Vec<Unavailable>,
 }
 
-/// Bind and listen on every address in `wanted` (duplicates once).
+/// Bind and listen on every address in `wanted` (duplicates once). Addresses asking for
+/// port 0 get the same port where it is free, so that `127.0.0.1:0` and `[::1]:0` differ
+/// only by family.
 pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
     let mut bound = Bound {
         listeners: Vec::new(),
@@ -46,14 +48,28 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
         unavailable: Vec::new(),
     };
     let mut seen: Vec<SocketAddr> = Vec::new();
+    let mut picked_port: Option<u16> = None;
     for &addr in wanted {
         if seen.contains(&addr) {
             continue;
         }
         seen.push(addr);
-        match bind_one(addr) {
+        if is_v6_any(&addr) && no_ipv6_address() {
+            let reason = "no interface has an IPv6 address".to_string();
+            bound.unavailable.push(Unavailable {
+                addr,
+                family: Family::V6,
+                reason,
+            });
+            continue;
+        }
+        match bind_picking(addr, picked_port) {
             Ok(listener) => {
-                bound.addrs.push(listener.local_addr()?);
+                let real = listener.local_addr()?;
+                if addr.port() == 0 {
+                    picked_port.get_or_insert(real.port());
+                }
+                bound.addrs.push(real);
                 bound.listeners.push(listener);
             }
             Err(e) if family_missing(&addr, &e) => bound.unavailable.push(Unavailable {
@@ -76,6 +92,14 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
     Ok(bound)
 }
 
+/// Port 0 with a port already picked: try that port first, then any free one.
+fn bind_picking(addr: SocketAddr, picked: Option<u16>) -> io::Result<TcpListener> {
+    match (addr.port(), picked) {
+        (0, Some(port)) => bind_one(SocketAddr::new(addr.ip(), port)).or_else(|_| bind_one(addr)),
+        _ => bind_one(addr),
+    }
+}
+
 fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     if addr.is_ipv6() {
@@ -86,6 +110,16 @@ fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(BACKLOG)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
+}
+
+fn is_v6_any(addr: &SocketAddr) -> bool {
+    addr.is_ipv6() && addr.ip().is_unspecified()
+}
+
+/// IPv6 is in the kernel but switched off everywhere (`disable_ipv6`): `[::]` would bind
+/// yet never be reached, so it counts as missing.
+fn no_ipv6_address() -> bool {
+    std::fs::read_to_string("/proc/net/if_inet6").is_ok_and(|text| text.trim().is_empty())
 }
 
 /// The host lacks the family: no kernel support, or no loopback/any address of it.
@@ -117,6 +151,17 @@ mod tests {
         let bound = bind_all(&[addr, addr]).unwrap();
         assert_eq!(bound.listeners.len(), 1);
         assert_ne!(bound.addrs[0].port(), 0);
+    }
+
+    #[test]
+    fn port_zero_addresses_share_the_picked_port() {
+        let wanted = [
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.2:0".parse().unwrap(),
+        ];
+        let bound = bind_all(&wanted).unwrap();
+        assert_eq!(bound.addrs.len(), 2);
+        assert_eq!(bound.addrs[0].port(), bound.addrs[1].port());
     }
 
     #[test]

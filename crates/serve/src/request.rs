@@ -290,6 +290,27 @@ mod tests {
         assert_eq!(head(b"GET http://h HTTP/1.1\r\n\r\n").path, "/");
     }
 
+    /// Mutated and truncated requests: never a panic, and a head never claims more
+    /// bytes than it was given.
+    #[test]
+    fn mutated_requests_never_panic() {
+        let valid: &[u8] = b"POST /echo?x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\
+                              Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nhello";
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut input = valid.to_vec();
+            let at = (state % input.len() as u64) as usize;
+            input[at] = (state >> 32) as u8;
+            input.truncate(((state >> 16) % (input.len() as u64 + 1)) as usize);
+            if let Ok(Some(head)) = parse_head(&input) {
+                assert!(head.head_len <= input.len());
+            }
+        }
+    }
+
     #[test]
     fn oversized_heads_are_refused() {
         let mut long = b"GET / HTTP/1.1\r\nX: ".to_vec();

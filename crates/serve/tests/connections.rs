@@ -249,3 +249,73 @@ fn bad_config_is_a_usage_failure() {
     };
     assert_eq!(start(taken).unwrap_err().exit_code(), 2);
 }
+
+#[test]
+fn the_handle_moves_between_threads() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<dualbench_serve::ServerHandle>();
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    std::thread::spawn(move || server.stop()).join().unwrap();
+    assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn many_clients_at_once_on_both_families() {
+    let server = loopback_server(None);
+    let addrs = server.addrs().to_vec();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let addr = addrs[t % addrs.len()];
+            std::thread::spawn(move || {
+                let mut served = 0;
+                for _ in 0..25 {
+                    let mut client = Client::connect(addr);
+                    for n in 0..20 {
+                        client.send(format!("GET /bytes/{n} HTTP/1.1\r\n\r\n").as_bytes());
+                        assert_eq!(client.response(false).body.len(), n);
+                        served += 1;
+                    }
+                }
+                served
+            })
+        })
+        .collect();
+    let served: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(served, 8 * 25 * 20);
+}
+
+#[test]
+fn port_zero_gives_both_families_the_same_port() {
+    let server = loopback_server(None);
+    if let [v4, v6] = server.addrs() {
+        assert_eq!(v4.port(), v6.port());
+    }
+}
+
+#[test]
+fn random_garbage_never_stops_the_server() {
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..50 {
+        let mut request = b"GET /bytes/10 HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % request.len() as u64) as usize;
+            request[at] = next() as u8;
+        }
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        let _ = stream.write_all(&request);
+        let _ = std::io::Read::read(&mut stream, &mut [0u8; 256]);
+    }
+    assert_eq!(get(addr, "/").body, INDEX_PAGE);
+}

@@ -1,13 +1,364 @@
-//! Testbeds: dual-stack hosts, routers and shaped links in network namespaces (`dualbench testbed`), described as data and applied plan-then-apply.
+//! Testbeds: dual-stack hosts, routers, switches and shaped links in network namespaces
+//! (`dualbench testbed up | status | exec | down`). A topology is data ([`model`]), names
+//! and addresses follow from numbers ([`addressing`]), the [`plan`] is a list of operations
+//! that `--dry-run` prints and the executor ([`apply`]) performs while recording everything
+//! in a [`state`] file, which is all `down` ever removes.
 
-use clap::Args;
-use dualbench_common::{Failure, Result};
+pub mod addressing;
+mod apply;
+mod down;
+pub mod model;
+mod ops;
+pub mod plan;
+mod procs;
+pub mod routes;
+pub mod shaping;
+pub mod state;
+mod status;
+mod system;
+pub mod units;
+
+use clap::{Args, Subcommand, ValueEnum};
+use dualbench_common::{clock, Failure, Result};
+use shaping::Emulator;
+use state::{State, StateFile};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
 /// Flags of `dualbench testbed`.
 #[derive(Debug, Args)]
-pub struct TestbedCli {}
+pub struct TestbedCli {
+    #[command(subcommand)]
+    command: TestbedCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TestbedCommand {
+    /// Build the testbed a topology file describes (or print the plan with --dry-run).
+    Up(UpArgs),
+    /// Show a testbed's nodes, addresses, links, shaping and processes.
+    Status(Which),
+    /// Run a command inside a node's namespace (host names resolve to testbed addresses).
+    Exec(ExecArgs),
+    /// Remove everything a testbed's state file lists.
+    Down(Which),
+}
+
+/// Which testbed, and where testbeds keep their state.
+#[derive(Debug, Args)]
+struct Which {
+    /// Testbed name (default: the only testbed that is up).
+    #[arg(long)]
+    name: Option<String>,
+    /// Directory holding one state directory per testbed.
+    #[arg(long, value_name = "DIR", default_value = state::DEFAULT_ROOT)]
+    state_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DelayBy {
+    /// netem if the kernel has it, else the wire emulator.
+    Auto,
+    Netem,
+    Wire,
+}
+
+#[derive(Debug, Args)]
+struct UpArgs {
+    /// Topology file (TOML), e.g. testbeds/routed.toml.
+    file: PathBuf,
+    /// Print the operations without performing any.
+    #[arg(long)]
+    dry_run: bool,
+    /// What does delay, jitter and loss.
+    #[arg(long, value_enum, default_value = "auto")]
+    delay_by: DelayBy,
+    #[command(flatten)]
+    which: Which,
+    /// Testing aid: stop after this many operations and wait to be killed.
+    #[arg(long, hide = true)]
+    stop_after: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+struct ExecArgs {
+    /// Host or router to run in.
+    host: String,
+    /// The command and its arguments (after `--`); `dualbench` means this binary.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+    #[command(flatten)]
+    which: Which,
+}
 
 /// Entry point of `dualbench testbed`.
-pub fn main(_cli: TestbedCli) -> Result<()> {
-    Err(Failure::runtime("dualbench testbed is not built yet"))
+pub fn main(cli: TestbedCli) -> Result<()> {
+    match cli.command {
+        TestbedCommand::Up(args) => up(args),
+        TestbedCommand::Status(which) => show_status(&which),
+        TestbedCommand::Exec(args) => exec(args),
+        TestbedCommand::Down(which) => {
+            system::require_net_admin()?;
+            let dir = resolve(&which)?;
+            down::down(StateFile::load(&dir)?, false)
+        }
+    }
+}
+
+/// Read and check a topology file: one line with file, line, key on any mistake.
+pub fn load(file: &Path) -> Result<model::Topology> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::usage(format!("cannot read topology {}: {e}", file.display())))?;
+    model::parse(&text).map_err(|e| Failure::usage(e.render(&file.display().to_string())))
+}
+
+/// The testbed's name: `--name`, else the file's `name` key, else the file's stem.
+fn testbed_name(args: &UpArgs, topology: &model::Topology) -> Result<String> {
+    let stem = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string());
+    let name = args
+        .which
+        .name
+        .clone()
+        .or(topology.name.clone())
+        .or(stem)
+        .unwrap_or_default();
+    model::check_testbed_name(&name)
+        .map_err(|m| Failure::usage(format!("{m} (choose one with --name)")))
+}
+
+fn emulator(delay_by: DelayBy, topology: &model::Topology) -> Emulator {
+    let needed = topology
+        .links
+        .iter()
+        .any(|l| l.a_to_b.needs_emulation() || l.b_to_a.needs_emulation());
+    match delay_by {
+        DelayBy::Netem => Emulator::Netem,
+        DelayBy::Wire => Emulator::Wire,
+        DelayBy::Auto if needed && system::netem_available() => Emulator::Netem,
+        DelayBy::Auto => Emulator::Wire,
+    }
+}
+
+/// The plan for a topology file, as `--dry-run` prints it.
+pub fn dry_run_text(
+    file: &Path,
+    name: Option<&str>,
+    state_root: &Path,
+    emulator: Emulator,
+) -> Result<String> {
+    let topology = load(file)?;
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let name = name
+        .map(String::from)
+        .or(topology.name.clone())
+        .unwrap_or(stem);
+    let state_dir = state::testbed_dir(state_root, &name);
+    let p = plan::plan(
+        &topology,
+        &plan::Settings {
+            testbed: &name,
+            state_dir: &state_dir,
+            emulator,
+        },
+    );
+    Ok(plan::render(&p, &state_dir))
+}
+
+fn up(args: UpArgs) -> Result<()> {
+    let topology = load(&args.file)?;
+    let name = testbed_name(&args, &topology)?;
+    let state_dir = state::testbed_dir(&args.which.state_dir, &name);
+    if !args.dry_run {
+        system::require_net_admin()?;
+    }
+    let emulator = emulator(args.delay_by, &topology);
+    let settings = plan::Settings {
+        testbed: &name,
+        state_dir: &state_dir,
+        emulator,
+    };
+    let plan = plan::plan(&topology, &settings);
+    if args.dry_run {
+        print!("{}", plan::render(&plan, &state_dir));
+        return Ok(());
+    }
+    if StateFile::exists(&state_dir) {
+        return Err(Failure::usage(format!(
+            "testbed '{name}' is already up (state in {}): run `dualbench testbed down --name {name}` first",
+            state_dir.display()
+        )));
+    }
+    refuse_strangers(&plan)?;
+    build(&plan, &args, &state_dir)?;
+    let l = &plan.layout;
+    println!(
+        "testbed {name} is up: {} nodes, {} links; `dualbench testbed status --name {name}` shows it",
+        l.nodes.len(),
+        l.links.len()
+    );
+    Ok(())
+}
+
+/// Apply the plan with a fresh state file; on failure or interruption, roll back.
+fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
+    let name = &plan.layout.testbed;
+    let state = State {
+        testbed: name.clone(),
+        topology_file: args.file.clone(),
+        created_unix_ns: clock::unix_ns(),
+        complete: false,
+        layout: plan.layout.clone(),
+        objects: Vec::new(),
+    };
+    let mut file = StateFile::create(state_dir, state)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::runtime(format!("cannot find the dualbench binary: {e}")))?;
+    let options = apply::Options {
+        exe,
+        stop_after: args.stop_after,
+        interrupted: on_signals()?,
+    };
+    if let Err(e) = apply::apply(plan, &mut file, &options) {
+        let undo = match down::down(file, true) {
+            Ok(()) => String::from("everything made so far is removed"),
+            Err(d) => format!("cleanup failed too: {d}"),
+        };
+        let message = format!("building testbed '{name}': {} ({undo})", e.message);
+        return Err(Failure {
+            kind: e.kind,
+            message,
+        });
+    }
+    std::fs::write(state_dir.join("hosts"), &plan.layout.hosts_file)?;
+    file.state.complete = true;
+    file.save()
+}
+
+/// A flag that SIGINT and SIGTERM set to their signal number instead of ending the process.
+fn on_signals() -> Result<Arc<AtomicUsize>> {
+    let flag = Arc::new(AtomicUsize::new(0));
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        signal_hook::flag::register_usize(signal, Arc::clone(&flag), signal as usize)
+            .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
+    }
+    Ok(flag)
+}
+
+/// Namespaces with our names that no state file knows are someone else's: never touch them.
+fn refuse_strangers(plan: &plan::Plan) -> Result<()> {
+    for op in &plan.ops {
+        if let plan::Op::AddNamespace { ns } = op {
+            if system::namespace_exists(ns) {
+                return Err(Failure::usage(format!(
+                    "namespace {ns} exists but no state file lists it: remove it (`ip netns del {ns}`) if it is a leftover, or choose another --name"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The state directory of the testbed `which` names, or of the only one that is up.
+fn resolve(which: &Which) -> Result<PathBuf> {
+    if let Some(name) = &which.name {
+        let dir = state::testbed_dir(&which.state_dir, name);
+        if !StateFile::exists(&dir) {
+            return Err(Failure::usage(format!(
+                "no testbed '{name}' is up (no state in {})",
+                dir.display()
+            )));
+        }
+        return Ok(dir);
+    }
+    match state::list(&which.state_dir).as_slice() {
+        [] => Err(Failure::usage(format!(
+            "no testbed is up (nothing in {})",
+            which.state_dir.display()
+        ))),
+        [one] => Ok(state::testbed_dir(&which.state_dir, one)),
+        many => Err(Failure::usage(format!(
+            "{} testbeds are up ({}): say which with --name",
+            many.len(),
+            many.join(", ")
+        ))),
+    }
+}
+
+fn show_status(which: &Which) -> Result<()> {
+    let file = StateFile::load(&resolve(which)?)?;
+    let objects = &file.state.objects;
+    let live =
+        status::Liveness {
+            namespace_exists: objects
+                .iter()
+                .filter_map(|o| match o {
+                    state::Object::Namespace { name } => Some(system::namespace_exists(name)),
+                    _ => None,
+                })
+                .collect(),
+            process_running: objects
+                .iter()
+                .filter_map(|o| match o {
+                    state::Object::Process {
+                        pid, start_time, ..
+                    } => Some(pid.is_some_and(|p| {
+                        procs::is_running(p) && procs::start_time(p) == *start_time
+                    })),
+                    _ => None,
+                })
+                .collect(),
+            wire_stats: file
+                .state
+                .layout
+                .links
+                .iter()
+                .map(|l| read_stats(l.wire_stats.as_deref()))
+                .collect(),
+        };
+    print!("{}", status::render(&file.state, &live));
+    Ok(())
+}
+
+/// The wire emulator's last counters, if it has written any.
+fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(path?).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
+/// terminal pass straight through. Host names resolve through the testbed's hosts file.
+fn exec(args: ExecArgs) -> Result<()> {
+    system::require_net_admin()?;
+    let file = StateFile::load(&resolve(&args.which)?)?;
+    let layout = &file.state.layout;
+    let node = layout
+        .nodes
+        .iter()
+        .find(|n| n.name == args.host)
+        .ok_or_else(|| {
+            let names: Vec<&str> = layout.nodes.iter().map(|n| n.name.as_str()).collect();
+            Failure::usage(format!(
+                "testbed '{}' has no host '{}' (it has: {})",
+                layout.testbed,
+                args.host,
+                names.join(", ")
+            ))
+        })?;
+    let mut command = args.command;
+    if command[0] == "dualbench" {
+        command[0] = std::env::current_exe()?.display().to_string();
+    }
+    let err = std::process::Command::new("ip")
+        .args(["netns", "exec", &node.namespace])
+        .args(&command)
+        .exec();
+    Err(system::spawn_error("ip", err))
 }

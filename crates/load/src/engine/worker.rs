@@ -685,6 +685,12 @@ impl Worker {
 
     fn finish(mut self) -> WorkerResult {
         self.drop_backlog();
+        // Connections still open (kept alive, idle) end with the run: their continuation
+        // time counts until now. Requests still in flight were cut by a stop, not counted.
+        let now = self.shared.elapsed_ns();
+        for (_, c) in std::mem::take(&mut self.conns) {
+            self.lifetime(&c, now);
+        }
         let (user, sys) = thread_cpu();
         self.out.cpu_user_s = user;
         self.out.cpu_sys_s = sys;

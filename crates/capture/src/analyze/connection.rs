@@ -1,0 +1,299 @@
+//! One TCP connection as seen at the capture point: the handshake times, per direction
+//! the packets, bytes (new and retransmitted, by sequence number), FIN and RST, the HTTP
+//! exchange, and S3's delay (from the first request segment to the client's last ACK
+//! before its FIN). [`Connection::close`] classifies the ending with `run`'s close classes.
+
+use super::http::Http;
+use crate::packet::{TcpSegment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
+use dualbench_common::Family;
+use std::net::SocketAddr;
+
+/// How a connection ended, in `run`'s words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Close {
+    Normal,
+    Reset,
+    Timeout,
+    Refused,
+    Unreachable,
+    ProtocolError,
+}
+
+impl Close {
+    pub const ALL: [Close; 6] = [
+        Close::Normal,
+        Close::Reset,
+        Close::Timeout,
+        Close::Refused,
+        Close::Unreachable,
+        Close::ProtocolError,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Close::Normal => "normal",
+            Close::Reset => "reset",
+            Close::Timeout => "timeout",
+            Close::Refused => "refused",
+            Close::Unreachable => "unreachable",
+            Close::ProtocolError => "protocol_error",
+        }
+    }
+}
+
+/// The TCP-level ending: `rst` if either side reset, else `fin` if either closed, else `open`.
+pub fn end_key(c: &Connection) -> &'static str {
+    if c.dirs.iter().any(|d| d.rst_ns.is_some()) {
+        "rst"
+    } else if c.dirs.iter().any(|d| d.fin_ns.is_some()) {
+        "fin"
+    } else {
+        "open"
+    }
+}
+
+/// One direction of a connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Direction {
+    pub packets: u64,
+    /// IP bytes (headers included).
+    pub ip_bytes: u64,
+    /// Payload bytes sent for the first time.
+    pub unique_bytes: u64,
+    /// Segments that resent sequence space already seen (SYN and FIN included).
+    pub retransmissions: u64,
+    pub retransmitted_bytes: u64,
+    pub fin_ns: Option<u64>,
+    pub rst_ns: Option<u64>,
+    /// The highest sequence number sent so far, plus one.
+    next_seq: Option<u32>,
+}
+
+/// What a segment's sequence numbers say about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// No payload, SYN or FIN.
+    Empty,
+    /// New sequence space; the first `skip` payload bytes were seen before.
+    New {
+        skip: u32,
+    },
+    Retransmission,
+}
+
+impl Direction {
+    fn sequence(&mut self, seg: &TcpSegment<'_>) -> Seen {
+        let syn = (seg.flags & TCP_SYN != 0) as u32;
+        let length = seg.payload_len + syn + (seg.flags & TCP_FIN != 0) as u32;
+        if length == 0 {
+            return Seen::Empty;
+        }
+        let end = seg.seq.wrapping_add(length);
+        let Some(next) = self.next_seq else {
+            self.next_seq = Some(end);
+            self.unique_bytes += seg.payload_len as u64;
+            return Seen::New { skip: 0 };
+        };
+        if (end.wrapping_sub(next) as i32) > 0 {
+            self.next_seq = Some(end);
+            let behind = next.wrapping_sub(seg.seq) as i32;
+            let skip = if behind > 0 {
+                (behind as u32).saturating_sub(syn).min(seg.payload_len)
+            } else {
+                0
+            };
+            if skip > 0 {
+                self.retransmissions += 1;
+                self.retransmitted_bytes += skip as u64;
+            }
+            self.unique_bytes += (seg.payload_len - skip) as u64;
+            return Seen::New { skip };
+        }
+        let keepalive = seg.payload_len <= 1
+            && syn == 0
+            && seg.flags & TCP_FIN == 0
+            && seg.seq == next.wrapping_sub(1);
+        if keepalive {
+            return Seen::Empty;
+        }
+        self.retransmissions += 1;
+        self.retransmitted_bytes += seg.payload_len as u64;
+        Seen::Retransmission
+    }
+}
+
+/// One TCP connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub family: Family,
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub syn_ns: Option<u64>,
+    pub synack_ns: Option<u64>,
+    /// The client's ACK of the SYN/ACK, which completes the handshake.
+    pub handshake_ack_ns: Option<u64>,
+    /// The first segment carrying the client's first request (S3's start).
+    pub request_ns: Option<u64>,
+    /// The client's last ACK before its FIN (or RST) (S3's end).
+    pub last_client_ack_ns: Option<u64>,
+    /// When an ICMP "destination unreachable" about this connection was seen.
+    pub unreachable_ns: Option<u64>,
+    /// `[client → server, server → client]`.
+    pub dirs: [Direction; 2],
+    pub http: Http,
+    syn_seq: Option<u32>,
+    synack_seq: Option<u32>,
+}
+
+impl Connection {
+    pub fn new(family: Family, client: SocketAddr, server: SocketAddr, ts_ns: u64) -> Connection {
+        Connection {
+            family,
+            client,
+            server,
+            first_ns: ts_ns,
+            last_ns: ts_ns,
+            syn_ns: None,
+            synack_ns: None,
+            handshake_ack_ns: None,
+            request_ns: None,
+            last_client_ack_ns: None,
+            unreachable_ns: None,
+            dirs: [Direction::default(); 2],
+            http: Http::default(),
+            syn_seq: None,
+            synack_seq: None,
+        }
+    }
+
+    /// Whether a client SYN with this sequence number opens a new connection on the same
+    /// addresses and ports (rather than repeating this one's SYN).
+    pub fn is_new_syn(&self, seq: u32) -> bool {
+        match self.syn_seq {
+            Some(s) => s != seq,
+            None => self.dirs.iter().any(|d| d.packets > 0),
+        }
+    }
+
+    /// Account for one segment.
+    pub fn add(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>, ip_len: u32) {
+        // Files merged from several interfaces may step back in time: keep the span.
+        (self.first_ns, self.last_ns) = (self.first_ns.min(ts_ns), self.last_ns.max(ts_ns));
+        self.handshake(ts_ns, from_client, seg);
+        let side = if from_client { 0 } else { 1 };
+        let client_closed = self.dirs[0].fin_ns.is_some() || self.dirs[0].rst_ns.is_some();
+        let dir = &mut self.dirs[side];
+        dir.packets += 1;
+        dir.ip_bytes += ip_len as u64;
+        let seen = dir.sequence(seg);
+        if seg.flags & TCP_RST != 0 {
+            dir.rst_ns.get_or_insert(ts_ns);
+        }
+        if seg.flags & TCP_FIN != 0 {
+            dir.fin_ns.get_or_insert(ts_ns);
+        }
+        if from_client && !client_closed && seg.flags & (TCP_ACK | TCP_FIN | TCP_RST) == TCP_ACK {
+            self.last_client_ack_ns = Some(ts_ns);
+        }
+        if let Seen::New { skip: 0 } = seen {
+            if seg.payload_len > 0 {
+                self.payload(ts_ns, from_client, seg);
+            }
+        }
+        if !from_client && seg.flags & TCP_FIN != 0 {
+            self.http.server_closed();
+        }
+    }
+
+    fn handshake(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>) {
+        let flags = seg.flags & (TCP_SYN | TCP_ACK);
+        if from_client && flags == TCP_SYN && self.syn_ns.is_none() {
+            (self.syn_ns, self.syn_seq) = (Some(ts_ns), Some(seg.seq));
+        } else if !from_client && flags == TCP_SYN | TCP_ACK && self.synack_ns.is_none() {
+            (self.synack_ns, self.synack_seq) = (Some(ts_ns), Some(seg.seq));
+        } else if from_client
+            && flags == TCP_ACK
+            && self.handshake_ack_ns.is_none()
+            && self
+                .synack_seq
+                .is_some_and(|s| seg.ack == s.wrapping_add(1))
+        {
+            self.handshake_ack_ns = Some(ts_ns);
+        }
+    }
+
+    fn payload(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>) {
+        if from_client {
+            self.request_ns.get_or_insert(ts_ns);
+            self.http.client(seg.payload);
+        } else {
+            self.http.server(seg.payload, seg.payload_len);
+        }
+    }
+
+    /// The close class, as `run` would have recorded it.
+    pub fn close(&self) -> Close {
+        let [client, server] = &self.dirs;
+        let http = &self.http;
+        let all_answered = http.complete >= http.requests;
+        if self.synack_ns.is_none() && self.syn_ns.is_some() {
+            return match (server.rst_ns, self.unreachable_ns) {
+                (Some(_), _) => Close::Refused,
+                (None, Some(_)) => Close::Unreachable,
+                (None, None) => Close::Timeout,
+            };
+        }
+        if server.rst_ns.is_some()
+            && !(all_answered
+                && client
+                    .fin_ns
+                    .is_some_and(|c| server.rst_ns.is_some_and(|r| r >= c)))
+        {
+            return Close::Reset;
+        }
+        if http.requests == 0 && http.responses == 0 {
+            return match (
+                client.rst_ns.or(server.rst_ns),
+                client.fin_ns.or(server.fin_ns),
+            ) {
+                (Some(_), _) => Close::Reset,
+                (None, Some(_)) => Close::Normal,
+                (None, None) => Close::Timeout,
+            };
+        }
+        if (http.not_http || http.truncated()) && server.fin_ns.is_some() {
+            return Close::ProtocolError;
+        }
+        if !all_answered {
+            return Close::Timeout;
+        }
+        Close::Normal
+    }
+
+    /// Handshake RTT at the capture point: SYN → the ACK of the SYN/ACK.
+    pub fn handshake_ns(&self) -> Option<u64> {
+        self.handshake_ack_ns?.checked_sub(self.syn_ns?)
+    }
+
+    /// S3's delay: the first request segment → the client's last ACK before its FIN.
+    pub fn delay_ns(&self) -> Option<u64> {
+        self.last_client_ack_ns?.checked_sub(self.request_ns?)
+    }
+
+    /// New payload both ways over S3's delay (or the connection's lifetime when there was
+    /// no request), in Mbit/s.
+    pub fn throughput_mbps(&self) -> Option<f64> {
+        let window = self
+            .delay_ns()
+            .filter(|&d| d > 0)
+            .unwrap_or(self.last_ns - self.first_ns);
+        let bytes = self.dirs[0].unique_bytes + self.dirs[1].unique_bytes;
+        (window > 0).then(|| bytes as f64 * 8.0 / (window as f64 / 1e9) / 1e6)
+    }
+}
+
+#[cfg(test)]
+#[path = "connection_tests.rs"]
+mod tests;

@@ -1,0 +1,180 @@
+//! Connections fed hand-made segments: handshake, bytes, retransmissions, close classes.
+
+use super::*;
+
+const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+fn seg(seq: u32, ack: u32, flags: u8, payload: &[u8]) -> TcpSegment<'_> {
+    TcpSegment {
+        src_port: 0,
+        dst_port: 0,
+        seq,
+        ack,
+        flags,
+        window: 0,
+        payload_len: payload.len() as u32,
+        payload,
+    }
+}
+
+fn connection() -> Connection {
+    Connection::new(
+        Family::V4,
+        "10.0.0.1:40000".parse().unwrap(),
+        "10.0.0.2:80".parse().unwrap(),
+        1000,
+    )
+}
+
+/// Client ISN 100, server ISN 500; times in µs × 1000.
+fn handshake(c: &mut Connection) {
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.add(1_500, false, &seg(500, 101, TCP_SYN | TCP_ACK, b""), 60);
+    c.add(2_200, true, &seg(101, 501, TCP_ACK, b""), 52);
+}
+
+fn request(c: &mut Connection) {
+    c.add(
+        3_000,
+        true,
+        &seg(101, 501, TCP_ACK | 0x08, REQUEST),
+        52 + REQUEST.len() as u32,
+    );
+}
+
+fn respond(c: &mut Connection, body: &[u8]) {
+    c.add(
+        4_000,
+        false,
+        &seg(501, 101 + REQUEST.len() as u32, TCP_ACK, body),
+        52 + body.len() as u32,
+    );
+}
+
+#[test]
+fn normal_exchange() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    respond(&mut c, RESPONSE);
+    let (cs, ss) = (101 + REQUEST.len() as u32, 501 + RESPONSE.len() as u32);
+    c.add(5_000, true, &seg(cs, ss, TCP_ACK, b""), 52);
+    c.add(6_000, true, &seg(cs, ss, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(6_500, false, &seg(ss, cs + 1, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(7_000, true, &seg(cs + 1, ss + 1, TCP_ACK, b""), 52);
+    assert_eq!(c.handshake_ns(), Some(1_200));
+    assert_eq!(
+        c.delay_ns(),
+        Some(2_000),
+        "request at 3000 → last ACK before FIN at 5000"
+    );
+    assert_eq!(
+        (c.dirs[0].unique_bytes, c.dirs[1].unique_bytes),
+        (REQUEST.len() as u64, RESPONSE.len() as u64)
+    );
+    assert_eq!((c.dirs[0].packets, c.dirs[1].packets), (6, 3));
+    assert_eq!(
+        (c.dirs[0].retransmissions, c.dirs[1].retransmissions),
+        (0, 0)
+    );
+    assert_eq!(
+        (c.http.requests, c.http.responses, c.http.complete),
+        (1, 1, 1)
+    );
+    assert_eq!(c.close(), Close::Normal);
+    assert_eq!(end_key(&c), "fin");
+    let bits = (REQUEST.len() + RESPONSE.len()) as f64 * 8.0;
+    assert!((c.throughput_mbps().unwrap() - bits / 2e-6 / 1e6).abs() < 1e-9);
+}
+
+#[test]
+fn retransmissions_do_not_count_twice() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    request(&mut c); // the same segment again
+    respond(&mut c, &RESPONSE[..20]);
+    respond(&mut c, RESPONSE); // overlaps the first 20 bytes
+    assert_eq!(c.dirs[0].retransmissions, 1);
+    assert_eq!(c.dirs[0].unique_bytes, REQUEST.len() as u64);
+    assert_eq!(
+        (c.dirs[1].retransmissions, c.dirs[1].retransmitted_bytes),
+        (1, 20)
+    );
+    assert_eq!(c.dirs[1].unique_bytes, RESPONSE.len() as u64);
+    assert_eq!(c.http.requests, 1);
+    c.add(9_000, true, &seg(100, 0, TCP_SYN, b""), 60); // a late copy of the SYN
+    assert_eq!(c.dirs[0].retransmissions, 2);
+    assert!(!c.is_new_syn(100) && c.is_new_syn(7777));
+}
+
+#[test]
+fn keepalive_is_not_a_retransmission() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let next = 101 + REQUEST.len() as u32;
+    c.add(9_000, true, &seg(next - 1, 501, TCP_ACK, b""), 52);
+    c.add(9_001, true, &seg(next - 1, 501, TCP_ACK, b"\0"), 53);
+    assert_eq!(c.dirs[0].retransmissions, 0);
+}
+
+#[test]
+fn refused_and_unanswered() {
+    let mut c = connection();
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    assert_eq!(c.close(), Close::Timeout);
+    assert_eq!(end_key(&c), "open");
+    c.add(1_100, false, &seg(0, 101, TCP_RST | TCP_ACK, b""), 40);
+    assert_eq!(c.close(), Close::Refused);
+    assert_eq!(c.handshake_ns(), None);
+    assert_eq!(end_key(&c), "rst");
+}
+
+#[test]
+fn unanswered_syn_with_an_icmp_error_is_unreachable() {
+    let mut c = connection();
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.unreachable_ns = Some(2_000);
+    assert_eq!(c.close(), Close::Unreachable);
+}
+
+#[test]
+fn server_reset_midway() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    c.add(4_000, false, &seg(501, 128, TCP_RST | TCP_ACK, b""), 40);
+    assert_eq!(c.close(), Close::Reset);
+}
+
+#[test]
+fn truncated_body_then_close_is_a_protocol_error() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    respond(&mut c, &RESPONSE[..RESPONSE.len() - 2]);
+    c.add(
+        5_000,
+        false,
+        &seg(501 + RESPONSE.len() as u32 - 2, 128, TCP_ACK | TCP_FIN, b""),
+        52,
+    );
+    assert_eq!(c.close(), Close::ProtocolError);
+}
+
+#[test]
+fn client_giving_up_is_a_timeout() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let next = 101 + REQUEST.len() as u32;
+    c.add(9_000, true, &seg(next, 501, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!(c.close(), Close::Timeout);
+    assert_eq!(
+        c.delay_ns(),
+        Some(0),
+        "no ACK after the request: the request segment's own ACK"
+    );
+}

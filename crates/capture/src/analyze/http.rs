@@ -1,0 +1,236 @@
+//! Counting HTTP/1.x requests and responses in the in-order bytes of one TCP connection,
+//! and telling whether the last response was cut short. Requests are counted where a
+//! method starts a segment or follows the end of a header block; a response's end comes
+//! from its `Content-Length`, from `Transfer-Encoding: chunked` (the final `0` chunk), or
+//! from the server closing. Pure: fed byte slices, no I/O, no allocation.
+
+/// The HTTP exchange seen on one connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Http {
+    pub requests: u32,
+    /// Responses begun (status line seen) and those received in full.
+    pub responses: u32,
+    pub complete: u32,
+    /// The server sent bytes that are not an HTTP response where one should start.
+    pub not_http: bool,
+    body: Body,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Body {
+    /// Waiting for a status line.
+    #[default]
+    Headers,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+const METHODS: [&[u8]; 8] = [
+    b"GET ",
+    b"POST ",
+    b"HEAD ",
+    b"PUT ",
+    b"DELETE ",
+    b"OPTIONS ",
+    b"PATCH ",
+    b"CONNECT ",
+];
+
+impl Http {
+    /// New in-order bytes from the client.
+    pub fn client(&mut self, data: &[u8]) {
+        let mut at = 0;
+        loop {
+            if METHODS.iter().any(|m| data[at..].starts_with(m)) {
+                self.requests += 1;
+            }
+            match find(&data[at..], b"\r\n\r\n") {
+                Some(end) => at += end + 4,
+                None => return,
+            }
+        }
+    }
+
+    /// New in-order bytes from the server: `data` as captured, `len` as sent (longer when
+    /// the snap length cut the payload).
+    pub fn server(&mut self, mut data: &[u8], len: u32) {
+        let mut left = len as u64;
+        data = &data[..data.len().min(len as usize)];
+        while left > 0 {
+            match self.body {
+                Body::Headers => {
+                    if !data.starts_with(b"HTTP/") {
+                        self.not_http = true;
+                        self.body = Body::UntilClose;
+                        return;
+                    }
+                    self.responses += 1;
+                    let Some(end) = find(data, b"\r\n\r\n") else {
+                        self.body = Body::UntilClose; // headers over several segments: ends at close
+                        return;
+                    };
+                    self.body = framing(&data[..end + 4]);
+                    (data, left) = (&data[end + 4..], left - (end as u64 + 4));
+                    self.finish_if_done();
+                }
+                Body::Length(n) => {
+                    let take = n.min(left);
+                    self.body = Body::Length(n - take);
+                    (data, left) = (&data[(take as usize).min(data.len())..], left - take);
+                    self.finish_if_done();
+                }
+                Body::Chunked => {
+                    if data.len() as u64 == left && data.ends_with(b"0\r\n\r\n") {
+                        self.complete += 1;
+                        self.body = Body::Headers;
+                    }
+                    return;
+                }
+                Body::UntilClose => return,
+            }
+        }
+    }
+
+    fn finish_if_done(&mut self) {
+        if self.body == Body::Length(0) {
+            self.complete += 1;
+            self.body = Body::Headers;
+        }
+    }
+
+    /// The server closed its side (FIN): a response delimited by the close is complete.
+    pub fn server_closed(&mut self) {
+        if self.body == Body::UntilClose && !self.not_http {
+            self.complete += 1;
+            self.body = Body::Headers;
+        }
+    }
+
+    /// A response was begun and its body is missing bytes.
+    pub fn truncated(&self) -> bool {
+        matches!(self.body, Body::Length(n) if n > 0) || self.body == Body::Chunked
+    }
+}
+
+/// How the body after these headers ends.
+fn framing(head: &[u8]) -> Body {
+    let status = head
+        .get(9..12)
+        .and_then(|s| std::str::from_utf8(s).ok())
+        .and_then(|s| s.parse::<u16>().ok());
+    if matches!(status, Some(100..=199 | 204 | 304)) {
+        return Body::Length(0);
+    }
+    let mut body = Body::UntilClose;
+    for line in head.split(|&b| b == b'\n') {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        if name.eq_ignore_ascii_case(b"content-length") {
+            if let Some(n) = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                body = Body::Length(n);
+            }
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+            && value.eq_ignore_ascii_case(b"chunked")
+        {
+            return Body::Chunked;
+        }
+    }
+    body
+}
+
+fn trim(v: &[u8]) -> &[u8] {
+    let start = v
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &v[start..end]
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 5\r\n\r\nhello";
+
+    #[test]
+    fn one_request_one_response() {
+        let mut h = Http::default();
+        h.client(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        h.server(RESPONSE, RESPONSE.len() as u32);
+        assert_eq!(
+            (h.requests, h.responses, h.complete, h.truncated()),
+            (1, 1, 1, false)
+        );
+    }
+
+    #[test]
+    fn pipelined_requests_and_split_body() {
+        let mut h = Http::default();
+        h.client(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nHEAD /c HTTP/1.1\r\n\r\n");
+        assert_eq!(h.requests, 3);
+        h.server(&RESPONSE[..50], 50);
+        assert!(h.truncated());
+        h.server(&RESPONSE[50..], 4);
+        let two: Vec<u8> = [RESPONSE, RESPONSE].concat();
+        h.server(&two, two.len() as u32);
+        assert_eq!((h.responses, h.complete, h.truncated()), (3, 3, false));
+    }
+
+    #[test]
+    fn body_cut_by_close_is_truncated() {
+        let mut h = Http::default();
+        h.server(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc", 44);
+        h.server_closed();
+        assert_eq!((h.responses, h.complete, h.truncated()), (1, 0, true));
+    }
+
+    #[test]
+    fn snaplen_cut_body_counts_its_length() {
+        let mut h = Http::default();
+        h.server(&RESPONSE[..20], RESPONSE.len() as u32);
+        // The header end is beyond the capture: the response ends when the server closes.
+        h.server_closed();
+        assert_eq!((h.responses, h.complete), (1, 1));
+        let mut h = Http::default();
+        h.server(&RESPONSE[..50], RESPONSE.len() as u32);
+        assert_eq!((h.complete, h.truncated()), (1, false));
+    }
+
+    #[test]
+    fn chunked_no_body_and_close_delimited() {
+        let mut h = Http::default();
+        let chunked =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        h.server(chunked, chunked.len() as u32);
+        let empty = b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n";
+        h.server(empty, empty.len() as u32);
+        let until_close = b"HTTP/1.0 200 OK\r\n\r\nabc";
+        h.server(until_close, until_close.len() as u32);
+        assert_eq!((h.responses, h.complete), (3, 2));
+        h.server_closed();
+        assert_eq!(h.complete, 3);
+    }
+
+    #[test]
+    fn non_http_server_bytes() {
+        let mut h = Http::default();
+        h.server(b"SSH-2.0-OpenSSH\r\n", 17);
+        h.server_closed();
+        assert!(h.not_http);
+        assert_eq!((h.responses, h.complete), (0, 0));
+    }
+}

@@ -1,0 +1,156 @@
+//! `dualbench analyze`: one pass over a capture file, every TCP packet into its
+//! connection ([`flow`], [`connection`], [`http`]), then per-connection reports and
+//! per-family summaries ([`summary`]) rendered as text, JSON or CSV ([`report`]).
+
+pub mod connection;
+pub mod flow;
+pub mod http;
+pub mod report;
+pub mod summary;
+
+use crate::packet::{self, Transport};
+use crate::pcap::Reader;
+use dualbench_common::{Failure, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use summary::{ConnectionReport, FamilySummary};
+
+/// Counts of what the file held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PacketCounts {
+    pub total: u64,
+    pub tcp: u64,
+    pub udp: u64,
+    /// IP packets of other protocols, later fragments, and frames without IP.
+    pub other: u64,
+    /// Frames too short for their headers or with impossible ones.
+    pub unreadable: u64,
+}
+
+/// Everything `analyze` found in one capture.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    pub schema: &'static str,
+    pub file: String,
+    pub packets: PacketCounts,
+    pub link_types: Vec<u16>,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub connections: Vec<ConnectionReport>,
+    pub families: BTreeMap<&'static str, FamilySummary>,
+}
+
+/// Analyse a capture file; `port` keeps only connections with that server port.
+pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
+    let reader = Reader::open(path).map_err(Failure::usage)?;
+    let mut analysis =
+        analyze(reader, port).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    analysis.file = path.display().to_string();
+    Ok(analysis)
+}
+
+/// Analyse packets from a reader.
+pub fn analyze<R: Read>(
+    mut reader: Reader<R>,
+    port: Option<u16>,
+) -> std::result::Result<Analysis, String> {
+    let mut tracker = flow::Tracker::default();
+    let mut counts = PacketCounts::default();
+    let mut link_types: Vec<u16> = Vec::new();
+    let (mut first_ns, mut last_ns) = (u64::MAX, 0);
+    while let Some(record) = reader.next_record()? {
+        counts.total += 1;
+        (first_ns, last_ns) = (first_ns.min(record.ts_ns), last_ns.max(record.ts_ns));
+        if !link_types.contains(&record.link_type) {
+            link_types.push(record.link_type);
+        }
+        match packet::parse(record.link_type, record.data) {
+            Ok(Some(p)) => match p.transport {
+                Transport::Tcp(seg) => {
+                    counts.tcp += 1;
+                    tracker.add(record.ts_ns, &p, &seg);
+                }
+                Transport::Udp { .. } => counts.udp += 1,
+                Transport::Unreachable(quote) => {
+                    counts.other += 1;
+                    tracker.unreachable(record.ts_ns, &quote);
+                }
+                Transport::Other(_) => counts.other += 1,
+            },
+            Ok(None) => counts.other += 1,
+            Err(packet::ParseError::UnknownLink(t)) => {
+                return Err(format!(
+                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP are)"
+            ))
+            }
+            Err(_) => counts.unreadable += 1,
+        }
+    }
+    let connections: Vec<ConnectionReport> = tracker
+        .connections
+        .iter()
+        .filter(|c| port.is_none_or(|p| c.server.port() == p))
+        .map(summary::report)
+        .collect();
+    Ok(Analysis {
+        schema: "dualbench.analyze/1",
+        file: String::new(),
+        packets: counts,
+        link_types,
+        first_ns: if counts.total == 0 { 0 } else { first_ns },
+        last_ns,
+        families: summary::by_family(&connections),
+        connections,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pcap::{FileFormat, Writer};
+
+    /// Random and mutated packets in a capture file: analysis ends with a result or an
+    /// error, never a panic, and counts every record.
+    #[test]
+    fn fuzzed_capture_files_never_panic() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for format in [FileFormat::Pcap, FileFormat::Pcapng] {
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            let mut frame = [0u8; 200];
+            for i in 0..20_000u64 {
+                let len = (next() % 200) as usize;
+                frame.iter_mut().take(len).for_each(|b| *b = next() as u8);
+                // Mostly IPv4/IPv6 TCP so the connection code is reached.
+                frame[12..14].copy_from_slice(if i % 2 == 0 {
+                    &[0x08, 0x00]
+                } else {
+                    &[0x86, 0xdd]
+                });
+                frame[14] = if i % 2 == 0 { 0x45 } else { 0x60 };
+                frame[23] = 6;
+                frame[20] = 6;
+                w.write(next() % 1_000_000_000, 200, &frame[..len.max(14)])
+                    .unwrap();
+            }
+            let file = w.into_inner();
+            let analysis = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+            assert_eq!(analysis.packets.total, 20_000);
+            let counted = analysis.packets.tcp
+                + analysis.packets.udp
+                + analysis.packets.other
+                + analysis.packets.unreadable;
+            assert_eq!(counted, 20_000);
+            // Cut the file anywhere: an error about truncation, not a panic.
+            let cut = file.len() - 7;
+            assert!(analyze(Reader::new(&file[..cut]).unwrap(), None).is_err());
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! `dualbench capture` and `dualbench analyze`: flags into configs, signals into a clean
+//! stop, results onto standard output / standard error.
+
+use crate::analyze::{self, report::Format};
+use crate::capture::{start, CaptureConfig};
+use clap::Args;
+use dualbench_common::{Failure, Result};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Flags of `dualbench capture`.
+#[derive(Debug, Args)]
+pub struct CaptureCli {
+    /// Interface to capture on (`lo` carries both 127.0.0.1 and ::1; `any`: every interface).
+    #[arg(long, value_name = "IF")]
+    pub iface: String,
+    /// Capture inside this network namespace (`ip netns list`).
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Keep only TCP and UDP to or from this port.
+    #[arg(long, value_name = "P")]
+    pub port: Option<u16>,
+    /// Write here: `.pcapng` for pcapng, anything else for pcap (nanosecond timestamps).
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: PathBuf,
+    /// Stop after this long (`10s`, `2m`).
+    #[arg(long, value_parser = dualbench_monitor::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Stop after this many packets.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Stop after this many bytes of packets.
+    #[arg(long, value_name = "N")]
+    pub bytes: Option<u64>,
+    /// Bytes kept of each frame.
+    #[arg(long, default_value_t = 262_144, value_name = "N")]
+    pub snaplen: u32,
+    /// Print the statistics as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `dualbench analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeCli {
+    /// A pcap or pcapng file (Ethernet, Linux cooked SLL/SLL2 or raw IP).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Only the per-family summary, not every connection.
+    #[arg(long)]
+    pub summary_only: bool,
+    /// Only connections with this server port.
+    #[arg(long, value_name = "P")]
+    pub port: Option<u16>,
+}
+
+/// Entry point of `dualbench capture`.
+pub fn capture_main(cli: CaptureCli) -> Result<()> {
+    if cli.count == Some(0) || cli.bytes == Some(0) {
+        return Err(Failure::usage("--count and --bytes must be above 0"));
+    }
+    let config = CaptureConfig {
+        iface: cli.iface,
+        netns: cli.netns,
+        port: cli.port,
+        output: cli.write,
+        snaplen: cli.snaplen,
+        duration: cli.duration,
+        count: cli.count,
+        bytes: cli.bytes,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .map_err(|e| Failure::runtime(format!("installing signal handler: {e}")))?;
+    }
+    let iface = config.iface.clone();
+    let handle = start(config)?;
+    eprintln!("capturing on {iface}");
+    while !stop.load(Ordering::Relaxed) && !handle.is_finished() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats = handle.stop()?;
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&stats).unwrap_or_default()
+        );
+    }
+    eprintln!(
+        "captured {} packets ({} bytes) on {} to {} (stopped by {}); kernel: {} received, {} dropped",
+        stats.packets,
+        stats.bytes,
+        stats.iface,
+        stats.file.display(),
+        stats.stopped_by,
+        stats.kernel_packets,
+        stats.kernel_drops
+    );
+    Ok(())
+}
+
+/// Entry point of `dualbench analyze`.
+pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
+    let analysis = analyze::analyze_file(&cli.file, cli.port)?;
+    let text = analyze::report::render(&analysis, cli.format, !cli.summary_only);
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))
+}

@@ -1,0 +1,91 @@
+//! Capture files: writing pcap (nanosecond timestamps) or pcapng, and reading pcap
+//! (microsecond or nanosecond, either byte order) and pcapng (any number of interfaces,
+//! any timestamp resolution) — the formats tshark, tcpdump and Wireshark write and read.
+
+mod read;
+mod write;
+
+pub use read::{Reader, Record};
+pub use write::{FileFormat, Writer};
+
+pub(crate) const PCAP_MAGIC_US: u32 = 0xa1b2_c3d4;
+pub(crate) const PCAP_MAGIC_NS: u32 = 0xa1b2_3c4d;
+pub(crate) const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
+pub(crate) const PCAPNG_BYTE_ORDER: u32 = 0x1a2b_3c4d;
+pub(crate) const PCAPNG_IDB: u32 = 1;
+pub(crate) const PCAPNG_SPB: u32 = 3;
+pub(crate) const PCAPNG_EPB: u32 = 6;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(format: FileFormat) {
+        let mut file = Vec::new();
+        {
+            let mut w = Writer::new(&mut file, format, 1, 65535, "test").unwrap();
+            w.write(1_700_000_000_123_456_789, 60, &[0xaa; 14]).unwrap();
+            w.write(1_700_000_001_000_000_001, 1514, &[0xbb; 7])
+                .unwrap();
+        }
+        let mut r = Reader::new(&file[..]).unwrap();
+        let a = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (a.ts_ns, a.orig_len, a.link_type, a.data),
+            (1_700_000_000_123_456_789, 60, 1, &[0xaa; 14][..])
+        );
+        let b = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (b.ts_ns, b.orig_len, b.data.len()),
+            (1_700_000_001_000_000_001, 1514, 7)
+        );
+        assert!(r.next_record().unwrap().is_none());
+    }
+
+    #[test]
+    fn pcap_nanosecond_roundtrip() {
+        roundtrip(FileFormat::Pcap);
+    }
+
+    #[test]
+    fn pcapng_roundtrip() {
+        roundtrip(FileFormat::Pcapng);
+    }
+
+    #[test]
+    fn microsecond_big_endian_pcap() {
+        let mut f = Vec::new();
+        f.extend(PCAP_MAGIC_US.to_be_bytes());
+        f.extend([0, 2, 0, 4]);
+        f.extend([0u8; 8]);
+        f.extend(65535u32.to_be_bytes());
+        f.extend(101u32.to_be_bytes());
+        f.extend(10u32.to_be_bytes()); // 10 s
+        f.extend(5u32.to_be_bytes()); // 5 µs
+        f.extend(2u32.to_be_bytes());
+        f.extend(40u32.to_be_bytes());
+        f.extend([0x45, 0]);
+        let mut r = Reader::new(&f[..]).unwrap();
+        let rec = r.next_record().unwrap().unwrap();
+        assert_eq!(
+            (rec.ts_ns, rec.orig_len, rec.link_type, rec.data),
+            (10_000_005_000, 40, 101, &[0x45, 0][..])
+        );
+    }
+
+    #[test]
+    fn truncated_record_and_bad_magic_are_errors() {
+        let mut file = Vec::new();
+        Writer::new(&mut file, FileFormat::Pcap, 1, 65535, "")
+            .unwrap()
+            .write(1, 60, &[1; 60])
+            .unwrap();
+        file.truncate(file.len() - 10);
+        let mut r = Reader::new(&file[..]).unwrap();
+        assert!(r.next_record().unwrap_err().contains("truncated"));
+        let e = Reader::new(&b"not a capture file at all"[..])
+            .err()
+            .unwrap();
+        assert!(e.contains("not a pcap or pcapng file"), "{e}");
+    }
+}

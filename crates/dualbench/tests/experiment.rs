@@ -1,0 +1,406 @@
+//! `dualbench experiment`, `results` and `report` end to end on loopback: a small plan
+//! (2 servers × 2 families × 2 repeats) against real servers, rows checked in the SQLite
+//! database with Debian's sqlite3, the HTML report loaded in headless Chromium (no console
+//! errors, a screenshot taken), and an interrupted experiment finished with `--resume`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn dualbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dualbench"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dualbench-exp-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// One value from the results database, through Debian's sqlite3.
+fn sql(db: &Path, query: &str) -> String {
+    let out = Command::new("sqlite3")
+        .arg(db)
+        .arg(query)
+        .output()
+        .expect("sqlite3 is installed (Debian's sqlite3)");
+    assert!(out.status.success(), "sqlite3 {query}: {}", text(&out).1);
+    text(&out).0.trim().to_string()
+}
+
+const SMALL: &str = r#"
+[experiment]
+name = "ci-small"
+title = "CI: nginx and dualbench serve, IPv4 and IPv6"
+repeats = 2
+warmup = 1
+
+[load]
+requests = 200
+concurrency = 2
+monitor = true
+capture = "lo"
+
+[axes]
+server = ["nginx", "dualbench"]
+family = ["ipv4", "ipv6"]
+
+[report]
+rows = ["server"]
+columns = "family"
+metrics = ["rps", "total_ms", "capture_delay_ms"]
+"#;
+
+#[test]
+fn small_plan_end_to_end_with_report_in_a_browser() {
+    let dir = scratch("small");
+    let plan = dir.join("small.toml");
+    std::fs::write(&plan, SMALL).unwrap();
+    let db = dir.join("results.db");
+    let dry = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let (out, _) = text(&dry);
+    assert!(dry.status.success());
+    assert!(
+        out.starts_with(
+            "ci-small: 8 runs (4 points × 2 repeats, 1 warm-up run(s) per point); 8 to run\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("dualbench run --format json"))
+            .count(),
+        8
+    );
+
+    let run = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("runs"))
+        .output()
+        .unwrap();
+    let (_, err) = text(&run);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("run 8/8 server=dualbench family=ipv6 repeat 2/2"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warm-up 1/1").count(), 4);
+
+    assert_eq!(sql(&db, "PRAGMA user_version"), "1");
+    assert_eq!(
+        sql(&db, "SELECT status || ' ' || runs_planned FROM experiments"),
+        "complete 8"
+    );
+    assert_eq!(sql(&db, "SELECT COUNT(*) FROM runs"), "8");
+    assert_eq!(sql(&db, "SELECT SUM(completed) FROM runs"), "1600");
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(*) FROM family_summaries WHERE family IN ('ipv4','ipv6')"
+        ),
+        "8"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT SUM(completed) FROM family_summaries WHERE family = 'ipv6'"
+        ),
+        "800"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT SUM(html_bytes) FROM family_summaries WHERE family = 'ipv4'"
+        ),
+        "36000"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(DISTINCT run_id) FROM histograms WHERE phase = 'total'"
+        ),
+        "8"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT value FROM environment WHERE key = 'server.nginx'"
+        ),
+        "nginx/1.22.1"
+    );
+
+    let export = dualbench()
+        .args(["results", "export", "ci-small", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let (csv, _) = text(&export);
+    assert!(export.status.success());
+    assert_eq!(
+        csv.lines().count(),
+        1 + 8 * 2,
+        "header, then each run's family and total rows"
+    );
+
+    let reports = dir.join("reports");
+    let report = dualbench()
+        .args(["report", "ci-small", "--db"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report).1);
+    let html = std::fs::read_to_string(reports.join("ci-small.html")).unwrap();
+    assert!(html.contains("<h3>requests/s</h3>") && html.contains("<td class=\"l\">nginx</td>"));
+    assert!(
+        html.contains("delay from the capture (ms)") && html.contains("server CPU during the runs")
+    );
+    assert!(
+        html.matches("<svg").count() >= 5,
+        "percentiles and CDF per server, and the timeline"
+    );
+    assert!(std::fs::read_to_string(reports.join("ci-small.md"))
+        .unwrap()
+        .contains("| server | ipv4 | ipv6 |"));
+
+    let shot = dir.join("report.png");
+    let console = browser_console(&reports.join("ci-small.html"), &shot, &dir);
+    assert!(console.is_empty(), "console errors: {console:?}");
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "screenshot of {} bytes",
+        png.len()
+    );
+
+    // The console check catches errors when there are some.
+    let bad = dir.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<html><body><script>console.error('boom')</script></body></html>",
+    )
+    .unwrap();
+    assert_eq!(browser_console(&bad, &dir.join("bad.png"), &dir).len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Load `page` in headless Chromium, take a screenshot, return its console messages.
+fn browser_console(page: &Path, shot: &Path, dir: &Path) -> Vec<String> {
+    let profile = dir.join(format!(
+        "chromium-{}",
+        shot.file_stem().unwrap().to_string_lossy()
+    ));
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+        ])
+        .args([
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .args(["--window-size=1200,2000", "--hide-scrollbars"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .output()
+        .expect("chromium is installed (Debian's chromium)");
+    assert!(out.status.success(), "chromium: {}", text(&out).1);
+    text(&out)
+        .1
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect()
+}
+
+const RESUMABLE: &str = r#"
+[experiment]
+name = "ci-resume"
+repeats = 3
+
+[load]
+requests = 4000
+concurrency = 2
+
+[axes]
+server = ["dualbench"]
+family = ["ipv4", "ipv6"]
+"#;
+
+#[test]
+fn interrupted_experiment_resumes_only_the_missing_runs() {
+    let dir = scratch("resume");
+    let plan = dir.join("resume.toml");
+    std::fs::write(&plan, RESUMABLE).unwrap();
+    let db = dir.join("results.db");
+    let args = |c: &mut Command| {
+        c.arg("experiment")
+            .arg(&plan)
+            .arg("--db")
+            .arg(&db)
+            .arg("--out")
+            .arg(dir.join("runs"));
+    };
+    let mut first = dualbench();
+    args(&mut first);
+    let mut child = first.stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db_runs(&db) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "two runs were not stored within 60 s"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "experiment ended before it was interrupted"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let kept = db_runs(&db);
+    assert!((2..6).contains(&kept), "{kept} runs kept: {err}");
+    assert!(
+        err.contains(&format!(
+            "interrupted: {kept} of 6 runs of ci-resume are stored"
+        )),
+        "{err}"
+    );
+    assert_eq!(sql(&db, "SELECT status FROM experiments"), "interrupted");
+    let before = sql(
+        &db,
+        "SELECT group_concat(id) FROM (SELECT id FROM runs ORDER BY seq)",
+    );
+
+    let mut again = dualbench();
+    args(&mut again);
+    let out = again.arg("--resume").output().unwrap();
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    let missing = 6 - kept;
+    assert!(err.contains(&format!("run 1/{missing} ")), "{err}");
+    assert!(
+        !err.contains(&format!("run {}/{missing} ", missing + 1)),
+        "{err}"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(*) || ' ' || COUNT(DISTINCT id) FROM runs"
+        ),
+        "6 6"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(*) || ' ' || MAX(status) FROM experiments"
+        ),
+        "1 complete"
+    );
+    let after = sql(
+        &db,
+        &format!("SELECT group_concat(id) FROM (SELECT id FROM runs ORDER BY seq LIMIT {kept})"),
+    );
+    assert_eq!(before.split(',').count(), kept as usize);
+    assert!(
+        after.split(',').all(|id| before.contains(id)),
+        "the kept runs are untouched"
+    );
+
+    let nothing = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&db)
+        .arg("--resume")
+        .output()
+        .unwrap();
+    assert!(
+        text(&nothing).1.contains("all 6 runs are already in"),
+        "{}",
+        text(&nothing).1
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn db_runs(db: &Path) -> i64 {
+    if !db.exists() {
+        return 0;
+    }
+    let out = Command::new("sqlite3")
+        .arg(db)
+        .arg("SELECT COUNT(*) FROM runs")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+#[test]
+fn bad_plans_are_one_clear_line() {
+    let dir = scratch("bad");
+    let plan = dir.join("bad.toml");
+    std::fs::write(
+        &plan,
+        "[experiment]\nname = \"b\"\n[axes]\nserver = [\"nginx\"]\nhandlr = [\"static\"]\n",
+    )
+    .unwrap();
+    let out = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.toml:5: unknown field `handlr`"), "{err}");
+    let out = dualbench()
+        .arg("experiment")
+        .arg(dir.join("missing.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("cannot read plan"));
+    let out = dualbench()
+        .args(["results", "list", "--db"])
+        .arg(dir.join("none.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("no results database at"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,981 @@
+//! End-to-end tests of `dualbench monitor`, `capture` and `analyze` through the binary:
+//! a known exchange over 127.0.0.1 and ::1 captured on `lo` and analysed exactly (and
+//! cross-checked with tshark), a monitor that sees a busy process's CPU, a monitor inside
+//! a namespace this test creates and removes, and bad input failing with one clear line.
+//! Every loop is bounded; servers and clients are this test's own, on loopback only.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dualbench")
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A name unique to this test process and call.
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}n{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A directory of this test's own, removed (with what is in it) when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file in a fresh directory of its own; keep the directory guard alive while it is used.
+fn temp_file(name: &str) -> (TempDir, PathBuf) {
+    let dir = std::env::temp_dir().join(unique("dualbench-observe-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    (TempDir(dir), file)
+}
+
+/// Listeners on 127.0.0.1 and ::1 sharing one port (so one capture filter sees both).
+fn listeners() -> (TcpListener, TcpListener) {
+    for _ in 0..50 {
+        let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = v4.local_addr().unwrap().port();
+        if let Ok(v6) = TcpListener::bind(SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port)) {
+            return (v4, v6);
+        }
+    }
+    panic!("no port free on both 127.0.0.1 and ::1");
+}
+
+/// Serve `count` connections: read the request; `/reset` answers with a RST, `/short`
+/// promises 100 bytes and sends 10, anything else gets `Content-Length: 1000` and 1000 bytes.
+fn serve(listener: TcpListener, count: usize) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for _ in 0..count {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "client closed early");
+                req.extend_from_slice(&buf[..n]);
+            }
+            if req.starts_with(b"GET /reset ") {
+                socket_linger_zero(&s);
+            } else if req.starts_with(b"GET /short ") {
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+                    .unwrap();
+            } else {
+                s.write_all(&response()).unwrap();
+            }
+        }
+    })
+}
+
+fn response() -> Vec<u8> {
+    let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n".to_vec();
+    r.extend(std::iter::repeat_n(b'x', 1000));
+    r
+}
+
+fn socket_linger_zero(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger: [i32; 2] = [1, 0];
+    // SAFETY: setsockopt reads the 8-byte linger struct we pass.
+    let rc = unsafe { setsockopt(s.as_raw_fd(), 1, 13, linger.as_ptr().cast(), 8) };
+    assert_eq!(rc, 0, "SO_LINGER");
+}
+
+extern "C" {
+    fn setsockopt(fd: i32, level: i32, name: i32, value: *const std::ffi::c_void, len: u32) -> i32;
+}
+
+/// One client connection: send the request, read until the server closes.
+fn fetch(addr: SocketAddr, path: &str) -> (usize, usize) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
+    s.write_all(request.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got); // a reset ends with an error: what came is what counts
+    (request.len(), got.len())
+}
+
+/// Start `dualbench capture` and wait until it says it is capturing.
+fn start_capture(args: &[&str]) -> Child {
+    let mut child = Command::new(bin())
+        .arg("capture")
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.starts_with("capturing on"),
+        "capture did not start: {line}"
+    );
+    child
+}
+
+/// SIGTERM the capture (it must stop cleanly and report), then its summary line.
+fn stop(child: &mut Child) -> String {
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { kill(child.id() as i32, 15) };
+    finish(child)
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Wait for the capture to exit successfully; its standard error.
+fn finish(child: &mut Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_string(&mut err).unwrap();
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "capture failed: {err}");
+    err
+}
+
+fn analyze_csv(file: &PathBuf) -> Vec<std::collections::HashMap<String, String>> {
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "csv"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn capture_and_analyze_a_known_exchange() {
+    let (v4, v6) = listeners();
+    let port = v4.local_addr().unwrap().port();
+    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
+    let paths = ["/a", "/b", "/c", "/reset", "/short"];
+    let servers = [serve(v4, paths.len()), serve(v6, paths.len())];
+    let (_dir, file) = temp_file("known.pcap");
+    let port_text = port.to_string();
+    let mut capture = start_capture(&[
+        "--iface",
+        "lo",
+        "--port",
+        &port_text,
+        "-w",
+        file.to_str().unwrap(),
+        "--duration",
+        "60",
+    ]);
+    let mut sent = [[0usize; 2]; 2]; // [family][request bytes, response bytes]
+    for (f, addr) in addrs.iter().enumerate() {
+        for path in paths {
+            let (req, resp) = fetch(*addr, path);
+            sent[f][0] += req;
+            sent[f][1] += resp;
+        }
+    }
+    servers.into_iter().for_each(|s| s.join().unwrap());
+    let summary = stop(&mut capture);
+    assert!(summary.contains(" 0 dropped"), "{summary}");
+
+    let rows = analyze_csv(&file);
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    for (f, family) in ["ipv4", "ipv6"].iter().enumerate() {
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == *family).collect();
+        assert_eq!(of.len(), 5);
+        let sum = |k: &str| {
+            of.iter()
+                .map(|r| r[k].parse::<usize>().unwrap())
+                .sum::<usize>()
+        };
+        assert_eq!(sum("bytes_to_server"), sent[f][0], "{family} request bytes");
+        assert_eq!(
+            sum("bytes_to_client"),
+            sent[f][1],
+            "{family} response bytes"
+        );
+        assert_eq!(sum("requests"), 5);
+        assert_eq!(
+            sum("retransmissions_to_server") + sum("retransmissions_to_client"),
+            0
+        );
+        let closes: Vec<&str> = of.iter().map(|r| r["close"].as_str()).collect();
+        assert_eq!(
+            closes,
+            ["normal", "normal", "normal", "reset", "protocol_error"],
+            "{family}"
+        );
+        assert!(of
+            .iter()
+            .all(|r| !r["handshake_rtt_us"].is_empty() && !r["delay_us"].is_empty()));
+        assert_eq!(of[3]["end"], "rst");
+        assert_eq!(of[0]["end"], "fin");
+    }
+    cross_check_with_tshark(&file, &rows);
+}
+
+/// tshark (Debian's) on the same file: per connection the handshake RTT
+/// (`tcp.analysis.initial_rtt`), payload bytes each way and retransmissions must agree.
+fn cross_check_with_tshark(file: &PathBuf, rows: &[std::collections::HashMap<String, String>]) {
+    let fields = [
+        "tcp.stream",
+        "tcp.srcport",
+        "tcp.len",
+        "tcp.analysis.initial_rtt",
+        "tcp.analysis.retransmission",
+    ];
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
+        .arg(file)
+        .args(["-T", "fields", "-E", "separator=;"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = match cmd.stderr(Stdio::null()).output() {
+        Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap(),
+        _ => panic!("tshark is needed for this test (Debian package tshark)"),
+    };
+    let mut streams: std::collections::BTreeMap<u32, (f64, [usize; 2], usize)> = Default::default();
+    for line in out.lines() {
+        let c: Vec<&str> = line.split(';').collect();
+        let e = streams.entry(c[0].parse().unwrap()).or_default();
+        let server_port: u16 = rows[0]["server"]
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let to_client = c[1].parse::<u16>().unwrap() == server_port;
+        if c[4].is_empty() {
+            e.1[to_client as usize] += c[2].parse::<usize>().unwrap_or(0);
+        } else {
+            e.2 += 1;
+        }
+        if let Ok(rtt) = c[3].parse::<f64>() {
+            e.0 = rtt * 1e6;
+        }
+    }
+    assert_eq!(streams.len(), rows.len());
+    for (row, (_, (rtt, bytes, retrans))) in rows.iter().zip(streams) {
+        let ours: f64 = row["handshake_rtt_us"].parse().unwrap();
+        assert!(
+            (ours - rtt).abs() < 0.01,
+            "handshake RTT {ours} µs vs tshark {rtt} µs"
+        );
+        assert_eq!(row["bytes_to_server"].parse::<usize>().unwrap(), bytes[0]);
+        assert_eq!(row["bytes_to_client"].parse::<usize>().unwrap(), bytes[1]);
+        assert_eq!(retrans, 0);
+    }
+}
+
+#[test]
+fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
+    let (v4, v6) = listeners();
+    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
+    let servers = [serve(v4, 2), serve(v6, 2)];
+    let (_dir, file) = temp_file("bounded.pcapng");
+    let port = addrs[0].port().to_string();
+    let mut capture = start_capture(&[
+        "--iface",
+        "lo",
+        "--port",
+        &port,
+        "-w",
+        file.to_str().unwrap(),
+        "--count",
+        "7",
+    ]);
+    for addr in addrs {
+        fetch(addr, "/");
+        fetch(addr, "/");
+    }
+    servers.into_iter().for_each(|s| s.join().unwrap());
+    let summary = finish(&mut capture);
+    assert!(
+        summary.contains("captured 7 packets") && summary.contains("stopped by count"),
+        "{summary}"
+    );
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&file)
+        .args(["-T", "fields", "-e", "frame.number"])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 7);
+}
+
+/// A process's CPU in a CSV monitor output, one value per full-length sample (the last,
+/// shorter sample taken at the stop is left out: 10 ms clock ticks make it coarse).
+fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<f64> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (cpu, interval) = (
+        column(&format!("process.{pid}.cpu_pct")),
+        column("interval_s"),
+    );
+    let cells = |l: &str| {
+        l.split(',')
+            .map(|c| c.parse::<f64>().unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
+    lines
+        .map(cells)
+        .filter(|c| c[interval] > interval_s * 0.9)
+        .map(|c| c[cpu])
+        .collect()
+}
+
+#[test]
+fn monitor_sees_a_busy_process() {
+    // Asleep for 1.2 s, then spinning; bounded: killed by pid below, ends by itself in 30 s.
+    let spin = "select(undef, undef, undef, 1.2); my $end = time + 30; 1 while time < $end";
+    let mut process = Command::new("perl").args(["-e", spin]).spawn().unwrap();
+    let pid = process.id().to_string();
+    let args = [
+        "monitor",
+        "--pid",
+        &pid,
+        "--interval",
+        "500ms",
+        "--duration",
+        "3s",
+        "--format",
+        "csv",
+    ];
+    let out = Command::new(bin()).args(args).output().unwrap();
+    let _ = process.kill();
+    let _ = process.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("monotonic_ns,unix_ns,interval_s,"));
+    let cpu = cpu_column(&csv, process.id(), 0.5);
+    assert!(cpu.len() >= 6, "{csv}");
+    // 0.5–1.0 s: asleep. 1.5–3.0 s: spinning — a loaded 2-core machine may give it far
+    // less than a core, but it rises well above the idle level.
+    let (idle, busy) = (cpu[1], (cpu[3] + cpu[4] + cpu[5]) / 3.0);
+    assert!(idle < 4.0, "CPU while asleep: {cpu:?}");
+    assert!(
+        busy > 5.0 && busy > 3.0 * idle,
+        "CPU while spinning: {cpu:?}"
+    );
+}
+
+#[test]
+fn monitor_reads_the_namespace_it_is_given() {
+    let ns = unique("obs");
+    let ok = Command::new("ip")
+        .args(["netns", "add", &ns])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "ip netns add {ns} failed (needs root and iproute2)");
+    let veth = unique("ov");
+    let peer = format!("{veth}p");
+    let _ = Command::new("ip")
+        .args([
+            "-n", &ns, "link", "add", &veth, "type", "veth", "peer", "name", &peer,
+        ])
+        .status();
+    let out = Command::new(bin())
+        .args([
+            "monitor",
+            "--netns",
+            &ns,
+            "--interval",
+            "200ms",
+            "--duration",
+            "0.5s",
+        ])
+        .output();
+    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
+    let out = out.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = String::from_utf8(out.stdout).unwrap();
+    let first = first.lines().next().unwrap();
+    let interfaces =
+        &first[first.find("\"interfaces\":{").unwrap()..first.find("\"ip\":{").unwrap()];
+    assert!(
+        interfaces.contains("\"lo\"") && interfaces.contains(&format!("\"{veth}\"")),
+        "{interfaces}"
+    );
+    assert!(
+        !interfaces.contains("\"eth0\""),
+        "host interfaces leaked in: {interfaces}"
+    );
+    assert!(first.contains("\"tcp\":{\"both\":"), "{first}");
+}
+
+fn fails_with(args: &[&str], code: i32, words: &str) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(words), "{args:?}: {err}");
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let started = Instant::now();
+    fails_with(
+        &[
+            "capture",
+            "--iface",
+            "nosuchif0",
+            "-w",
+            "/tmp/x.pcap",
+            "--count",
+            "1",
+        ],
+        2,
+        "no interface named 'nosuchif0'",
+    );
+    fails_with(
+        &[
+            "capture",
+            "--iface",
+            "lo",
+            "--netns",
+            "no-such-ns",
+            "-w",
+            "/tmp/x.pcap",
+        ],
+        2,
+        "network namespace 'no-such-ns' not found",
+    );
+    fails_with(
+        &["capture", "--iface", "lo", "-w", "/nonexistent/dir/x.pcap"],
+        2,
+        "cannot create /nonexistent/dir/x.pcap",
+    );
+    let (_dir, junk) = temp_file("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture").unwrap();
+    fails_with(
+        &["analyze", junk.to_str().unwrap()],
+        2,
+        "not a pcap or pcapng file",
+    );
+    fails_with(
+        &["analyze", "/nonexistent.pcap"],
+        2,
+        "cannot open /nonexistent.pcap",
+    );
+    fails_with(&["monitor", "--pid", "999999999"], 2, "no such process");
+    fails_with(&["monitor", "--interval", "fast"], 2, "not a duration");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// Flatten a JSON document into `path=value` lines with perl's core JSON::PP (perl is among
+/// the test machine's packages; the binary crate has no JSON parser of its own to lend).
+fn flatten_json(json: &[u8]) -> std::collections::HashMap<String, String> {
+    let script = r#"local $/; my $j = JSON::PP::decode_json(<STDIN>);
+        sub walk { my ($p, $v) = @_;
+          if (ref $v eq "HASH") { walk("$p.$_", $v->{$_}) for sort keys %$v }
+          elsif (ref $v eq "ARRAY") { walk("$p.$_", $v->[$_]) for 0..$#$v }
+          else { print substr($p, 1), "=", (defined $v ? $v : ""), "\n" } }
+        walk("", $j);"#;
+    let mut perl = Command::new("perl")
+        .args(["-MJSON::PP", "-e", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    perl.stdin.take().unwrap().write_all(json).unwrap();
+    let out = perl.wait_with_output().unwrap();
+    assert!(out.status.success(), "perl could not read the JSON");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+}
+
+/// `dualbench serve` on 127.0.0.1 and ::1 at one port; killed by pid when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server() -> (Server, u16) {
+    for _ in 0..20 {
+        let (v4, v6) = listeners();
+        let port = v4.local_addr().unwrap().port();
+        drop((v4, v6));
+        let mut child = Command::new(bin())
+            .args([
+                "serve",
+                "--workers",
+                "1",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--listen",
+                &format!("[::1]:{port}"),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let up = (0..2).all(|_| {
+            lines
+                .next()
+                .is_some_and(|l| l.is_ok_and(|l| l.starts_with("listening on")))
+        });
+        if up {
+            return (Server(child), port);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!("dualbench serve did not start");
+}
+
+/// A `run` against the built-in server, captured and analysed: connections, bytes each
+/// way, close classes and the family split match run's own report exactly.
+#[test]
+fn analysis_of_a_run_matches_the_run() {
+    let (_server, port) = start_server();
+    let (_dir, file) = temp_file("run.pcap");
+    let port_text = port.to_string();
+    let mut capture = start_capture(&[
+        "--iface",
+        "lo",
+        "--port",
+        &port_text,
+        "-w",
+        file.to_str().unwrap(),
+        "--duration",
+        "60",
+    ]);
+    let urls: Vec<String> = ["/", "/reset", "/bytes/3000", "/close"]
+        .iter()
+        .flat_map(|path| {
+            [
+                format!("http://127.0.0.1:{port}{path}"),
+                format!("http://[::1]:{port}{path}"),
+            ]
+        })
+        .collect();
+    let run = Command::new(bin())
+        .args([
+            "run", "-q", "-n", "80", "-c", "3", "-s", "10", "--format", "json",
+        ])
+        .args(&urls)
+        .output()
+        .unwrap();
+    let summary = stop(&mut capture);
+    assert!(summary.contains(" 0 dropped"), "{summary}");
+    let run = flatten_json(&run.stdout);
+    assert_eq!(
+        run.get("requests.total").map(String::as_str),
+        Some("80"),
+        "{run:?}"
+    );
+
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        let field = |k: &str| {
+            run.get(&format!("families.{family}.{k}"))
+                .unwrap_or_else(|| panic!("run has no {family}.{k}"))
+                .clone()
+        };
+        assert_eq!(
+            of.len().to_string(),
+            field("connections"),
+            "{family} connections"
+        );
+        let sum = |k: &str| {
+            of.iter()
+                .map(|r| r[k].parse::<u64>().unwrap())
+                .sum::<u64>()
+                .to_string()
+        };
+        assert_eq!(
+            sum("bytes_to_server"),
+            field("request_bytes"),
+            "{family} request bytes"
+        );
+        assert_eq!(
+            sum("bytes_to_client"),
+            field("bytes"),
+            "{family} response bytes"
+        );
+        for class in [
+            "normal",
+            "reset",
+            "timeout",
+            "refused",
+            "unreachable",
+            "protocol_error",
+        ] {
+            let ours = of
+                .iter()
+                .filter(|r| r["close"] == class)
+                .count()
+                .to_string();
+            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+        }
+        assert_eq!(
+            field("close.reset"),
+            "10",
+            "{family}: the /reset quarter of the run"
+        );
+        assert_eq!(
+            field("close.protocol_error"),
+            "10",
+            "{family}: the /close quarter"
+        );
+    }
+    cross_check_with_tshark(&file, &rows);
+}
+
+/// `--iface any`: Linux cooked (SLL2) frames from every interface, loopback packets once.
+#[test]
+fn capture_on_any_writes_linux_cooked_frames() {
+    let (v4, v6) = listeners();
+    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
+    let servers = [serve(v4, 1), serve(v6, 1)];
+    let (_dir, file) = temp_file("any.pcap");
+    let port = addrs[0].port().to_string();
+    let mut capture = start_capture(&[
+        "--iface",
+        "any",
+        "--port",
+        &port,
+        "-w",
+        file.to_str().unwrap(),
+    ]);
+    let sent: Vec<(usize, usize)> = addrs.iter().map(|a| fetch(*a, "/")).collect();
+    servers.into_iter().for_each(|s| s.join().unwrap());
+    stop(&mut capture);
+    let rows = analyze_csv(&file);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (row, (request, response)) in rows.iter().zip(sent) {
+        assert_eq!(row["bytes_to_server"], request.to_string());
+        assert_eq!(row["bytes_to_client"], response.to_string());
+        assert_eq!(row["close"], "normal");
+    }
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&file)
+        .args(["-T", "fields", "-e", "frame.protocols"])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let protocols = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        protocols.lines().all(|l| l.starts_with("sll:ethertype:ip")),
+        "{protocols}"
+    );
+    let frames = rows.iter().map(|r| {
+        r["packets_to_server"].parse::<usize>().unwrap()
+            + r["packets_to_client"].parse::<usize>().unwrap()
+    });
+    assert_eq!(
+        protocols.lines().count(),
+        frames.sum::<usize>(),
+        "each loopback packet once"
+    );
+    // The same packets rewritten by Wireshark's editcap (its own pcapng and µs pcap writers).
+    for format in ["pcapng", "pcap"] {
+        let copy = file.with_extension(format!("editcap.{format}"));
+        let ok = Command::new("editcap")
+            .args(["-F", format])
+            .arg(&file)
+            .arg(&copy)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "editcap (Debian package wireshark-common, with tshark) failed"
+        );
+        let again = analyze_csv(&copy);
+        let key = |r: &std::collections::HashMap<String, String>| {
+            [
+                "family",
+                "client",
+                "server",
+                "bytes_to_server",
+                "bytes_to_client",
+                "close",
+            ]
+            .map(|k| r[k].clone())
+        };
+        assert_eq!(
+            again.iter().map(key).collect::<Vec<_>>(),
+            rows.iter().map(key).collect::<Vec<_>>(),
+            "{format}"
+        );
+    }
+}
+
+/// Two namespaces this test creates and removes: a client and a router joined by a veth
+/// pair (198.18.0.0/24, 2001:2::/64); the router answers 198.18.9.0/24 and 2001:2:0:9::/64
+/// with ICMP "unreachable" and serves HTTP itself.
+struct Routed {
+    client: String,
+    router: String,
+}
+
+impl Routed {
+    fn new() -> Routed {
+        let routed = Routed {
+            client: unique("oc"),
+            router: unique("or"),
+        };
+        let (c, r) = (routed.client.as_str(), routed.router.as_str());
+        let steps: [&[&str]; 16] = [
+            &["netns", "add", c],
+            &["netns", "add", r],
+            &[
+                "-n", c, "link", "add", "c0", "type", "veth", "peer", "name", "r0", "netns", r,
+            ],
+            &["-n", c, "addr", "add", "198.18.0.1/24", "dev", "c0"],
+            &["-n", c, "addr", "add", "2001:2::1/64", "dev", "c0", "nodad"],
+            &["-n", r, "addr", "add", "198.18.0.2/24", "dev", "r0"],
+            &["-n", r, "addr", "add", "2001:2::2/64", "dev", "r0", "nodad"],
+            &["-n", c, "link", "set", "c0", "up"],
+            &["-n", r, "link", "set", "r0", "up"],
+            &["-n", r, "link", "set", "lo", "up"],
+            &["netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"],
+            &[
+                "netns",
+                "exec",
+                r,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.forwarding=1",
+            ],
+            &[
+                "-n",
+                c,
+                "route",
+                "add",
+                "198.18.9.0/24",
+                "via",
+                "198.18.0.2",
+            ],
+            &[
+                "-n",
+                c,
+                "-6",
+                "route",
+                "add",
+                "2001:2:0:9::/64",
+                "via",
+                "2001:2::2",
+            ],
+            &["-n", r, "route", "add", "unreachable", "198.18.9.0/24"],
+            &[
+                "-n",
+                r,
+                "-6",
+                "route",
+                "add",
+                "unreachable",
+                "2001:2:0:9::/64",
+            ],
+        ];
+        for step in steps {
+            let ok = Command::new("ip")
+                .args(step)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {} failed (needs root and iproute2)", step.join(" "));
+        }
+        routed
+    }
+
+    fn exec(&self, ns: &str) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, bin()]);
+        cmd
+    }
+}
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        for ns in [&self.client, &self.router] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// A capture inside a namespace (`--netns`) of real veth Ethernet frames: normal requests
+/// to the router's server and connections the router reports unreachable by ICMP, analysed
+/// with the same close classes and family split as the run that made them.
+#[test]
+fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
+    let net = Routed::new();
+    let mut server = net.exec(&net.router);
+    let server = server.args([
+        "serve",
+        "--workers",
+        "1",
+        "--listen",
+        "198.18.0.2:8080",
+        "--listen",
+        "[2001:2::2]:8080",
+    ]);
+    let mut server = Server(
+        server
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
+    assert!(
+        (0..2).all(|_| lines.next().is_some_and(|l| l.is_ok())),
+        "serve did not start"
+    );
+    let (_dir, file) = temp_file("routed.pcap");
+    let mut capture = start_capture(&[
+        "--netns",
+        &net.client,
+        "--iface",
+        "c0",
+        "-w",
+        file.to_str().unwrap(),
+    ]);
+    let urls = [
+        "http://198.18.0.2:8080/",
+        "http://[2001:2::2]:8080/",
+        "http://198.18.9.1/",
+        "http://[2001:2:0:9::1]/",
+    ];
+    let run = net
+        .exec(&net.client)
+        .args([
+            "run", "-q", "-n", "8", "-c", "1", "-s", "5", "--format", "json",
+        ])
+        .args(urls)
+        .output()
+        .unwrap();
+    stop(&mut capture);
+    drop(server);
+    let run = flatten_json(&run.stdout);
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let field = |k: &str| {
+            run.get(&format!("families.{family}.{k}"))
+                .cloned()
+                .unwrap_or_else(|| panic!("{family}.{k}: {run:?}"))
+        };
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        assert_eq!(of.len().to_string(), field("connections"));
+        for class in ["normal", "unreachable", "timeout", "reset"] {
+            let ours = of
+                .iter()
+                .filter(|r| r["close"] == class)
+                .count()
+                .to_string();
+            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+        }
+        assert_eq!(field("close.unreachable"), "2", "{family}");
+        assert_eq!(field("close.normal"), "2", "{family}");
+    }
+}
+
+/// `--name` is looked up at every sample: processes started later join their group.
+#[test]
+fn monitor_by_name_follows_new_processes() {
+    let name = unique("dbs");
+    let (_dir, copy) = temp_file(&name);
+    std::fs::copy("/bin/sleep", &copy).unwrap();
+    let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
+    let mut children = vec![spawn()];
+    let monitor = Command::new(bin())
+        .args([
+            "monitor",
+            "--name",
+            &name,
+            "--interval",
+            "200ms",
+            "--duration",
+            "1.4s",
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    children.push(spawn());
+    children.push(spawn());
+    let out = monitor.wait_with_output();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = out.unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = format!("process_groups.{name}.processes");
+    let at = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no {column}: {header:?}"));
+    let counts: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(at).unwrap())
+        .collect();
+    assert_eq!(counts.first(), Some(&"1"), "{counts:?}");
+    assert_eq!(counts.last(), Some(&"3"), "{counts:?}");
+}

@@ -1,0 +1,243 @@
+//! `dualbench serve` as a user runs it: listening lines on stdout, requests over 127.0.0.1
+//! and ::1, SIGTERM/SIGINT ending it with exit 0, and one-line usage errors with exit 2.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dualbench");
+
+fn host_has_ipv6() -> bool {
+    TcpListener::bind("[::1]:0").is_ok()
+}
+
+/// A running `dualbench serve` and the addresses it announced.
+struct Served {
+    child: Child,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Served {
+    /// Start with `args` and read `expected` "listening on" lines from stdout.
+    fn start(args: &[&str], expected: usize) -> Served {
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dualbench runs");
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let mut addrs = Vec::new();
+        for _ in 0..expected {
+            let mut line = String::new();
+            lines.read_line(&mut line).unwrap();
+            let addr = line
+                .trim_end()
+                .strip_prefix("listening on http://")
+                .and_then(|rest| rest.strip_suffix('/'))
+                .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+            addrs.push(addr.parse().expect("an address"));
+        }
+        Served { child, addrs }
+    }
+
+    /// Send `signal` (by name, as `kill -s` takes it) and wait up to 10 s for the exit.
+    fn signal_and_wait(mut self, signal: &str) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("sh")
+            .args(["-c", &format!("kill -s {signal} {pid}")])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        panic!("dualbench serve did not exit within 10 s of SIG{signal}");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn serves_both_families_until_sigterm() {
+    let v6 = host_has_ipv6();
+    let served = Served::start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--listen",
+            "[::1]:0",
+            "--workers",
+            "2",
+        ],
+        if v6 { 2 } else { 1 },
+    );
+    assert!(served.addrs[0].is_ipv4() && served.addrs[0].port() != 0);
+    if v6 {
+        assert!(served.addrs[1].is_ipv6() && served.addrs[1].port() != 0);
+    }
+    for &addr in &served.addrs {
+        let text = get(addr, "/");
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.contains("\r\nContent-Length: 45\r\n"));
+        assert!(text.ends_with("<html><body><h1>It works!</h1></body></html>\n"));
+        assert!(get(addr, "/status/418").starts_with("HTTP/1.1 418 Unknown\r\n"));
+    }
+    let addrs = served.addrs.clone();
+    let status = served.signal_and_wait("TERM");
+    assert_eq!(status.code(), Some(0));
+    for addr in addrs {
+        assert!(
+            TcpStream::connect(addr).is_err(),
+            "{addr} still listening after exit"
+        );
+    }
+}
+
+#[test]
+fn sigint_with_open_connections_exits_0() {
+    let served = Served::start(&["--listen", "127.0.0.1:0"], 1);
+    let mut stalled = TcpStream::connect(served.addrs[0]).unwrap();
+    stalled.write_all(b"GET /stall HTTP/1.1\r\n\r\n").unwrap();
+    let _idle = TcpStream::connect(served.addrs[0]).unwrap();
+    assert_eq!(served.signal_and_wait("INT").code(), Some(0));
+}
+
+#[test]
+fn serves_a_root_directory() {
+    let root = std::env::temp_dir().join(format!("dualbench-serve-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("page.html"), "<p>4 KB page</p>").unwrap();
+    let served = Served::start(
+        &["--listen", "127.0.0.1:0", "--root", root.to_str().unwrap()],
+        1,
+    );
+    let text = get(served.addrs[0], "/page.html");
+    assert!(
+        text.contains("\r\nContent-Type: text/html\r\nContent-Length: 16\r\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\r\n\r\n<p>4 KB page</p>"));
+    assert!(get(served.addrs[0], "/nope.html").starts_with("HTTP/1.1 404 Not Found\r\n"));
+    assert_eq!(served.signal_and_wait("TERM").code(), Some(0));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Run `dualbench serve ARGS` expecting a quick failure; returns (exit code, stderr).
+fn fails(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(BIN).arg("serve").args(args).output().unwrap();
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = busy.local_addr().unwrap().to_string();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--listen", "localhost:80"], "--listen"),
+        (&["--listen", "[::1]"], "ADDR:PORT"),
+        (
+            &[
+                "--listen",
+                "127.0.0.1:0",
+                "--root",
+                "/nonexistent/dualbench",
+            ],
+            "--root",
+        ),
+        (&["--listen", &busy], "another program uses that port"),
+        (&["--workers", "0"], "--workers"),
+    ];
+    for (args, needle) in cases {
+        let (code, stderr) = fails(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?}: one line, got {stderr:?}"
+        );
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: {stderr:?} should mention {needle:?}"
+        );
+    }
+}
+
+/// Whether this process may create network namespaces (root in CI); tests needing one skip
+/// with a note otherwise.
+fn can_unshare_net() -> bool {
+    Command::new("unshare")
+        .args(["--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_host_without_ipv6_serves_ipv4_and_says_so() {
+    if !can_unshare_net() {
+        eprintln!("skipped: cannot create a network namespace (needs root and unshare)");
+        return;
+    }
+    // A fresh namespace, removed when the process exits: lo up, IPv6 switched off.
+    let script = format!(
+        "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/lo/disable_ipv6; \
+         ip link set lo up; exec {BIN} serve --listen 127.0.0.1:0 --listen [::1]:0"
+    );
+    let mut child = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut note = String::new();
+    stderr.read_line(&mut note).unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let served = Served {
+        child,
+        addrs: Vec::new(),
+    };
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("listening on http://127.0.0.1:"),
+        "{line:?}"
+    );
+    assert!(
+        note.starts_with("dualbench serve: no IPv6 on this host"),
+        "{note:?}"
+    );
+    assert!(note.trim_end().ends_with("serving IPv4 only"), "{note:?}");
+    assert_eq!(served.signal_and_wait("TERM").code(), Some(0));
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "one line on stderr only");
+}

@@ -1,0 +1,584 @@
+//! `dualbench testbed` end to end, as root: topology errors, the golden dry-run plan, a
+//! routed testbed carrying traffic in both families, a 100 Mbit/s shaped link measured at
+//! its rate, and recovery after the controller is SIGKILLed mid-build. Every testbed gets
+//! a name unique to this process and a private state directory; each test removes only
+//! what it made (by `down`, which removes only what the state file lists).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dualbench")
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+/// A testbed name no other test process uses (at most 12 characters) and its state root.
+struct Bed {
+    name: String,
+    root: PathBuf,
+}
+
+impl Bed {
+    fn new(tag: &str) -> Bed {
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let name = format!("{tag}{}x{n}", std::process::id() % 100_000);
+        let root =
+            std::env::temp_dir().join(format!("dualbench-testbed-{}-{n}", std::process::id()));
+        Bed { name, root }
+    }
+
+    fn cmd(&self, sub: &str) -> Command {
+        let mut c = Command::new(bin());
+        c.args(["testbed", sub, "--name", &self.name, "--state-dir"])
+            .arg(&self.root);
+        c
+    }
+
+    fn up(&self, file: &Path) -> Output {
+        self.cmd("up").arg(file).output().unwrap()
+    }
+
+    fn exec(&self, host: &str, argv: &[&str]) -> Output {
+        self.cmd("exec")
+            .arg(host)
+            .arg("--")
+            .args(argv)
+            .output()
+            .unwrap()
+    }
+
+    fn down(&self) -> Output {
+        self.cmd("down").output().unwrap()
+    }
+
+    fn namespaces(&self) -> Vec<String> {
+        let prefix = format!("db-{}-", self.name);
+        let list = std::fs::read_dir("/run/netns")
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_else(|_| Vec::new());
+        list.into_iter()
+            .filter(|n: &String| n.starts_with(&prefix))
+            .collect()
+    }
+
+    /// After `down`: no namespace, no /etc/netns entry, no state, no veth of ours anywhere
+    /// in the root namespace, and none of the given processes.
+    fn assert_gone(&self, pids: &[u32]) {
+        self.assert_gone_but_logs(pids);
+        assert!(!self.root.join(&self.name).exists());
+    }
+
+    /// As `assert_gone`, but a rolled-back `up` keeps its logs directory for reading.
+    fn assert_gone_but_logs(&self, pids: &[u32]) {
+        assert!(!self.root.join(&self.name).join("state.json").exists());
+        assert_eq!(self.namespaces(), Vec::<String>::new());
+        let etc: Vec<String> = std::fs::read_dir("/etc/netns")
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            !etc.iter()
+                .any(|n| n.starts_with(&format!("db-{}-", self.name))),
+            "{etc:?}"
+        );
+        let links = Command::new("ip")
+            .args(["-o", "link", "show", "type", "veth"])
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&links.stdout).contains(&self.name));
+        for pid in pids {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            assert!(
+                stat.is_empty() || stat.contains(") Z "),
+                "process {pid} survived down: {stat}"
+            );
+        }
+    }
+}
+
+fn is_root() -> bool {
+    let root = unsafe_geteuid() == 0;
+    if !root {
+        eprintln!("skipped: needs root to create namespaces");
+    }
+    root
+}
+
+fn unsafe_geteuid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("Uid:").map(|r| {
+                    r.split_whitespace()
+                        .nth(1)
+                        .unwrap_or("1")
+                        .parse()
+                        .unwrap_or(1)
+                })
+            })
+        })
+        .unwrap_or(1)
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).to_string()
+}
+
+/// A copy of a topology file with extra lines, in the test's state root.
+fn topology(bed: &Bed, base: &str, extra: &str) -> PathBuf {
+    std::fs::create_dir_all(&bed.root).unwrap();
+    let path = bed.root.join(format!("{}.toml", bed.name));
+    std::fs::write(&path, format!("{base}\n{extra}")).unwrap();
+    path
+}
+
+#[test]
+fn bad_files_are_refused_with_file_line_and_key() {
+    let bed = Bed::new("e");
+    let cases = [
+        ("[[host]]\nname = \"a\"\ncolour = 1\n", ":3:1: unknown field `colour`"),
+        ("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"nope\"\n", ":5:5: key 'b': no host, router or switch named 'nope'"),
+        ("[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n", ":4:8: key 'name': duplicate name 'a'"),
+        ("[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"0kbit\"\n", ":8:8: key 'rate': rate '0kbit' is impossible"),
+    ];
+    for (body, want) in cases {
+        let file = topology(&bed, body, "");
+        let out = bed.cmd("up").arg(&file).output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with(&format!("dualbench: {}{want}", file.display())),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(bed.namespaces().is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn dry_run_prints_the_golden_plan_and_touches_nothing() {
+    let out = Command::new(bin())
+        .args(["testbed", "up", "--dry-run"])
+        .arg(repo("testbeds/routed.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let golden = std::fs::read_to_string(repo("crates/testbed/tests/golden/routed.plan")).unwrap();
+    assert_eq!(text(&out.stdout), golden);
+}
+
+/// The pids `status` reports, e.g. "service web on server: pid 123, running".
+fn status_pids(bed: &Bed) -> Vec<u32> {
+    let out = bed.cmd("status").output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("pid ").nth(1)?.split(',').next()?.parse().ok())
+        .collect()
+}
+
+/// Completed requests per family (IPv4, IPv6) from `dualbench run` output: the
+/// `dualbench.run/1` JSON (`families.ipv4.completed`), or the text report's family lines.
+fn completed(report: &str) -> (Option<u64>, Option<u64>) {
+    let compact: String = report.chars().filter(|c| !c.is_whitespace()).collect();
+    let from_json = |family: &str| {
+        let rest = compact
+            .split("\"families\":")
+            .nth(1)?
+            .split(&format!("\"{family}\":"))
+            .nth(1)?;
+        rest.split("\"completed\":")
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let from_text = |label: &str| {
+        let line = report.lines().find(|l| l.trim_start().starts_with(label))?;
+        line.split("completed")
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    (
+        from_json("ipv4").or_else(|| from_text("IPv4:")),
+        from_json("ipv6").or_else(|| from_text("IPv6:")),
+    )
+}
+
+/// `dualbench run -n N -c C URL` from `host`: the report (JSON if it has per-family counts,
+/// else text) and the completed requests per family.
+fn run_in(
+    bed: &Bed,
+    host: &str,
+    n: &str,
+    c: &str,
+    url: &str,
+) -> (String, (Option<u64>, Option<u64>)) {
+    let mut report = String::new();
+    for format in ["json", "text"] {
+        let out = bed.exec(
+            host,
+            &[
+                "dualbench",
+                "run",
+                "-n",
+                n,
+                "-c",
+                c,
+                "--format",
+                format,
+                url,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        report = text(&out.stdout);
+        if completed(&report) != (None, None) {
+            break;
+        }
+    }
+    let counts = completed(&report);
+    (report, counts)
+}
+
+#[test]
+fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("r");
+    let file = repo("testbeds/routed.toml");
+    let out = bed.up(&file);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again = bed.up(&file);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("run `dualbench testbed down"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    assert!(
+        status.contains("198.18.2.2/24      2001:2:0:2::2/64"),
+        "{status}"
+    );
+    assert!(
+        status.contains("r1 -> server: rate 1gbit (htb)"),
+        "{status}"
+    );
+    let pids = status_pids(&bed);
+    assert_eq!(pids.len(), 1, "{status}");
+
+    let hosts = text(&bed.exec("client", &["cat", "/etc/hosts"]).stdout);
+    assert!(hosts.contains("2001:2:0:2::2\tserver server-v6"), "{hosts}");
+    // `server` resolves to both families; run interleaves them exactly 1:1.
+    let (report, counts) = run_in(&bed, "client", "200", "5", "http://server/");
+    assert_eq!(counts, (Some(100), Some(100)), "{report}");
+    // exec passes the command's exit status through.
+    let status = bed.exec("server", &["sh", "-c", "exit 3"]).status;
+    assert_eq!(status.code(), Some(3));
+    let out = bed.down();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.assert_gone(&pids);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+/// Bytes sent so far on `dev` inside `host`, from the kernel's counters.
+fn tx_bytes(bed: &Bed, host: &str, dev: &str) -> u64 {
+    let out = bed.exec(
+        host,
+        &["cat", &format!("/sys/class/net/{dev}/statistics/tx_bytes")],
+    );
+    text(&out.stdout).trim().parse().unwrap()
+}
+
+/// Run a 4-second iperf3 upload and measure the link's rate between seconds 1 and 3.5.
+fn measured_rate(bed: &Bed, client: &str, target: &str, dev: &str) -> f64 {
+    let mut iperf = bed
+        .cmd("exec")
+        .args([client, "--", "iperf3", "-c", target, "-t", "4"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let (t0, b0) = (Instant::now(), tx_bytes(bed, client, dev));
+    std::thread::sleep(Duration::from_millis(2500));
+    let (t1, b1) = (Instant::now(), tx_bytes(bed, client, dev));
+    assert!(iperf.wait().unwrap().success());
+    (b1 - b0) as f64 * 8.0 / (t1 - t0).as_secs_f64()
+}
+
+#[test]
+fn a_100mbit_link_runs_at_100mbit_in_both_families_with_htb_and_tbf() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("s");
+    let body = "[[host]]\nname = \"c1\"\n[[host]]\nname = \"s1\"\n[[host]]\nname = \"c2\"\n[[host]]\nname = \"s2\"\n\
+        [[link]]\na = \"c1\"\nb = \"s1\"\nrate = \"100Mbit\"\nshaper = \"htb\"\n\
+        [[link]]\na = \"c2\"\nb = \"s2\"\nrate = \"100Mbit\"\nshaper = \"tbf\"\n\
+        [[service]]\nhost = \"s1\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n\
+        [[service]]\nhost = \"s2\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n";
+    let out = bed.up(&topology(&bed, body, ""));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut rates = Vec::new();
+    for (client, server, dev) in [("c1", "s1", "eth1"), ("c2", "s2", "eth2")] {
+        for family in ["v4", "v6"] {
+            let rate = measured_rate(&bed, client, &format!("{server}-{family}"), dev);
+            rates.push(format!("{client} {family}: {:.1} Mbit/s", rate / 1e6));
+        }
+    }
+    let out = bed.down();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("measured link rates: {rates:?}");
+    for line in &rates {
+        let mbit: f64 = line
+            .split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (95.0..=105.0).contains(&mbit),
+            "not within 5% of 100 Mbit/s: {rates:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("k");
+    let file = repo("testbeds/routed.toml");
+    let plan = bed.cmd("up").arg("--dry-run").arg(&file).output().unwrap();
+    let steps = text(&plan.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    for stop_after in [10, steps] {
+        let mut up = bed
+            .cmd("up")
+            .arg(&file)
+            .args(["--stop-after", &stop_after.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the controller has done its steps (it then sleeps), then SIGKILL it.
+        let state = bed.root.join(&bed.name).join("state.json");
+        let start = Instant::now();
+        let started = |json: &str| match stop_after == steps {
+            true => json.contains("\"pid\": ") && !json.contains("\"pid\": null"),
+            false => json.matches("\"kind\": \"namespace\"").count() == 3,
+        };
+        while !started(&std::fs::read_to_string(&state).unwrap_or_default()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "up never got going"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        up.kill().unwrap();
+        up.wait().unwrap();
+        assert_eq!(
+            bed.namespaces().len(),
+            3,
+            "the killed build left its namespaces"
+        );
+        let pids = status_pids(&bed);
+        assert_eq!(pids.len(), usize::from(stop_after == steps));
+        let refused = bed.up(&file);
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+        let out = bed.down();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        bed.assert_gone(&pids);
+    }
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn sigterm_mid_build_rolls_back_and_says_so() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("t");
+    let file = repo("testbeds/routed.toml");
+    let up = bed
+        .cmd("up")
+        .arg(&file)
+        .args(["--stop-after", "12"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while bed.namespaces().len() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "up never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-TERM", &up.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = up.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted by SIGTERM") && err.contains("everything made so far is removed"),
+        "{err}"
+    );
+    bed.assert_gone_but_logs(&[]);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn lan_testbed_serves_nginx_from_debian_in_both_families() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("n");
+    let out = bed.up(&repo("testbeds/lan.toml"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pids = status_pids(&bed);
+    let (report, counts) = run_in(&bed, "client", "20", "2", "http://server/");
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert_eq!(counts, (Some(10), Some(10)), "{report}");
+    assert!(report.contains("nginx"), "{report}");
+    bed.assert_gone(&pids);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}
+
+#[test]
+fn without_cap_net_admin_one_clear_line() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("p");
+    for sub in ["up", "down"] {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--bounding-set",
+            "-net_admin",
+            bin(),
+            "testbed",
+            sub,
+            "--name",
+            &bed.name,
+            "--state-dir",
+        ])
+        .arg(&bed.root);
+        if sub == "up" {
+            c.arg(repo("testbeds/routed.toml"));
+        }
+        let out = c.output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err, "dualbench: testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan\n");
+    }
+    assert!(bed.namespaces().is_empty());
+}
+
+/// A number after `"key":` in compact JSON, starting the search at `after`.
+fn json_number(compact: &str, after: &str, key: &str) -> Option<f64> {
+    let rest = compact
+        .split(after)
+        .nth(1)?
+        .split(&format!("\"{key}\":"))
+        .nth(1)?;
+    rest.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("w");
+    let out = bed.up(&repo("testbeds/wan.toml"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let by = if status.contains("(netem)") {
+        "netem"
+    } else {
+        "wire"
+    };
+    assert!(
+        status.contains(&format!(
+            "r1 -> server: rate 100mbit (htb), queue 1000p (pfifo), delay 40ms loss 0.1% ({by})"
+        )),
+        "{status}"
+    );
+    let out = bed.exec(
+        "client",
+        &[
+            "dualbench",
+            "run",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "http://server/",
+        ],
+    );
+    let compact: String = text(&out.stdout)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    std::thread::sleep(Duration::from_millis(1100)); // the wire writes its counters every second
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A connection needs SYN and SYN-ACK, each crossing the 40 ms link once: at least 80 ms.
+    for family in ["ipv4", "ipv6"] {
+        let connect_min =
+            json_number(&compact, &format!("\"{family}\":{{\"requests\""), "min").unwrap_or(0.0);
+        assert!(
+            (80_000.0..120_000.0).contains(&connect_min),
+            "{family} connect min {connect_min} us: {compact}"
+        );
+    }
+    if by == "wire" {
+        assert!(status.contains("wire r1 -> server: "), "{status}");
+        assert!(status.contains("delay mean 40.0"), "{status}");
+    }
+    bed.assert_gone(&[]);
+    let _ = std::fs::remove_dir_all(&bed.root);
+}

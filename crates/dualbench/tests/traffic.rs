@@ -1,0 +1,414 @@
+//! `dualbench traffic` end to end over loopback, both families: a sink on 127.0.0.1 and ::1
+//! (ephemeral ports), a script and a profile sent to it for about two seconds, and exact
+//! per-flow accounting between what the sender scheduled and what the sink received.
+
+use dualbench_traffic::serde_json::{self, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dualbench")
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A scratch directory unique to this test process and call.
+fn scratch(name: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "dualbench-traffic-{}-{n}-{name}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Sink {
+    child: Child,
+    addrs: Vec<String>,
+    output: PathBuf,
+}
+
+/// Start a sink on ephemeral ports of 127.0.0.1 and ::1 and read back where it listens.
+fn start_sink(dir: &Path) -> Sink {
+    let output = dir.join("sink.json");
+    let mut child = Command::new(bin())
+        .args([
+            "traffic",
+            "sink",
+            "--listen",
+            "127.0.0.1:0",
+            "[::1]:0",
+            "--duration",
+            "30",
+            "--mgen-log",
+        ])
+        .arg(dir.join("recv.log"))
+        .arg("--output")
+        .arg(&output)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addrs: Vec<String> = line
+        .trim()
+        .rsplit("listening on ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(String::from)
+        .collect();
+    assert_eq!(addrs.len(), 2, "{line}");
+    Sink {
+        child,
+        addrs,
+        output,
+    }
+}
+
+/// SIGTERM the sink (it must still write its summary) and read the summary.
+fn stop_sink(mut sink: Sink) -> Value {
+    let pid = sink.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = sink.child.wait().unwrap();
+    let mut err = String::new();
+    sink.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "sink failed: {err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&sink.output).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], "interrupted by SIGTERM");
+    v
+}
+
+/// `127.0.0.1:41000` → `127.0.0.1/41000`, `[::1]:41000` → `::1/41000` (MGEN's form).
+fn slash(addr: &str) -> String {
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    format!(
+        "{}/{port}",
+        host.trim_start_matches('[').trim_end_matches(']')
+    )
+}
+
+fn send(dir: &Path, args: &[&str]) -> (Value, String) {
+    let out = dir.join("send.json");
+    let o = Command::new(bin())
+        .args(["traffic", "send"])
+        .args(args)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "send failed: {stderr}");
+    (
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap(),
+        stderr,
+    )
+}
+
+fn sink_flow<'a>(sink: &'a Value, proto: &str, flow: u64) -> &'a Value {
+    let flows = sink["flows"].as_array().unwrap();
+    flows
+        .iter()
+        .find(|f| f["proto"] == proto && f["flow"] == flow)
+        .unwrap_or_else(|| panic!("no {proto} flow {flow} at the sink"))
+}
+
+#[test]
+fn script_over_both_families_is_counted_exactly() {
+    let dir = scratch("script");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    // A port nobody listens on: bind one, note it, let it go.
+    let closed = std::net::TcpListener::bind("[::1]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = format!(
+        "# loopback, both families\n\
+         0.0 ON 1 UDP DST {v4} PERIODIC [500 1000]\n\
+         0.0 ON 2 UDP DST {v6} PERIODIC [500 1000] TOS 0x20\n\
+         0.0 ON 3 TCP DST {v4} PERIODIC [200 1460]\n\
+         0.0 ON 4 TCP DST {v6} PERIODIC [200 1440]\n\
+         0.2 ON 5 TCP DST ::1/{closed} PERIODIC [50 100]\n\
+         1.0 MOD 1 PERIODIC [1000 1000]\n\
+         2.0 OFF 1\n2.0 OFF 2\n2.0 OFF 3\n2.0 OFF 4\n2.0 OFF 5\n"
+    );
+    let path = dir.join("flows.mgn");
+    std::fs::write(&path, script).unwrap();
+    let (sent, stderr) = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+
+    // The refused flow is reported on its own; the others complete.
+    assert!(stderr.contains("flow 5 (TCP to [::1]:"), "{stderr}");
+    let flows = sent["flows"].as_array().unwrap();
+    let status: Vec<&str> = flows
+        .iter()
+        .map(|f| f["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            "completed",
+            "completed",
+            "completed",
+            "completed",
+            "refused"
+        ]
+    );
+
+    // Scheduled exactly: 500/s then 1000/s; 500/s; 200/s over 2 s.
+    let expected = [
+        (1, "udp", 1500u64),
+        (2, "udp", 1000),
+        (3, "tcp", 400),
+        (4, "tcp", 400),
+    ];
+    for (i, (flow, proto, n)) in expected.into_iter().enumerate() {
+        assert_eq!(flows[i]["scheduled"], n, "flow {flow}");
+        assert_eq!(flows[i]["sent"], n, "flow {flow}");
+        let s = sink_flow(&got, proto, flow);
+        assert_eq!(s["messages"], n, "flow {flow} at the sink");
+        assert_eq!(s["loss"]["lost"], 0);
+        assert_eq!(s["loss"]["duplicates"], 0);
+    }
+    // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s (exactly, by the schedule);
+    // the sink's figure spans first to last arrival, which a loaded machine can delay by
+    // tens of ms out of 2 s, hence 5 %. IPv6 adds 48 B per datagram.
+    let f2 = sink_flow(&got, "udp", 2);
+    let payload = f2["rate_bps"]["payload"].as_f64().unwrap();
+    assert!((payload - 4e6).abs() < 0.05 * 4e6, "payload rate {payload}");
+    assert_eq!(f2["bytes"]["ip"], 1000 * 1048);
+    assert_eq!(sent["flows"][1]["rate_bps"]["payload"], 4e6);
+    // TCP goodput is reported per flow and per family.
+    let g = sink_flow(&got, "tcp", 4)["goodput_bps"].as_f64().unwrap();
+    assert!(
+        (g - 200.0 * 1440.0 * 8.0).abs() < 0.05 * 200.0 * 1440.0 * 8.0,
+        "goodput {g}"
+    );
+    assert_eq!(got["families"]["ipv6"]["tcp"]["messages"], 400);
+    assert_eq!(got["families"]["ipv4"]["udp"]["messages"], 1500);
+    let log = std::fs::read_to_string(dir.join("recv.log")).unwrap();
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(" RECV proto>UDP flow>2 "))
+            .count(),
+        1000
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn profile_mix_reaches_the_sink_in_its_shares() {
+    let dir = scratch("profile");
+    let sink = start_sink(&dir);
+    let profile = format!(
+        "rate = \"8Mbit\"\nmix = {{ tcp_v4 = 45, tcp_v6 = 45, udp_v4 = 5, udp_v6 = 5 }}\nflows = 10\nduration = 2\n\
+         [destinations]\nipv4 = [\"{}\"]\nipv6 = [\"{}\"]\n",
+        slash(&sink.addrs[0]),
+        slash(&sink.addrs[1])
+    );
+    let path = dir.join("c1b-small.toml");
+    std::fs::write(&path, profile).unwrap();
+    let (sent, _) = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    assert_eq!(sent["flows"].as_array().unwrap().len(), 10);
+    for f in sent["flows"].as_array().unwrap() {
+        let s = sink_flow(
+            &got,
+            f["proto"].as_str().unwrap(),
+            f["flow"].as_u64().unwrap(),
+        );
+        assert_eq!(s["messages"], f["sent"], "flow {}", f["flow"]);
+        assert_eq!(f["sent"], f["scheduled"]);
+    }
+    for (class, share) in [
+        ("tcp_v4", 0.45),
+        ("tcp_v6", 0.45),
+        ("udp_v4", 0.05),
+        ("udp_v6", 0.05),
+    ] {
+        let got_share = got["classes"][class]["share"]["ip"].as_f64().unwrap();
+        assert!(
+            (got_share - share).abs() < 0.02 * share + 0.002,
+            "{class}: {got_share}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_script_names_file_line_and_token() {
+    let dir = scratch("bad");
+    let path = dir.join("bad.mgn");
+    std::fs::write(
+        &path,
+        "0.0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n1.0 MOD 1 PERIODIK [5 100]\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["traffic", "send"])
+        .arg(&path)
+        .args(["--duration", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:2: at 'PERIODIK': unknown option",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn preset_dry_run_lists_ten_flows() {
+    let o = Command::new(bin())
+        .args([
+            "traffic",
+            "send",
+            "C1B",
+            "--dst4",
+            "198.18.1.2/5000",
+            "--dst6",
+            "2001:2:0:1::2/5000",
+            "--duration",
+            "10",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 10, "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains(" TCP IPv6 -> [2001:2:0:1::2]:5000 "))
+            .count(),
+        4,
+        "{out}"
+    );
+    let o = Command::new(bin())
+        .args(["traffic", "send", "C1B", "--duration", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pass --dst4"));
+}
+
+#[test]
+fn shipped_examples_parse_and_plan() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/traffic");
+    for (file, flows) in [("two-families.mgn", 6), ("c1b-testbed.toml", 10)] {
+        let path = format!("{root}/{file}");
+        let o = Command::new(bin())
+            .args(["traffic", "send", &path, "--dry-run"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // two-families.mgn has 5 flows, one with a MOD (two phases): 6 lines.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).lines().count(),
+            flows,
+            "{file}"
+        );
+    }
+}
+
+/// A network namespace this test creates (only its loopback up) and removes on drop.
+struct Netns(String);
+
+impl Netns {
+    fn create(tag: &str) -> Option<Netns> {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("dbtr-{}-{n}-{tag}", std::process::id());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return None;
+        }
+        let ns = Netns(name);
+        assert!(Command::new("ip")
+            .args(["-n", &ns.0, "link", "set", "lo", "up"])
+            .status()
+            .unwrap()
+            .success());
+        Some(ns)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn unreachable_destinations_are_reported_per_flow() {
+    // In a namespace with no routes, testbed addresses are unreachable; loopback works.
+    let Some(ns) = Netns::create("unreach") else {
+        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
+        return;
+    };
+    let dir = scratch("unreach");
+    let script = "0.0 ON 1 UDP DST 198.18.0.1/5000 PERIODIC [100 100]\n\
+                  0.0 ON 2 TCP DST 2001:2::1/5000 PERIODIC [100 100]\n\
+                  0.0 ON 3 UDP DST ::1/5000 PERIODIC [100 100]\n\
+                  1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
+    let path = dir.join("unreach.mgn");
+    std::fs::write(&path, script).unwrap();
+    let out = dir.join("send.json");
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns.0, bin(), "traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
+    assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
+    // Nobody listens on ::1/5000 in the namespace: the ICMP port unreachable comes back as
+    // refused sends, counted, and the flow goes on to its end.
+    assert_eq!(flows[2]["status"], "completed");
+    assert_eq!(flows[2]["scheduled"], 100);
+    assert_eq!(
+        flows[2]["sent"].as_u64().unwrap() + flows[2]["failed"].as_u64().unwrap(),
+        100
+    );
+    assert!(flows[2]["errors"]["refused"].as_u64().unwrap() > 0);
+    assert!(
+        stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

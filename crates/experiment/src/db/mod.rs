@@ -1,0 +1,245 @@
+//! The results database (SQLite): open or create it at the current schema version, store an
+//! experiment, its environment and each finished run (summaries, histograms, monitor
+//! series, capture analyses), and read them back for `results` and `report`.
+
+mod read;
+mod schema;
+
+pub use read::{Experiment, StoredRun};
+pub use schema::VERSION;
+
+use crate::plan::{Plan, RunSpec};
+use crate::runjson::{FamilyDoc, RunDoc};
+use dualbench_common::{Failure, Result};
+use rusqlite::{params, Connection};
+use std::path::Path;
+
+/// An open results database.
+pub struct Db {
+    conn: Connection,
+}
+
+pub(crate) fn sql(e: rusqlite::Error) -> Failure {
+    Failure::runtime(format!("results database: {e}"))
+}
+
+/// Everything stored with a run besides its JSON document.
+pub struct RunRecord<'a> {
+    pub spec: &'a RunSpec,
+    pub seq: usize,
+    pub command: &'a str,
+    pub server_version: &'a str,
+    pub handler_mechanism: &'a str,
+    pub started_unix: f64,
+    pub doc: &'a RunDoc,
+    pub doc_text: &'a str,
+    /// (source file, one JSON sample per line).
+    pub monitor: &'a [(String, Vec<String>)],
+    /// (source file, JSON analysis).
+    pub captures: &'a [(String, String)],
+}
+
+impl Db {
+    /// Open `path`, creating the schema in a new file; refuse a newer schema.
+    pub fn open(path: &Path) -> Result<Db> {
+        let conn = Connection::open(path).map_err(|e| {
+            Failure::usage(format!(
+                "cannot open results database {}: {e}",
+                path.display()
+            ))
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql)?;
+        let version: i32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql)?;
+        match version {
+            0 => {
+                conn.execute_batch(&format!(
+                    "BEGIN; {} PRAGMA user_version = {}; COMMIT;",
+                    schema::V1,
+                    VERSION
+                ))
+                .map_err(sql)?;
+            }
+            VERSION => {}
+            v => {
+                return Err(Failure::usage(format!(
+                    "{} has schema version {v}; this dualbench reads version {VERSION}",
+                    path.display()
+                )))
+            }
+        }
+        Ok(Db { conn })
+    }
+
+    /// Open an existing database only (for `results` and `report`).
+    pub fn open_existing(path: &Path) -> Result<Db> {
+        if !path.exists() {
+            return Err(Failure::usage(format!(
+                "no results database at {} (run `dualbench experiment PLAN.toml` first, or give --db)",
+                path.display()
+            )));
+        }
+        Db::open(path)
+    }
+
+    /// Record a new experiment; returns its id.
+    pub fn create_experiment(&self, plan: &Plan, planned: usize, now_unix: f64) -> Result<i64> {
+        self.conn
+            .execute(
+                "INSERT INTO experiments (name, title, plan_path, plan_text, started_unix, status, runs_planned)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
+                params![plan.name, plan.title, plan.path.display().to_string(), plan.text, now_unix, planned as i64],
+            )
+            .map_err(sql)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Store (or replace) environment facts for an experiment.
+    pub fn set_environment(&self, experiment: i64, facts: &[(String, String)]) -> Result<()> {
+        for (k, v) in facts {
+            self.conn
+                .execute(
+                    "INSERT OR REPLACE INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
+                    params![experiment, k, v],
+                )
+                .map_err(sql)?;
+        }
+        Ok(())
+    }
+
+    /// Mark an experiment complete, interrupted or failed.
+    pub fn finish_experiment(&self, experiment: i64, status: &str, now_unix: f64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE experiments SET status = ?2, finished_unix = ?3 WHERE id = ?1",
+                params![experiment, status, now_unix],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    /// Store one finished run with everything it produced, in one transaction.
+    pub fn store_run(&mut self, experiment: i64, r: &RunRecord) -> Result<()> {
+        let raw: serde_json::Value = serde_json::from_str(r.doc_text)
+            .map_err(|e| Failure::runtime(format!("run document: {e}")))?;
+        let tx = self.conn.transaction().map_err(sql)?;
+        insert_run(&tx, experiment, r)?;
+        for (family, doc) in r
+            .doc
+            .families
+            .iter()
+            .chain([(&"all".to_string(), &r.doc.total)])
+        {
+            let object = match family.as_str() {
+                "all" => &raw["total"],
+                f => &raw["families"][f],
+            };
+            insert_family(
+                &tx,
+                experiment,
+                &r.spec.id,
+                family,
+                doc,
+                &without_histograms(object),
+            )?;
+        }
+        for (source, lines) in r.monitor {
+            for (seq, line) in lines.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO monitor_samples (experiment_id, run_id, seq, source, json) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![experiment, r.spec.id, seq as i64, source, line],
+                )
+                .map_err(sql)?;
+            }
+        }
+        for (source, json) in r.captures {
+            tx.execute(
+                "INSERT INTO capture_analyses (experiment_id, run_id, source, json) VALUES (?1, ?2, ?3, ?4)",
+                params![experiment, r.spec.id, source, json],
+            )
+            .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)
+    }
+}
+
+fn insert_run(tx: &rusqlite::Transaction, experiment: i64, r: &RunRecord) -> Result<()> {
+    let p = &r.spec.point;
+    let params_json = serde_json::to_string(
+        &p.params()
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
+    let software = r
+        .doc
+        .target
+        .as_ref()
+        .and_then(|t| t.server_software.clone());
+    tx.execute(
+        "INSERT INTO runs (experiment_id, id, seq, point, repeat, server, handler, placement, ratio, concurrency,
+            requests, rate, congestion, link, params_json, command, server_version, handler_mechanism,
+            server_software, started_unix, duration_s, rps, completed, failed, run_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+            ?21, ?22, ?23, ?24, ?25)",
+        params![
+            experiment, r.spec.id, r.seq as i64, p.index as i64, r.spec.repeat, p.server.key(), p.handler.key(),
+            p.placement.key(), p.selector.key(), p.concurrency as i64, p.requests as i64, p.rate, p.congestion,
+            p.link, params_json, r.command, r.server_version, r.handler_mechanism, software, r.started_unix,
+            r.doc.duration_s, r.doc.rps, r.doc.requests.completed as i64, r.doc.requests.failed as i64, r.doc_text
+        ],
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// A family's JSON object as the run wrote it, less its histograms (stored in their own table).
+fn without_histograms(object: &serde_json::Value) -> String {
+    let mut object = object.clone();
+    if let Some(map) = object.as_object_mut() {
+        map.remove("histograms");
+    }
+    object.to_string()
+}
+
+fn insert_family(
+    tx: &rusqlite::Transaction,
+    experiment: i64,
+    run: &str,
+    family: &str,
+    f: &FamilyDoc,
+    json: &str,
+) -> Result<()> {
+    let total = f.latency_us.get("total");
+    let c = &f.close;
+    tx.execute(
+        "INSERT INTO family_summaries (experiment_id, run_id, family, requests, completed, failed, non_2xx, rps,
+            bytes, html_bytes, connections, close_normal, close_reset, close_timeout, close_refused,
+            close_unreachable, close_protocol_error, connect_mean_us, ttfb_mean_us, total_mean_us, total_p50_us,
+            total_p90_us, total_p99_us, total_max_us, lifetime_mean_us, json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+            ?22, ?23, ?24, ?25, ?26)",
+        params![
+            experiment, run, family, f.requests as i64, f.completed as i64, f.failed as i64, f.non_2xx as i64,
+            f.rps, f.bytes as i64, f.html_bytes as i64, f.connections as i64, c.normal as i64, c.reset as i64,
+            c.timeout as i64, c.refused as i64, c.unreachable as i64, c.protocol_error as i64,
+            f.mean_us("connect"), f.mean_us("ttfb"), f.mean_us("total"), total.map(|l| l.p50),
+            total.map(|l| l.p90), total.map(|l| l.p99), total.map(|l| l.max), f.mean_us("lifetime"), json
+        ],
+    )
+    .map_err(sql)?;
+    for (phase, data) in &f.histograms {
+        tx.execute(
+            "INSERT INTO histograms (experiment_id, run_id, family, phase, encoding, data)
+             VALUES (?1, ?2, ?3, ?4, 'hdrhistogram-v2-deflate-base64', ?5)",
+            params![experiment, run, family, phase, data],
+        )
+        .map_err(sql)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,170 @@
+//! The cross product of a plan's axes, in a fixed order, as points (one server set-up each)
+//! and runs (a point's counted repeats). A run's id is a hash of every parameter that
+//! shapes it, so the same plan always yields the same ids and `--resume` can tell which
+//! runs a database already holds.
+
+use super::{Handler, Placement, Plan, Selector, ServerKind};
+
+/// One combination of axis values: a server is provisioned for it, warm-up runs go first,
+/// then the counted repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// 0-based position in the plan's order.
+    pub index: usize,
+    pub server: ServerKind,
+    pub handler: Handler,
+    pub placement: Placement,
+    pub selector: Selector,
+    pub concurrency: u64,
+    pub requests: u64,
+    pub rate: Option<f64>,
+    pub congestion: String,
+    pub link: String,
+}
+
+/// One counted run: a point and a repeat number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub id: String,
+    pub point: Point,
+    /// 1-based repeat number.
+    pub repeat: u32,
+}
+
+impl Point {
+    /// The axis values by name, in table order (also stored as the run's parameters);
+    /// `ratio` is the family selector: "ipv4", "ipv6" or "V6:V4".
+    pub fn params(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("server", self.server.key().to_string()),
+            ("handler", self.handler.key().to_string()),
+            ("placement", self.placement.key().to_string()),
+            ("concurrency", self.concurrency.to_string()),
+            ("requests", self.requests.to_string()),
+            (
+                "rate",
+                self.rate
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            ("congestion", self.congestion.clone()),
+            ("link", self.link.clone()),
+            ("ratio", self.selector.key()),
+        ]
+    }
+
+    /// `server=nginx handler=static family=ipv4 ...`, only the axes that vary in `plan`.
+    pub fn label(&self, plan: &Plan) -> String {
+        let varying = varying_axes(plan);
+        let parts: Vec<String> = self
+            .params()
+            .into_iter()
+            .filter(|(k, _)| varying.contains(k))
+            .map(|(k, v)| match (k, self.selector) {
+                ("ratio", Selector::Family(_)) => format!("family={v}"),
+                _ => format!("{k}={v}"),
+            })
+            .collect();
+        if parts.is_empty() {
+            "single point".into()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+/// The names of the axes that take more than one value in `plan`.
+pub fn varying_axes(plan: &Plan) -> Vec<&'static str> {
+    let a = &plan.axes;
+    let counts = [
+        ("server", a.server.len()),
+        ("handler", a.handler.len()),
+        ("placement", a.placement.len()),
+        ("ratio", a.selector.len()),
+        ("concurrency", a.concurrency.len()),
+        ("requests", a.requests.len()),
+        ("rate", a.rate.len()),
+        ("congestion", a.congestion.len()),
+        ("link", a.link.len()),
+    ];
+    counts
+        .iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(k, _)| *k)
+        .collect()
+}
+
+/// Every point of `plan` in order: placement, link, congestion, server, handler,
+/// concurrency, requests, rate, family — the last varies fastest.
+pub fn points(plan: &Plan) -> Vec<Point> {
+    let a = &plan.axes;
+    let mut out = Vec::new();
+    for &placement in &a.placement {
+        for link in &a.link {
+            for congestion in &a.congestion {
+                for &server in &a.server {
+                    for &handler in &a.handler {
+                        for &concurrency in &a.concurrency {
+                            for &requests in &a.requests {
+                                for &rate in &a.rate {
+                                    for &selector in &a.selector {
+                                        out.push(Point {
+                                            index: out.len(),
+                                            server,
+                                            handler,
+                                            placement,
+                                            selector,
+                                            concurrency,
+                                            requests,
+                                            rate,
+                                            congestion: congestion.clone(),
+                                            link: link.clone(),
+                                        });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every counted run of `plan`, points in order, repeats innermost.
+pub fn expand(plan: &Plan) -> Vec<RunSpec> {
+    points(plan)
+        .into_iter()
+        .flat_map(|point| {
+            (1..=plan.repeats).map(move |repeat| RunSpec {
+                id: run_id(plan, &point, repeat),
+                point: point.clone(),
+                repeat,
+            })
+        })
+        .collect()
+}
+
+/// 16 hex digits of FNV-1a over the canonical text of every parameter of the run.
+pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
+    let l = &plan.load;
+    let mut text = String::new();
+    for (k, v) in point.params() {
+        text.push_str(&format!("{k}={v};"));
+    }
+    text.push_str(&format!(
+        "keepalive={};timeout={:?};time_limit={:?};arrival={:?};extra={:?};repeat={repeat}",
+        l.keepalive, l.timeout_s, l.time_limit_s, l.arrival, l.extra_args
+    ));
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}

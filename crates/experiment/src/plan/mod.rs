@@ -1,0 +1,333 @@
+//! Experiment plans: a TOML file read into checked values. Unknown keys, wrong types and
+//! values outside the known sets are errors naming the file, line and key. The cross
+//! product of the axes into an ordered list of runs lives in [`expand`].
+
+pub mod expand;
+mod spec;
+
+pub use expand::{expand, points, varying_axes, Point, RunSpec};
+pub use spec::{Handler, Placement, Selector, ServerKind};
+
+use dualbench_common::{Failure, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A checked plan, ready to expand.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub warmup: u32,
+    pub repeats: u32,
+    pub load: Load,
+    pub axes: Axes,
+    pub testbed: Option<Testbed>,
+    pub report: ReportSpec,
+    /// The plan's text as read, stored with the experiment.
+    pub text: String,
+    /// Where the plan was read from (relative paths in it are relative to its folder).
+    pub path: PathBuf,
+}
+
+/// Settings given to every `dualbench run` unless an axis varies them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    #[serde(default = "default_requests")]
+    pub requests: u64,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: u64,
+    #[serde(default)]
+    pub keepalive: bool,
+    /// Socket timeout in seconds (`-s`).
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Time limit per run in seconds (`-t`).
+    #[serde(default)]
+    pub time_limit_s: Option<f64>,
+    /// Open loop: "constant" or "poisson" when a rate is given.
+    #[serde(default)]
+    pub arrival: Option<String>,
+    /// Record the server's processes with `--monitor PID`.
+    #[serde(default)]
+    pub monitor: bool,
+    /// Capture on this interface during each run (`--capture IFACE`), e.g. "lo".
+    #[serde(default)]
+    pub capture: Option<String>,
+    /// Further flags passed to `dualbench run` as they are.
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+}
+
+fn default_requests() -> u64 {
+    1000
+}
+fn default_concurrency() -> u64 {
+    1
+}
+
+/// The values each axis takes (an axis left out takes one default value).
+#[derive(Debug, Clone)]
+pub struct Axes {
+    pub server: Vec<ServerKind>,
+    pub handler: Vec<Handler>,
+    pub placement: Vec<Placement>,
+    pub selector: Vec<Selector>,
+    pub concurrency: Vec<u64>,
+    pub requests: Vec<u64>,
+    pub rate: Vec<Option<f64>>,
+    pub congestion: Vec<String>,
+    pub link: Vec<String>,
+}
+
+/// Where the testbed comes from and how a point's congestion and link settings are made.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Testbed {
+    /// Topology file, relative to the plan's folder.
+    pub topology: PathBuf,
+    /// Testbed name (`--name` of `dualbench testbed`); default: the topology file's stem.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default = "default_client")]
+    pub client: String,
+    #[serde(default = "default_server")]
+    pub server: String,
+    /// The server host's addresses as clients reach them.
+    pub server_ipv4: String,
+    pub server_ipv6: String,
+    /// Bring the testbed up before the first testbed run and down after the last.
+    #[serde(default = "yes")]
+    pub manage: bool,
+    /// Commands run (to completion) before each point; `{link}` and `{congestion}` are replaced.
+    #[serde(default)]
+    pub setup: Vec<Vec<String>>,
+    /// Commands started when the testbed is up and stopped (SIGTERM by pid) before it goes
+    /// down, e.g. traffic sinks.
+    #[serde(default)]
+    pub services: Vec<Vec<String>>,
+    /// Commands started before each point whose congestion is not "none" and stopped
+    /// (SIGTERM by pid) after it, e.g. traffic senders; `{congestion}` and `{link}` replaced.
+    #[serde(default)]
+    pub background: Vec<Vec<String>>,
+    /// Seconds to let background traffic reach its rate before the point's first run.
+    #[serde(default)]
+    pub settle_s: f64,
+}
+
+impl Testbed {
+    /// The name the testbed is brought up, used and taken down under.
+    pub fn testbed_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            self.topology
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "testbed".into())
+        })
+    }
+}
+
+fn default_client() -> String {
+    "client".into()
+}
+fn default_server() -> String {
+    "server".into()
+}
+fn yes() -> bool {
+    true
+}
+
+/// How the report lays out the study's table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSpec {
+    /// Axes whose values make the table's rows.
+    #[serde(default)]
+    pub rows: Vec<String>,
+    /// The axis whose values make the table's columns.
+    #[serde(default)]
+    pub columns: Option<String>,
+    /// Figures shown, one table each: see [`crate::report::metrics`].
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    /// Latency phase for the percentile plots and CDFs.
+    #[serde(default = "default_phase")]
+    pub phase: String,
+    /// Free text printed under the title (what the study reported, what to compare).
+    #[serde(default)]
+    pub notes: String,
+}
+
+fn default_metrics() -> Vec<String> {
+    vec!["rps".into(), "total_ms".into()]
+}
+fn default_phase() -> String {
+    "total".into()
+}
+
+impl Default for ReportSpec {
+    fn default() -> Self {
+        ReportSpec {
+            rows: Vec::new(),
+            columns: None,
+            metrics: default_metrics(),
+            phase: default_phase(),
+            notes: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    experiment: RawExperiment,
+    #[serde(default)]
+    load: Option<Load>,
+    #[serde(default)]
+    axes: RawAxes,
+    #[serde(default)]
+    testbed: Option<Testbed>,
+    #[serde(default)]
+    report: Option<ReportSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: Spanned<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    warmup: u32,
+    #[serde(default = "one")]
+    repeats: Spanned<u32>,
+}
+
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+
+type Axis<T> = Option<Spanned<Vec<T>>>;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAxes {
+    server: Axis<String>,
+    handler: Axis<String>,
+    placement: Axis<String>,
+    family: Axis<String>,
+    ratio: Axis<String>,
+    concurrency: Axis<u64>,
+    requests: Axis<u64>,
+    rate: Axis<f64>,
+    congestion: Axis<String>,
+    link: Axis<String>,
+}
+
+/// Read and check a plan file.
+pub fn load(path: &Path) -> Result<Plan> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read plan {}: {e}", path.display())))?;
+    parse(&text, path)
+}
+
+/// Check a plan's text; `path` names it in errors and anchors its relative paths.
+pub fn parse(text: &str, path: &Path) -> Result<Plan> {
+    let at = Locator { text, path };
+    let raw: RawPlan = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
+        Failure::usage(format!("{}:{line}: {}", path.display(), e.message().trim()))
+    })?;
+    let exp = raw.experiment;
+    check_name(&exp.name, &at)?;
+    if *exp.repeats.get_ref() == 0 {
+        return Err(at.error(
+            exp.repeats.span().start,
+            "experiment.repeats",
+            "must be at least 1",
+        ));
+    }
+    let load = raw.load.unwrap_or_else(default_load);
+    if let Some(a) = load
+        .arrival
+        .as_deref()
+        .filter(|a| !matches!(*a, "constant" | "poisson"))
+    {
+        return Err(at.error(
+            at.find("arrival"),
+            "load.arrival",
+            &format!("{a:?}: use \"constant\" or \"poisson\""),
+        ));
+    }
+    let axes = spec::axes(raw.axes, &load, &at)?;
+    let report = raw.report.unwrap_or_default();
+    spec::check_report(&report, &axes, &at)?;
+    spec::check_combinations(&axes, raw.testbed.as_ref(), &at)?;
+    Ok(Plan {
+        name: exp.name.into_inner(),
+        title: exp.title,
+        description: exp.description,
+        warmup: exp.warmup,
+        repeats: exp.repeats.into_inner(),
+        load,
+        axes,
+        testbed: raw.testbed,
+        report,
+        text: text.to_string(),
+        path: path.to_path_buf(),
+    })
+}
+
+fn default_load() -> Load {
+    toml::from_str("").expect("every load key has a default")
+}
+
+fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
+    let ok = !name.get_ref().is_empty()
+        && name
+            .get_ref()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(at.error(
+            name.span().start,
+            "experiment.name",
+            "use letters, digits, '-', '_' or '.'",
+        ))
+    }
+}
+
+/// Turns byte offsets in the plan into "file:line: key: message" errors.
+pub(crate) struct Locator<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Locator<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+
+    pub(crate) fn error(&self, offset: usize, key: &str, message: &str) -> Failure {
+        Failure::usage(format!(
+            "{}:{}: {key}: {message}",
+            self.path.display(),
+            self.line(offset)
+        ))
+    }
+
+    /// Offset of the first occurrence of `needle` (0 when absent), to point at a section.
+    pub(crate) fn find(&self, needle: &str) -> usize {
+        self.text.find(needle).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

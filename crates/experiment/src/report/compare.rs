@@ -1,0 +1,218 @@
+//! The regression view: two experiments side by side, point by point and family by family,
+//! with the change, Welch's p-value, and significant changes marked better or worse.
+
+use super::html::head;
+use super::metrics::{self, Metric};
+use super::model;
+use super::study::{format_estimate, label, AXIS_ORDER};
+use super::svg::escape;
+use crate::db::{Db, Experiment, StoredRun};
+use crate::plan::{self, ReportSpec};
+use crate::stats::{self, Difference, Estimate};
+use dualbench_common::Result;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Significance level for marking a change.
+pub const ALPHA: f64 = 0.05;
+
+pub struct Row {
+    pub label: String,
+    pub a: Option<Estimate>,
+    pub b: Option<Estimate>,
+    pub diff: Option<Difference>,
+}
+
+pub struct Comparison {
+    pub a: Experiment,
+    pub b: Experiment,
+    pub tables: Vec<(&'static Metric, Vec<Row>)>,
+}
+
+/// Compare experiment `b` against `a` on the metrics of `a`'s plan.
+pub fn build(db: &Db, a: &Experiment, b: &Experiment) -> Result<Comparison> {
+    let (runs_a, runs_b) = (db.runs(a.id)?, db.runs(b.id)?);
+    let spec = plan::parse(&a.plan_text, Path::new(&a.name))
+        .map(|p| p.report)
+        .unwrap_or_default();
+    Ok(compare(a, b, &runs_a, &runs_b, &spec))
+}
+
+/// The comparison of two sets of runs on `spec`'s metrics (pure).
+pub fn compare(
+    a: &Experiment,
+    b: &Experiment,
+    runs_a: &[StoredRun],
+    runs_b: &[StoredRun],
+    spec: &ReportSpec,
+) -> Comparison {
+    let (obs_a, obs_b) = (model::observations(runs_a), model::observations(runs_b));
+    let both: Vec<_> = obs_a.iter().chain(obs_b.iter()).cloned().collect();
+    let axes = model::varying(&both, &AXIS_ORDER);
+    let keys = model::distinct_keys(&both, &axes);
+    let row = |k: &Vec<String>, m: &Metric| {
+        let (va, vb) = (
+            model::values(&obs_a, &axes, k, m),
+            model::values(&obs_b, &axes, k, m),
+        );
+        Row {
+            label: label(&axes, k),
+            a: stats::estimate(&va),
+            b: stats::estimate(&vb),
+            diff: stats::welch(&va, &vb),
+        }
+    };
+    let tables = spec
+        .metrics
+        .iter()
+        .filter_map(|m| metrics::find(m))
+        .map(|m| (m, keys.iter().map(|k| row(k, m)).collect()))
+        .collect();
+    Comparison {
+        a: a.clone(),
+        b: b.clone(),
+        tables,
+    }
+}
+
+/// "better", "worse" or "" for a change of `metric`.
+pub fn verdict(metric: &Metric, diff: Option<&Difference>) -> &'static str {
+    match diff {
+        Some(d) if d.significant(ALPHA) => {
+            if (d.diff > 0.0) == metric.higher_is_better {
+                "better"
+            } else {
+                "worse"
+            }
+        }
+        _ => "",
+    }
+}
+
+fn cell(e: Option<&Estimate>) -> String {
+    e.map(format_estimate).unwrap_or_else(|| "–".into())
+}
+
+/// The comparison as HTML.
+pub fn html(c: &Comparison) -> String {
+    let title = format!(
+        "{} (id {}) vs {} (id {})",
+        c.a.name, c.a.id, c.b.name, c.b.id
+    );
+    let mut s = head(&title);
+    let _ = write!(
+        s,
+        "<h1>{}</h1>\n<p class=\"note\">B compared with A: mean ± 95% CI; change = B − A; \
+        marked when Welch's t-test gives p &lt; {ALPHA}.</p>\n",
+        escape(&title)
+    );
+    for (m, rows) in &c.tables {
+        let _ = write!(s, "<h2>{}</h2>\n<table><tr><th class=\"l\">point</th><th>A</th><th>B</th><th>change</th><th>relative</th><th>p</th><th class=\"l\">verdict</th></tr>\n", escape(m.heading));
+        for r in rows {
+            let v = verdict(m, r.diff.as_ref());
+            let class = if v.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"sig {v}\"")
+            };
+            let _ = writeln!(
+                s,
+                "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{v}</td></tr>",
+                escape(&r.label), cell(r.a.as_ref()), cell(r.b.as_ref()), super::format_difference(r.diff.as_ref()),
+                super::format_relative(r.a.as_ref(), r.diff.as_ref()), super::format_p(r.diff.as_ref())
+            );
+        }
+        s += "</table>\n";
+    }
+    s + "</body></html>\n"
+}
+
+/// The comparison as Markdown.
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = format!(
+        "# {} (id {}) vs {} (id {})\n\nB compared with A: mean ± 95% CI; change = B − A; **marked** when Welch's t-test gives p < {ALPHA}.\n\n",
+        c.a.name, c.a.id, c.b.name, c.b.id
+    );
+    for (m, rows) in &c.tables {
+        let _ = writeln!(s, "## {}\n\n| point | A | B | change | relative | p | verdict |\n|---|---:|---:|---:|---:|---:|---|", m.heading);
+        for r in rows {
+            let v = verdict(m, r.diff.as_ref());
+            let b = if v.is_empty() { "" } else { "**" };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {b}{}{b} | {} | {} | {b}{v}{b} |",
+                r.label,
+                cell(r.a.as_ref()),
+                cell(r.b.as_ref()),
+                super::format_difference(r.diff.as_ref()),
+                super::format_relative(r.a.as_ref(), r.diff.as_ref()),
+                super::format_p(r.diff.as_ref())
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::tests::stored;
+
+    fn experiment(id: i64) -> Experiment {
+        Experiment {
+            id,
+            name: "t".into(),
+            title: String::new(),
+            plan_text: String::new(),
+            status: "complete".into(),
+            started_unix: 0.0,
+            finished_unix: None,
+            runs_planned: 3,
+            runs_stored: 3,
+        }
+    }
+
+    #[test]
+    fn marks_significant_changes_by_direction() {
+        let a = vec![
+            stored("nginx", 1, 100.0, 90.0),
+            stored("nginx", 2, 101.0, 91.0),
+            stored("nginx", 3, 99.0, 89.0),
+        ];
+        let b = vec![
+            stored("nginx", 1, 150.0, 90.5),
+            stored("nginx", 2, 151.0, 89.0),
+            stored("nginx", 3, 149.0, 90.0),
+        ];
+        let spec = ReportSpec {
+            metrics: vec!["rps".into()],
+            ..ReportSpec::default()
+        };
+        let c = compare(&experiment(1), &experiment(2), &a, &b, &spec);
+        let (metric, rows) = &c.tables[0];
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].label, "family=ipv4");
+        let d = rows[0].diff.unwrap();
+        assert!((d.diff - 50.0).abs() < 1e-9 && d.p < 1e-4);
+        assert_eq!(verdict(metric, rows[0].diff.as_ref()), "better");
+        assert_eq!(
+            verdict(metric, rows[1].diff.as_ref()),
+            "",
+            "IPv6 did not change significantly"
+        );
+        let total = metrics::find("total_ms").unwrap();
+        assert_eq!(
+            verdict(total, rows[0].diff.as_ref()),
+            "worse",
+            "a higher time is worse"
+        );
+        let html = html(&c);
+        assert!(html.contains("class=\"sig better\"") && !html.contains("<script"));
+        assert!(
+            markdown(&c).contains("| family=ipv4 | 100.0 ± 2.5 | 150.0 ± 2.5 | **+50.0 ± 2.3** |"),
+            "{}",
+            markdown(&c)
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! A report as one self-contained HTML file: inline CSS, inline SVG, no script, no network.
+
+use super::study::{format_estimate, label, DiffTable, Report, Table};
+use super::svg::{escape, line_chart};
+use crate::timefmt::utc;
+use std::fmt::Write as _;
+
+pub(crate) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}table{border-collapse:collapse;margin:.6em 0}\
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}\
+.note{color:#666}.sig{background:#fff3cd;font-weight:bold}.better{color:#1a7f37}.worse{color:#b42318}\
+.charts{display:flex;flex-wrap:wrap;gap:12px}svg{border:1px solid #eee}svg text.t{font-size:13px;font-weight:bold}\
+svg text.k{font-size:11px}code{background:#f4f4f4;padding:0 .2em}";
+
+/// Page head and opening of the body.
+pub(crate) fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <style>{STYLE}</style></head><body>\n",
+        escape(title)
+    )
+}
+
+/// The whole report page.
+pub fn render(r: &Report) -> String {
+    let e = &r.experiment;
+    let title = if e.title.is_empty() {
+        e.name.clone()
+    } else {
+        e.title.clone()
+    };
+    let mut s = head(&title);
+    let _ = write!(s, "<h1>{}</h1>\n<p>Experiment <code>{}</code> (id {}), {}; started {}; {} of {} runs stored.</p>\n",
+        escape(&title), escape(&e.name), e.id, escape(&e.status), utc(e.started_unix), e.runs_stored, e.runs_planned);
+    for text in [&r.description, &r.spec.notes] {
+        if !text.trim().is_empty() {
+            let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(text.trim()));
+        }
+    }
+    s += "<h2>Results</h2>\n<p class=\"note\">Each cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.</p>\n";
+    for t in &r.tables {
+        s += &table(t);
+    }
+    s += "<h2>IPv6 − IPv4</h2>\n<p class=\"note\">Difference of means (IPv6 minus IPv4) with its 95% CI (Welch); highlighted when p &lt; 0.05.</p>\n";
+    for d in &r.differences {
+        s += &differences(d);
+    }
+    s += "<h2>Latency</h2>\n";
+    s += &percentile_table(r);
+    for (_, pct, cdf) in &r.charts {
+        let _ = writeln!(
+            s,
+            "<div class=\"charts\">{}{}</div>",
+            line_chart(pct),
+            line_chart(cdf)
+        );
+    }
+    s += "<h2>Over time</h2>\n";
+    let charts: String = r.timelines.iter().map(line_chart).collect();
+    let _ = writeln!(s, "<div class=\"charts\">{charts}</div>");
+    s += &handlers(r);
+    s += &environment(r);
+    s += &runs(r);
+    s += "</body></html>\n";
+    s
+}
+
+fn table(t: &Table) -> String {
+    let mut s = format!("<h3>{}</h3>\n<table><tr>", escape(t.metric.heading));
+    for a in &t.row_axes {
+        let _ = write!(s, "<th class=\"l\">{}</th>", escape(a));
+    }
+    for c in &t.columns {
+        let _ = write!(s, "<th>{}</th>", escape(c));
+    }
+    s += "</tr>\n";
+    for (key, cells) in &t.rows {
+        s += "<tr>";
+        for v in key {
+            let _ = write!(s, "<td class=\"l\">{}</td>", escape(v));
+        }
+        for c in cells {
+            let _ = write!(
+                s,
+                "<td>{}</td>",
+                c.as_ref()
+                    .map(format_estimate)
+                    .unwrap_or_else(|| "–".into())
+            );
+        }
+        s += "</tr>\n";
+    }
+    s + "</table>\n"
+}
+
+fn differences(d: &DiffTable) -> String {
+    if d.rows.is_empty() {
+        return format!(
+            "<p class=\"note\">{}: no point has both families.</p>\n",
+            escape(d.metric.heading)
+        );
+    }
+    let mut s = format!("<h3>{}</h3>\n<table><tr><th class=\"l\">point</th><th>IPv4</th><th>IPv6</th><th>IPv6 − IPv4</th><th>relative</th><th>p</th></tr>\n", escape(d.metric.heading));
+    for row in &d.rows {
+        let (v4, v6) = (row.v4.as_ref(), row.v6.as_ref());
+        let diff = row.diff.as_ref();
+        let sig = diff.map(|x| x.significant(0.05)).unwrap_or(false);
+        let _ = writeln!(
+            s,
+            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if sig { " class=\"sig\"" } else { "" },
+            escape(&label(&d.row_axes, &row.key)),
+            v4.map(format_estimate).unwrap_or_default(),
+            v6.map(format_estimate).unwrap_or_default(),
+            super::format_difference(diff),
+            super::format_relative(v4, diff),
+            super::format_p(diff),
+        );
+    }
+    s + "</table>\n"
+}
+
+fn percentile_table(r: &Report) -> String {
+    let mut s = format!(
+        "<p class=\"note\">{} latency in ms, histograms merged over the counted repeats.</p>\n<table><tr><th class=\"l\">point</th><th class=\"l\">family</th><th>requests</th>",
+        escape(&r.spec.phase)
+    );
+    for p in crate::hist::PERCENTILES {
+        let _ = write!(s, "<th>p{}</th>", super::svg::short(p));
+    }
+    s += "</tr>\n";
+    for p in &r.percentiles {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>",
+            escape(&p.group),
+            escape(&p.family),
+            p.count
+        );
+        for (_, v) in &p.points {
+            let _ = write!(s, "<td>{v:.3}</td>");
+        }
+        s += "</tr>\n";
+    }
+    s + "</table>\n"
+}
+
+fn handlers(r: &Report) -> String {
+    let mut s = String::from("<h2>Servers and handlers</h2>\n<table><tr><th class=\"l\">server</th><th class=\"l\">handler</th><th class=\"l\">answered by</th></tr>\n");
+    for (server, handler, how) in &r.mechanisms {
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            escape(server),
+            escape(handler),
+            escape(how)
+        );
+    }
+    s + "</table>\n"
+}
+
+fn environment(r: &Report) -> String {
+    let mut s = String::from("<h2>Environment</h2>\n<table>\n");
+    for (k, v) in &r.environment {
+        let _ = writeln!(
+            s,
+            "<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>",
+            escape(k),
+            escape(v)
+        );
+    }
+    s + "</table>\n"
+}
+
+fn runs(r: &Report) -> String {
+    let mut s = format!("<h2>Runs</h2>\n<details><summary>{} runs</summary>\n<table><tr><th>#</th><th class=\"l\">id</th><th class=\"l\">parameters</th><th>repeat</th><th>requests/s</th><th>failed</th></tr>\n", r.runs.len());
+    for run in &r.runs {
+        let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{}</td></tr>",
+            run.seq + 1, escape(&run.id), escape(&params.join(" ")), run.repeat, run.doc.rps, run.doc.requests.failed
+        );
+    }
+    s + "</table></details>\n"
+}

@@ -1,0 +1,119 @@
+//! A report as Markdown: the same tables as the HTML page, percentiles as a table instead
+//! of plots, and the environment.
+
+use super::study::{format_estimate, label, Report, Table};
+use crate::timefmt::utc;
+use std::fmt::Write as _;
+
+/// The whole report in Markdown.
+pub fn render(r: &Report) -> String {
+    let e = &r.experiment;
+    let title = if e.title.is_empty() {
+        e.name.clone()
+    } else {
+        e.title.clone()
+    };
+    let mut s = format!(
+        "# {title}\n\nExperiment `{}` (id {}), {}; started {}; {} of {} runs stored.\n\n",
+        e.name,
+        e.id,
+        e.status,
+        utc(e.started_unix),
+        e.runs_stored,
+        e.runs_planned
+    );
+    for text in [&r.description, &r.spec.notes] {
+        if !text.trim().is_empty() {
+            let _ = writeln!(s, "{}\n", text.trim());
+        }
+    }
+    s += "## Results\n\nEach cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.\n\n";
+    for t in &r.tables {
+        s += &table(t);
+    }
+    s += "## IPv6 − IPv4\n\nDifference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n";
+    for d in &r.differences {
+        if d.rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "### {}\n\n| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p |\n|---|---:|---:|---:|---:|---:|", d.metric.heading);
+        for row in &d.rows {
+            let diff = row.diff.as_ref();
+            let sig = diff.map(|x| x.significant(0.05)).unwrap_or(false);
+            let b = if sig { "**" } else { "" };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {b}{}{b} | {} | {} |",
+                label(&d.row_axes, &row.key),
+                row.v4.as_ref().map(format_estimate).unwrap_or_default(),
+                row.v6.as_ref().map(format_estimate).unwrap_or_default(),
+                super::format_difference(diff),
+                super::format_relative(row.v4.as_ref(), diff),
+                super::format_p(diff)
+            );
+        }
+        s.push('\n');
+    }
+    s += &percentiles(r);
+    s += "## Servers and handlers\n\n| server | handler | answered by |\n|---|---|---|\n";
+    for (server, handler, how) in &r.mechanisms {
+        let _ = writeln!(s, "| {server} | {handler} | {how} |");
+    }
+    s += "\n## Environment\n\n| | |\n|---|---|\n";
+    for (k, v) in &r.environment {
+        let _ = writeln!(s, "| {k} | {v} |");
+    }
+    s
+}
+
+fn table(t: &Table) -> String {
+    let mut s = format!("### {}\n\n|", t.metric.heading);
+    for a in &t.row_axes {
+        let _ = write!(s, " {a} |");
+    }
+    for c in &t.columns {
+        let _ = write!(s, " {c} |");
+    }
+    s += "\n|";
+    s += &"---|".repeat(t.row_axes.len());
+    s += &"---:|".repeat(t.columns.len());
+    s.push('\n');
+    for (key, cells) in &t.rows {
+        s.push('|');
+        for v in key {
+            let _ = write!(s, " {v} |");
+        }
+        for c in cells {
+            let _ = write!(
+                s,
+                " {} |",
+                c.as_ref()
+                    .map(format_estimate)
+                    .unwrap_or_else(|| "–".into())
+            );
+        }
+        s.push('\n');
+    }
+    s + "\n"
+}
+
+fn percentiles(r: &Report) -> String {
+    let mut s = format!(
+        "## Latency\n\n{} latency in ms, histograms merged over the counted repeats (plots in the HTML report).\n\n| point | family | requests |",
+        r.spec.phase
+    );
+    for p in crate::hist::PERCENTILES {
+        let _ = write!(s, " p{} |", super::svg::short(p));
+    }
+    s += "\n|---|---|---:|";
+    s += &"---:|".repeat(crate::hist::PERCENTILES.len());
+    s.push('\n');
+    for p in &r.percentiles {
+        let _ = write!(s, "| {} | {} | {} |", p.group, p.family, p.count);
+        for (_, v) in &p.points {
+            let _ = write!(s, " {v:.3} |");
+        }
+        s.push('\n');
+    }
+    s + "\n"
+}

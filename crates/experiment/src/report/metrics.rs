@@ -1,0 +1,150 @@
+//! The figures a report's table can show, each read from one family's summary of one run.
+
+use crate::runjson::{FamilyDoc, RunDoc};
+
+/// A figure: its name in plans, its heading, and how to read it from a run.
+pub struct Metric {
+    pub name: &'static str,
+    pub heading: &'static str,
+    /// Whether larger values are better (for the regression view's wording).
+    pub higher_is_better: bool,
+    pub read: fn(&RunDoc, &FamilyDoc) -> Option<f64>,
+}
+
+fn ms(f: &FamilyDoc, phase: &str) -> Option<f64> {
+    f.mean_us(phase).map(|us| us / 1000.0)
+}
+
+fn percent(part: u64, f: &FamilyDoc) -> Option<f64> {
+    (f.requests > 0).then(|| 100.0 * part as f64 / f.requests as f64)
+}
+
+/// The mean of a distribution in the family's capture analysis, if it has samples.
+fn captured(f: &FamilyDoc, key: &str) -> Option<f64> {
+    let d = f.capture.as_ref()?.get(key)?;
+    (d["count"].as_f64()? > 0.0)
+        .then(|| d["mean"].as_f64())
+        .flatten()
+}
+
+/// Every metric a plan may name in `report.metrics`.
+pub const METRICS: &[Metric] = &[
+    Metric {
+        name: "rps",
+        heading: "requests/s",
+        higher_is_better: true,
+        read: |_, f| Some(f.rps),
+    },
+    Metric {
+        name: "transfer_kbps",
+        heading: "transfer rate (KB/s)",
+        higher_is_better: true,
+        read: |r, f| (r.duration_s > 0.0).then(|| f.bytes as f64 / 1024.0 / r.duration_s),
+    },
+    Metric {
+        name: "total_ms",
+        heading: "mean total time (ms)",
+        higher_is_better: false,
+        read: |_, f| ms(f, "total"),
+    },
+    Metric {
+        name: "connect_ms",
+        heading: "mean establishment time (ms)",
+        higher_is_better: false,
+        read: |_, f| ms(f, "connect"),
+    },
+    Metric {
+        name: "ttfb_ms",
+        heading: "mean waiting time (ms)",
+        higher_is_better: false,
+        read: |_, f| ms(f, "ttfb"),
+    },
+    Metric {
+        name: "lifetime_ms",
+        heading: "mean continuation time (ms)",
+        higher_is_better: false,
+        read: |_, f| ms(f, "lifetime"),
+    },
+    Metric {
+        name: "p99_ms",
+        heading: "99th percentile total time (ms)",
+        higher_is_better: false,
+        read: |_, f| {
+            f.latency_us
+                .get("total")
+                .filter(|l| l.count > 0)
+                .map(|l| l.p99 / 1000.0)
+        },
+    },
+    Metric {
+        name: "goodput_mbps",
+        heading: "goodput (Mbit/s): body bits / mean total time",
+        higher_is_better: true,
+        read: |_, f| match (f.mean_us("total"), f.completed) {
+            (Some(us), n) if us > 0.0 && n > 0 => Some(f.html_bytes as f64 / n as f64 * 8.0 / us),
+            _ => None,
+        },
+    },
+    Metric {
+        name: "capture_delay_ms",
+        heading: "delay from the capture (ms): request → client's last ACK",
+        higher_is_better: false,
+        read: |_, f| captured(f, "delay_us").map(|us| us / 1000.0),
+    },
+    Metric {
+        name: "capture_throughput_mbps",
+        heading: "throughput from the capture (Mbit/s), both directions, no retransmissions",
+        higher_is_better: true,
+        read: |_, f| captured(f, "throughput_mbps"),
+    },
+    Metric {
+        name: "capture_rtt_ms",
+        heading: "handshake RTT from the capture (ms)",
+        higher_is_better: false,
+        read: |_, f| captured(f, "handshake_rtt_us").map(|us| us / 1000.0),
+    },
+    Metric {
+        name: "completed",
+        heading: "completed requests",
+        higher_is_better: true,
+        read: |_, f| Some(f.completed as f64),
+    },
+    Metric {
+        name: "failed",
+        heading: "failed requests",
+        higher_is_better: false,
+        read: |_, f| Some(f.failed as f64),
+    },
+    Metric {
+        name: "normal_pct",
+        heading: "NORMAL (%)",
+        higher_is_better: true,
+        read: |_, f| percent(f.close.normal, f),
+    },
+    Metric {
+        name: "reset_pct",
+        heading: "RESET (%)",
+        higher_is_better: false,
+        read: |_, f| percent(f.close.reset, f),
+    },
+    Metric {
+        name: "timeout_pct",
+        heading: "TIMEOUT (%)",
+        higher_is_better: false,
+        read: |_, f| percent(f.close.timeout, f),
+    },
+];
+
+/// The metric called `name`.
+pub fn find(name: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+/// All metric names, for error messages.
+pub fn names() -> String {
+    METRICS
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,176 @@
+//! A study's observations, read from stored runs: one per run and family, labelled by the
+//! run's axis values plus `family`. Tables, differences and plots group these; nothing
+//! here touches the database or formats text.
+
+use crate::db::StoredRun;
+use crate::report::metrics::Metric;
+use crate::stats::{self, Estimate};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One family's figures from one run.
+#[derive(Debug, Clone)]
+pub struct Observation<'a> {
+    /// Axis values by name, including `family` ("ipv4" / "ipv6").
+    pub labels: BTreeMap<String, String>,
+    pub run: &'a StoredRun,
+    pub family: String,
+}
+
+/// Every observation of a set of runs (the `all` total only where a run has no families).
+/// The `ratio` label of a single-family run is "-": its `family` label says it all.
+pub fn observations(runs: &[StoredRun]) -> Vec<Observation<'_>> {
+    let mut out = Vec::new();
+    for run in runs {
+        let mut families: Vec<&String> = run.doc.families.keys().collect();
+        let all = "all".to_string();
+        if families.is_empty() {
+            families.push(&all);
+        }
+        for family in families {
+            let mut labels = run.params.clone();
+            labels.insert("family".into(), family.clone());
+            // A single-family run's selector says no more than its family does.
+            if matches!(
+                labels.get("ratio").map(String::as_str),
+                Some("ipv4" | "ipv6")
+            ) {
+                labels.insert("ratio".into(), "-".into());
+            }
+            out.push(Observation {
+                labels,
+                run,
+                family: family.clone(),
+            });
+        }
+    }
+    out
+}
+
+impl Observation<'_> {
+    /// The metric's value for this observation.
+    pub fn value(&self, metric: &Metric) -> Option<f64> {
+        let f = if self.family == "all" {
+            &self.run.doc.total
+        } else {
+            self.run.doc.families.get(&self.family)?
+        };
+        (metric.read)(&self.run.doc, f)
+    }
+
+    /// The values of `axes`, in that order.
+    pub fn key(&self, axes: &[String]) -> Vec<String> {
+        axes.iter()
+            .map(|a| self.labels.get(a).cloned().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// Axes (label names) that take more than one value among `obs`, in the order given.
+pub fn varying(obs: &[Observation], order: &[&str]) -> Vec<String> {
+    order
+        .iter()
+        .filter(|axis| {
+            obs.iter()
+                .map(|o| o.labels.get(**axis))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        })
+        .map(|a| a.to_string())
+        .collect()
+}
+
+/// Distinct values of `axes` among `obs`, in order of first appearance.
+pub fn distinct_keys(obs: &[Observation], axes: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for o in obs {
+        let k = o.key(axes);
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// The metric's values over the observations whose `axes` equal `key`.
+pub fn values(obs: &[Observation], axes: &[String], key: &[String], metric: &Metric) -> Vec<f64> {
+    obs.iter()
+        .filter(|o| o.key(axes) == key)
+        .filter_map(|o| o.value(metric))
+        .collect()
+}
+
+/// Mean ± CI of the metric over the matching observations.
+pub fn cell(
+    obs: &[Observation],
+    axes: &[String],
+    key: &[String],
+    metric: &Metric,
+) -> Option<Estimate> {
+    stats::estimate(&values(obs, axes, key, metric))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::metrics::find;
+    use crate::runjson::parse;
+    use crate::testdata::{run_doc, Fam};
+
+    pub(crate) fn stored(server: &str, repeat: i64, v4_rps: f64, v6_rps: f64) -> StoredRun {
+        let text = run_doc(&[
+            Fam {
+                key: "ipv4",
+                completed: 10,
+                rps: v4_rps,
+                total_us: &[100; 10],
+            },
+            Fam {
+                key: "ipv6",
+                completed: 10,
+                rps: v6_rps,
+                total_us: &[120; 10],
+            },
+        ]);
+        let params = [
+            ("server", server),
+            ("handler", "static"),
+            ("ratio", "1:1"),
+            ("placement", "loopback"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        StoredRun {
+            id: format!("{server}{repeat}"),
+            seq: repeat,
+            point: 0,
+            repeat,
+            params,
+            command: String::new(),
+            server_version: "x/1".into(),
+            handler_mechanism: "static file".into(),
+            started_unix: repeat as f64,
+            doc: parse(&text).unwrap(),
+            doc_text: text,
+        }
+    }
+
+    #[test]
+    fn groups_repeats_into_cells() {
+        let runs = vec![
+            stored("nginx", 1, 100.0, 90.0),
+            stored("nginx", 2, 110.0, 80.0),
+            stored("apache", 1, 50.0, 40.0),
+        ];
+        let obs = observations(&runs);
+        assert_eq!(obs.len(), 6);
+        let axes = varying(&obs, &["server", "handler", "family"]);
+        assert_eq!(axes, vec!["server".to_string(), "family".to_string()]);
+        let rps = find("rps").unwrap();
+        let key = vec!["nginx".to_string(), "ipv4".to_string()];
+        let e = cell(&obs, &axes, &key, rps).unwrap();
+        assert_eq!((e.n, e.mean), (2, 105.0));
+        assert_eq!(distinct_keys(&obs, &["server".to_string()]).len(), 2);
+    }
+}

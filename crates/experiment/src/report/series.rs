@@ -1,0 +1,126 @@
+//! Time series for the report: requests/s and mean latency of each run against when it
+//! started, and the server's CPU from monitor samples (`dualbench run --monitor`), whose
+//! JSON lines carry `unix_ns`, `cpu.all.{idle,…}` and `processes[].cpu_pct`.
+
+use super::svg::{Chart, Series};
+use crate::db::StoredRun;
+use serde_json::Value;
+
+fn family_name(key: &str) -> String {
+    match key {
+        "ipv4" => "IPv4".into(),
+        "ipv6" => "IPv6".into(),
+        other => other.into(),
+    }
+}
+
+fn per_run(
+    runs: &[StoredRun],
+    title: &str,
+    y_label: &str,
+    read: impl Fn(&StoredRun, &str) -> Option<f64>,
+) -> Chart {
+    let t0 = runs
+        .iter()
+        .map(|r| r.started_unix)
+        .fold(f64::INFINITY, f64::min);
+    let mut series: Vec<Series> = Vec::new();
+    for r in runs {
+        for family in r.doc.families.keys() {
+            let Some(y) = read(r, family) else { continue };
+            let name = family_name(family);
+            let point = (r.started_unix - t0, y);
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series {
+                    name,
+                    points: vec![point],
+                }),
+            }
+        }
+    }
+    Chart {
+        title: title.into(),
+        x_label: "seconds since the first run started".into(),
+        y_label: y_label.into(),
+        x_log: false,
+        x_ticks: None,
+        series,
+    }
+}
+
+/// Requests/s and mean total time (ms) of every run, in the order run.
+pub fn timelines(runs: &[StoredRun]) -> Vec<Chart> {
+    vec![
+        per_run(
+            runs,
+            "requests/s of each run, in the order run",
+            "requests/s",
+            |r, f| Some(r.doc.families[f].rps),
+        ),
+        per_run(
+            runs,
+            "mean total time of each run, in the order run",
+            "ms",
+            |r, f| r.doc.families[f].mean_us("total").map(|us| us / 1000.0),
+        ),
+    ]
+}
+
+/// Server CPU over time from monitor samples (JSON lines), `None` when there are none.
+/// `t0_unix` is the time axis origin (the first run's start).
+pub fn server_cpu(samples: &[String], t0_unix: f64) -> Option<Chart> {
+    let (mut server, mut busy) = (Vec::new(), Vec::new());
+    for line in samples {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(t) = v["unix_ns"].as_f64().map(|ns| ns / 1e9 - t0_unix) else {
+            continue;
+        };
+        if let Some(procs) = v["processes"].as_array() {
+            server.push((t, procs.iter().filter_map(|p| p["cpu_pct"].as_f64()).sum()));
+        }
+        if let Some(idle) = v["cpu"]["all"]["idle"].as_f64() {
+            busy.push((t, 100.0 - idle));
+        }
+    }
+    if server.is_empty() && busy.is_empty() {
+        return None;
+    }
+    Some(Chart {
+        title: "server CPU during the runs (monitor samples)".into(),
+        x_label: "seconds since the first run started".into(),
+        y_label: "% of one core / % of all cores".into(),
+        x_log: false,
+        x_ticks: None,
+        series: vec![
+            Series {
+                name: "server processes (% of one core)".into(),
+                points: server,
+            },
+            Series {
+                name: "machine busy (% of all cores)".into(),
+                points: busy,
+            },
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_cpu_from_monitor_lines() {
+        let lines = vec![
+            r#"{"unix_ns": 10000000000, "cpu": {"all": {"idle": 75.0}}, "processes": [{"cpu_pct": 20.0}, {"cpu_pct": 5.5}]}"#.to_string(),
+            r#"{"unix_ns": 11000000000, "cpu": {"all": {"idle": 50.0}}, "processes": [{"cpu_pct": 40.0}]}"#.to_string(),
+            "not json".to_string(),
+        ];
+        let chart = server_cpu(&lines, 9.0).unwrap();
+        assert_eq!(chart.series[0].points, vec![(1.0, 25.5), (2.0, 40.0)]);
+        assert_eq!(chart.series[1].points, vec![(1.0, 25.0), (2.0, 50.0)]);
+        assert!(server_cpu(&[], 0.0).is_none());
+    }
+}

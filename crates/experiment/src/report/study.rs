@@ -1,0 +1,401 @@
+//! A report as data: the study's tables (rows × columns as the plan declares, mean ± 95% CI
+//! over repeats), IPv6 − IPv4 differences with their uncertainty, latency percentile and
+//! CDF charts from merged histograms, requests/s over the experiment, and the environment.
+//! Built from stored runs; rendered by `html` and `markdown`.
+
+use super::metrics::{self, Metric};
+use super::model::{self, Observation};
+use super::svg::{Chart, Series};
+use crate::db::{Db, Experiment, StoredRun};
+use crate::hist;
+use crate::plan::{self, ReportSpec};
+use crate::stats::{self, Difference, Estimate};
+use dualbench_common::Result;
+use std::path::Path;
+
+/// Order in which axes appear in row labels.
+pub const AXIS_ORDER: [&str; 10] = [
+    "placement",
+    "server",
+    "handler",
+    "ratio",
+    "concurrency",
+    "requests",
+    "rate",
+    "congestion",
+    "link",
+    "family",
+];
+
+/// One metric's table.
+pub struct Table {
+    pub metric: &'static Metric,
+    pub row_axes: Vec<String>,
+    pub column_axis: Option<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<(Vec<String>, Vec<Option<Estimate>>)>,
+}
+
+/// One metric's IPv6 − IPv4 differences, per row.
+pub struct DiffTable {
+    pub metric: &'static Metric,
+    pub row_axes: Vec<String>,
+    pub rows: Vec<DiffRow>,
+}
+
+pub struct DiffRow {
+    pub key: Vec<String>,
+    pub v4: Option<Estimate>,
+    pub v6: Option<Estimate>,
+    pub diff: Option<Difference>,
+}
+
+/// Latency percentiles of one group and family (merged over repeats), in ms.
+pub struct Percentiles {
+    pub group: String,
+    pub family: String,
+    pub count: u64,
+    pub points: Vec<(f64, f64)>,
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// Everything a report shows.
+pub struct Report {
+    pub experiment: Experiment,
+    pub spec: ReportSpec,
+    pub description: String,
+    pub tables: Vec<Table>,
+    pub differences: Vec<DiffTable>,
+    pub percentiles: Vec<Percentiles>,
+    pub charts: Vec<(String, Chart, Chart)>,
+    /// Requests/s and latency per run over time, and server CPU when monitored.
+    pub timelines: Vec<Chart>,
+    pub environment: Vec<(String, String)>,
+    /// (server, handler, how it was answered), distinct.
+    pub mechanisms: Vec<(String, String, String)>,
+    pub runs: Vec<StoredRun>,
+}
+
+/// Build the report of one experiment.
+pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
+    let runs = db.runs(experiment.id)?;
+    let environment = db.environment(experiment.id)?;
+    let (spec, description) = match plan::parse(&experiment.plan_text, Path::new(&experiment.name))
+    {
+        Ok(p) => (p.report, p.description),
+        Err(_) => (ReportSpec::default(), String::new()),
+    };
+    let mut samples = Vec::new();
+    for r in &runs {
+        samples.extend(
+            db.monitor_samples(experiment.id, &r.id)?
+                .into_iter()
+                .map(|(_, line)| line),
+        );
+    }
+    let t0 = runs
+        .iter()
+        .map(|r| r.started_unix)
+        .fold(f64::INFINITY, f64::min);
+    let mut report = assemble(experiment.clone(), spec, description, runs, environment);
+    report
+        .timelines
+        .extend(super::series::server_cpu(&samples, t0));
+    Ok(report)
+}
+
+/// Build a report from its parts (pure).
+pub fn assemble(
+    experiment: Experiment,
+    spec: ReportSpec,
+    description: String,
+    runs: Vec<StoredRun>,
+    environment: Vec<(String, String)>,
+) -> Report {
+    let obs = model::observations(&runs);
+    let (row_axes, column_axis) = layout(&obs, &spec);
+    let metrics: Vec<&'static Metric> = spec
+        .metrics
+        .iter()
+        .filter_map(|m| metrics::find(m))
+        .collect();
+    let tables = metrics
+        .iter()
+        .map(|m| table(&obs, &row_axes, column_axis.as_deref(), m))
+        .collect();
+    let group_axes: Vec<String> = model::varying(&obs, &AXIS_ORDER)
+        .into_iter()
+        .filter(|a| a != "family")
+        .collect();
+    let differences = metrics
+        .iter()
+        .map(|m| differences(&obs, &group_axes, m))
+        .collect();
+    let percentiles = percentiles(&obs, &group_axes, &spec.phase);
+    let charts = charts(&percentiles, &spec.phase);
+    let timelines = super::series::timelines(&runs);
+    let mechanisms = mechanisms(&runs);
+    Report {
+        experiment,
+        spec,
+        description,
+        tables,
+        differences,
+        percentiles,
+        charts,
+        timelines,
+        environment,
+        mechanisms,
+        runs,
+    }
+}
+
+/// Rows: the plan's row axes, then every other varying axis (so nothing is pooled by
+/// accident); columns: the plan's column axis, or `family` when families vary.
+fn layout(obs: &[Observation], spec: &ReportSpec) -> (Vec<String>, Option<String>) {
+    let varying = model::varying(obs, &AXIS_ORDER);
+    let column = spec
+        .columns
+        .clone()
+        .or_else(|| varying.iter().find(|a| *a == "family").cloned());
+    let mut rows: Vec<String> = spec
+        .rows
+        .iter()
+        .filter(|r| Some(*r) != column.as_ref())
+        .cloned()
+        .collect();
+    for a in varying {
+        if !rows.contains(&a) && Some(&a) != column.as_ref() {
+            rows.push(a);
+        }
+    }
+    (rows, column)
+}
+
+fn table(
+    obs: &[Observation],
+    rows: &[String],
+    column: Option<&str>,
+    metric: &'static Metric,
+) -> Table {
+    let col_axes: Vec<String> = column.map(|c| vec![c.to_string()]).unwrap_or_default();
+    let columns: Vec<String> = model::distinct_keys(obs, &col_axes)
+        .into_iter()
+        .map(|k| k.join(" "))
+        .collect();
+    let mut all_axes = rows.to_vec();
+    all_axes.extend(col_axes.iter().cloned());
+    let out_rows = model::distinct_keys(obs, rows)
+        .into_iter()
+        .map(|row| {
+            let cells = model::distinct_keys(obs, &col_axes)
+                .into_iter()
+                .map(|col| {
+                    let mut key = row.clone();
+                    key.extend(col);
+                    model::cell(obs, &all_axes, &key, metric)
+                })
+                .collect();
+            (row, cells)
+        })
+        .collect();
+    Table {
+        metric,
+        row_axes: rows.to_vec(),
+        column_axis: column.map(str::to_string),
+        columns,
+        rows: out_rows,
+    }
+}
+
+fn differences(obs: &[Observation], groups: &[String], metric: &'static Metric) -> DiffTable {
+    let mut axes = groups.to_vec();
+    axes.push("family".into());
+    let rows = model::distinct_keys(obs, groups)
+        .into_iter()
+        .filter_map(|key| {
+            let with = |f: &str| {
+                let mut k = key.clone();
+                k.push(f.into());
+                model::values(obs, &axes, &k, metric)
+            };
+            let (v4, v6) = (with("ipv4"), with("ipv6"));
+            if v4.is_empty() && v6.is_empty() {
+                return None;
+            }
+            Some(DiffRow {
+                key,
+                v4: stats::estimate(&v4),
+                v6: stats::estimate(&v6),
+                diff: stats::welch(&v4, &v6),
+            })
+        })
+        .filter(|r| r.v4.is_some() && r.v6.is_some())
+        .collect();
+    DiffTable {
+        metric,
+        row_axes: groups.to_vec(),
+        rows,
+    }
+}
+
+fn percentiles(obs: &[Observation], groups: &[String], phase: &str) -> Vec<Percentiles> {
+    let mut axes = groups.to_vec();
+    axes.push("family".into());
+    let mut out = Vec::new();
+    for key in model::distinct_keys(obs, &axes) {
+        let decoded: Vec<_> = obs
+            .iter()
+            .filter(|o| o.key(&axes) == key)
+            .filter_map(|o| {
+                let f = o
+                    .run
+                    .doc
+                    .families
+                    .get(&o.family)
+                    .unwrap_or(&o.run.doc.total);
+                f.histograms.get(phase).and_then(|t| hist::decode(t).ok())
+            })
+            .collect();
+        let Some(merged) = hist::merge(decoded.iter()) else {
+            continue;
+        };
+        let ms = |pts: Vec<(f64, f64)>, on_x: bool| {
+            pts.into_iter()
+                .map(|(a, b)| {
+                    if on_x {
+                        (a / 1000.0, b)
+                    } else {
+                        (a, b / 1000.0)
+                    }
+                })
+                .collect()
+        };
+        let family = key.last().cloned().unwrap_or_default();
+        let group = label(groups, &key[..key.len() - 1]);
+        out.push(Percentiles {
+            group,
+            family,
+            count: merged.len(),
+            points: ms(hist::percentile_points(&merged), false),
+            cdf: ms(hist::cdf_points(&merged, 200), true),
+        });
+    }
+    out
+}
+
+/// "server=nginx handler=static", or "all runs" when no axis varies.
+pub fn label(axes: &[String], key: &[String]) -> String {
+    if axes.is_empty() {
+        return "all runs".into();
+    }
+    axes.iter()
+        .zip(key)
+        .map(|(a, v)| format!("{a}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn family_name(key: &str) -> String {
+    match key {
+        "ipv4" => "IPv4".into(),
+        "ipv6" => "IPv6".into(),
+        other => other.into(),
+    }
+}
+
+fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart)> {
+    let mut groups: Vec<&str> = Vec::new();
+    for p in percentiles {
+        if !groups.contains(&p.group.as_str()) {
+            groups.push(&p.group);
+        }
+    }
+    let ticks: Vec<(f64, String)> = hist::PERCENTILES
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i as f64, format!("p{}", super::svg::short(*p))))
+        .collect();
+    groups
+        .into_iter()
+        .map(|g| {
+            let mine: Vec<&Percentiles> = percentiles.iter().filter(|p| p.group == g).collect();
+            let pct = Chart {
+                title: format!("{phase} latency percentiles — {g}"),
+                x_label: "percentile".into(),
+                y_label: "ms".into(),
+                x_log: false,
+                x_ticks: Some(ticks.clone()),
+                series: mine
+                    .iter()
+                    .map(|p| Series {
+                        name: family_name(&p.family),
+                        points: p
+                            .points
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &(_, v))| (i as f64, v))
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            let cdf = Chart {
+                title: format!("{phase} latency CDF — {g}"),
+                x_label: "ms (log scale)".into(),
+                y_label: "fraction of requests".into(),
+                x_log: true,
+                x_ticks: None,
+                series: mine
+                    .iter()
+                    .map(|p| Series {
+                        name: family_name(&p.family),
+                        points: p.cdf.clone(),
+                    })
+                    .collect(),
+            };
+            (g.to_string(), pct, cdf)
+        })
+        .collect()
+}
+
+fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    for r in runs {
+        let m = (
+            r.params["server"].clone(),
+            r.params["handler"].clone(),
+            r.handler_mechanism.clone(),
+        );
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats); exact counts that
+/// did not vary print without decimals, "8000 ± 0".
+pub fn format_estimate(e: &Estimate) -> String {
+    let d = if e.mean.fract() == 0.0 && e.ci95 == 0.0 {
+        0
+    } else {
+        decimals(e.mean)
+    };
+    if e.ci95.is_finite() {
+        format!("{:.d$} ± {:.d$}", e.mean, e.ci95)
+    } else {
+        format!("{:.d$} (n=1)", e.mean)
+    }
+}
+
+/// Decimals that suit a value's magnitude.
+pub fn decimals(v: f64) -> usize {
+    match v.abs() {
+        x if x >= 10.0 => 1,
+        x if x >= 1.0 => 2,
+        _ => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,316 @@
+//! Small inline SVG line charts for reports: linear or log-10 x axis, 1-2-5 ticks, one
+//! polyline with markers per series, a legend. Pure: data in, SVG text out.
+
+use std::fmt::Write as _;
+
+/// Colours of series, in order (IPv4 first, IPv6 second, then others).
+pub const COLORS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+];
+
+/// One line of a chart.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart: title, axis labels, scale of x, and the series.
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    /// Fixed x ticks (value, label) instead of computed ones, e.g. percentiles.
+    pub x_ticks: Option<Vec<(f64, String)>>,
+    pub series: Vec<Series>,
+}
+
+const W: f64 = 530.0;
+const H: f64 = 300.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 44.0;
+
+/// Escape text for XML and HTML.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// "Nice" tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `n` of them.
+pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// Decades 10^k covering [lo, hi] (lo > 0), for a log axis.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (a, b) = (
+        lo.max(1e-12).log10().floor() as i32,
+        hi.max(1e-12).log10().ceil() as i32,
+    );
+    (a..=b).map(|k| 10f64.powi(k)).collect()
+}
+
+/// Short number: 1200 → "1200", 0.5 → "0.5", 1e6 → "1e6".
+pub fn short(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
+        format!("{v:.0e}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    from: f64,
+    to: f64,
+}
+
+impl Scale {
+    fn map(&self, v: f64) -> f64 {
+        let (lo, hi, v) = if self.log {
+            (self.lo.log10(), self.hi.log10(), v.max(self.lo).log10())
+        } else {
+            (self.lo, self.hi, v)
+        };
+        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+        self.from + t * (self.to - self.from)
+    }
+}
+
+fn bounds(chart: &Chart) -> Option<((f64, f64), (f64, f64))> {
+    let pts: Vec<(f64, f64)> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!chart.x_log || *x > 0.0))
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let fold = |f: fn(&(f64, f64)) -> f64| {
+        pts.iter()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            })
+    };
+    let (x, (ylo, yhi)) = (fold(|p| p.0), fold(|p| p.1));
+    let ylo = ylo.min(0.0);
+    let yhi = if yhi > ylo { yhi * 1.05 } else { ylo + 1.0 };
+    Some((x, (ylo, yhi)))
+}
+
+/// The chart as an `<svg>` element (or a note when there is nothing to draw).
+pub fn line_chart(chart: &Chart) -> String {
+    let Some(((xlo, xhi), (ylo, yhi))) = bounds(chart) else {
+        return format!(
+            "<p class=\"note\">{}: no data to plot</p>",
+            escape(&chart.title)
+        );
+    };
+    let (xlo, xhi) = if chart.x_log {
+        let t = log_ticks(xlo, xhi);
+        (t[0], *t.last().unwrap_or(&xhi))
+    } else {
+        (xlo, if xhi > xlo { xhi } else { xlo + 1.0 })
+    };
+    let xs = Scale {
+        lo: xlo,
+        hi: xhi,
+        log: chart.x_log,
+        from: LEFT,
+        to: W - RIGHT,
+    };
+    let ys = Scale {
+        lo: ylo,
+        hi: yhi,
+        log: false,
+        from: H - BOTTOM,
+        to: TOP,
+    };
+    let mut s = format!(
+        "<svg viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\">\
+         <title>{}</title><rect x=\"0\" y=\"0\" width=\"{W}\" height=\"{H}\" fill=\"#fff\"/>",
+        escape(&chart.title)
+    );
+    let _ = write!(
+        s,
+        "<text x=\"{}\" y=\"18\" class=\"t\" text-anchor=\"middle\">{}</text>",
+        W / 2.0,
+        escape(&chart.title)
+    );
+    axes(&mut s, chart, &xs, &ys);
+    for (i, series) in chart.series.iter().enumerate() {
+        draw_series(
+            &mut s,
+            series,
+            COLORS[i % COLORS.len()],
+            &xs,
+            &ys,
+            chart.x_log,
+        );
+        legend(&mut s, i, &series.name);
+    }
+    s += "</svg>";
+    s
+}
+
+fn axes(s: &mut String, chart: &Chart, xs: &Scale, ys: &Scale) {
+    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
+    let _ = write!(
+        s,
+        "<path d=\"M{x0} {y1}V{y0}H{x1}\" stroke=\"#333\" fill=\"none\"/>"
+    );
+    for v in nice_ticks(ys.lo, ys.hi, 5) {
+        let y = ys.map(v);
+        let _ = write!(
+            s,
+            "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/>\
+             <text x=\"{}\" y=\"{:.1}\" class=\"k\" text-anchor=\"end\">{}</text>",
+            x0 - 4.0,
+            y + 4.0,
+            short(v)
+        );
+    }
+    let ticks: Vec<(f64, String)> = match &chart.x_ticks {
+        Some(t) => t.clone(),
+        None if chart.x_log => log_ticks(xs.lo, xs.hi)
+            .into_iter()
+            .map(|v| (v, short(v)))
+            .collect(),
+        None => nice_ticks(xs.lo, xs.hi, 6)
+            .into_iter()
+            .map(|v| (v, short(v)))
+            .collect(),
+    };
+    for (v, label) in ticks {
+        let x = xs.map(v);
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{}\" stroke=\"#333\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" class=\"k\" text-anchor=\"middle\">{}</text>",
+            y0 + 4.0,
+            y0 + 16.0,
+            escape(&label)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{}\" y=\"{}\" class=\"k\" text-anchor=\"middle\">{}</text>\
+         <text x=\"14\" y=\"{}\" class=\"k\" text-anchor=\"middle\" transform=\"rotate(-90 14 {})\">{}</text>",
+        (x0 + x1) / 2.0,
+        H - 8.0,
+        escape(&chart.x_label),
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        escape(&chart.y_label)
+    );
+}
+
+fn draw_series(s: &mut String, series: &Series, color: &str, xs: &Scale, ys: &Scale, x_log: bool) {
+    let pts: Vec<(f64, f64)> = series
+        .points
+        .iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!x_log || *x > 0.0))
+        .map(|&(x, y)| (xs.map(x), ys.map(y)))
+        .collect();
+    let path: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+    let _ = write!(
+        s,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>",
+        path.join(" ")
+    );
+    if pts.len() <= 40 {
+        for (x, y) in pts {
+            let _ = write!(
+                s,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>"
+            );
+        }
+    }
+}
+
+fn legend(s: &mut String, i: usize, name: &str) {
+    let (x, y) = (
+        LEFT + 10.0 + (i as f64 % 3.0) * 150.0,
+        TOP + 10.0 + (i / 3) as f64 * 14.0,
+    );
+    let color = COLORS[i % COLORS.len()];
+    let _ = write!(
+        s,
+        "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{color}\"/>\
+         <text x=\"{}\" y=\"{}\" class=\"k\">{}</text>",
+        y - 8.0,
+        x + 14.0,
+        y + 1.0,
+        escape(name)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_nice() {
+        assert_eq!(
+            nice_ticks(0.0, 10.0, 5),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        assert_eq!(nice_ticks(0.0, 0.9, 3), vec![0.0, 0.5]);
+        assert_eq!(log_ticks(3.0, 250.0), vec![1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(short(1200.0), "1200");
+        assert_eq!(short(0.25), "0.25");
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+
+    #[test]
+    fn draws_series_and_legend() {
+        let chart = Chart {
+            title: "latency <total>".into(),
+            x_label: "ms".into(),
+            y_label: "fraction".into(),
+            x_log: true,
+            x_ticks: None,
+            series: vec![
+                Series {
+                    name: "IPv4".into(),
+                    points: vec![(1.0, 0.1), (10.0, 0.9), (100.0, 1.0)],
+                },
+                Series {
+                    name: "IPv6".into(),
+                    points: vec![(2.0, 0.2), (20.0, 1.0)],
+                },
+            ],
+        };
+        let svg = line_chart(&chart);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 5);
+        assert!(svg.contains("latency &lt;total&gt;") && svg.contains(">IPv6</text>"));
+        let empty = Chart {
+            series: vec![],
+            ..chart
+        };
+        assert!(line_chart(&empty).contains("no data to plot"));
+    }
+}

@@ -1,0 +1,113 @@
+//! The `dualbench run` command line of a point, as a pure function of the plan, the point,
+//! the server's base URLs and (optionally) the server's pid for `--monitor`.
+
+use crate::plan::{Plan, Point, Selector};
+use dualbench_common::Family;
+use std::net::SocketAddr;
+
+/// The server's base URL per family, e.g. `http://127.0.0.1:8080` and `http://[::1]:8080`.
+#[derive(Debug, Clone)]
+pub struct Bases {
+    pub v4: String,
+    pub v6: String,
+}
+
+impl Bases {
+    /// Base URLs of the listen addresses (one per family).
+    pub fn of(listen: &[SocketAddr]) -> Bases {
+        let find = |f: Family| {
+            listen
+                .iter()
+                .find(|a| Family::of_addr(a) == f)
+                .map(|a| format!("http://{a}"))
+                .unwrap_or_default()
+        };
+        Bases {
+            v4: find(Family::V4),
+            v6: find(Family::V6),
+        }
+    }
+}
+
+/// Arguments after the binary: `run --format json -q -n N -c C ... URL...`.
+pub fn run_args(
+    plan: &Plan,
+    point: &Point,
+    bases: &Bases,
+    path: &str,
+    monitor_pid: Option<u32>,
+) -> Vec<String> {
+    let l = &plan.load;
+    let mut a: Vec<String> = vec!["run".into(), "--format".into(), "json".into(), "-q".into()];
+    a.extend([
+        "-n".into(),
+        point.requests.to_string(),
+        "-c".into(),
+        point.concurrency.to_string(),
+    ]);
+    if l.keepalive {
+        a.push("-k".into());
+    }
+    if let Some(s) = l.timeout_s {
+        a.extend(["-s".into(), s.to_string()]);
+    }
+    if let Some(t) = l.time_limit_s {
+        a.extend(["-t".into(), t.to_string()]);
+    }
+    if let Some(r) = point.rate {
+        a.extend(["--rate".into(), r.to_string()]);
+        if let Some(arrival) = &l.arrival {
+            a.extend(["--arrival".into(), arrival.clone()]);
+        }
+    }
+    if let (true, Some(pid)) = (l.monitor, monitor_pid) {
+        a.extend(["--monitor".into(), pid.to_string()]);
+    }
+    if let Some(iface) = &l.capture {
+        a.extend(["--capture".into(), iface.clone()]);
+    }
+    a.extend(l.extra_args.iter().cloned());
+    let url = |base: &str| format!("{base}{path}");
+    match point.selector {
+        Selector::Family(Family::V4) => a.push(url(&bases.v4)),
+        Selector::Family(Family::V6) => a.push(url(&bases.v6)),
+        Selector::Ratio { v6, v4 } => {
+            a.extend([url(&bases.v6), url(&bases.v4)]);
+            a.extend(["--ratio".into(), format!("{v6}:{v4}")]);
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{expand, parse};
+    use std::path::Path;
+
+    #[test]
+    fn family_and_ratio_runs() {
+        let text = "[experiment]\nname = \"x\"\n[load]\nrequests = 100\nconcurrency = 2\nkeepalive = true\n\
+                    [axes]\nratio = [\"4:1\"]\nrate = [500.0]\n";
+        let plan = parse(text, Path::new("x.toml")).unwrap();
+        let runs = expand(&plan);
+        let bases = Bases::of(&crate::server::loopback(8080));
+        let args = run_args(&plan, &runs[0].point, &bases, "/index.html", Some(7));
+        assert_eq!(
+            args.join(" "),
+            "run --format json -q -n 100 -c 2 -k --rate 500 http://[::1]:8080/index.html \
+             http://127.0.0.1:8080/index.html --ratio 4:1"
+        );
+        let plan = parse(
+            "[experiment]\nname = \"y\"\n[load]\nmonitor = true\ncapture = \"lo\"\n",
+            Path::new("y.toml"),
+        )
+        .unwrap();
+        let runs = expand(&plan);
+        let args = run_args(&plan, &runs[1].point, &bases, "/", Some(7));
+        assert_eq!(
+            args.join(" "),
+            "run --format json -q -n 1000 -c 1 --monitor 7 --capture lo http://[::1]:8080/"
+        );
+    }
+}

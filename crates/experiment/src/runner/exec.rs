@@ -1,0 +1,169 @@
+//! One `dualbench run` as a child process: stdout into the run's `run.json`, stderr into
+//! `run.stderr`, SIGINT forwarded when the experiment is interrupted, and the files the run
+//! left beside them (monitor series, capture analyses) collected for the database.
+
+use crate::runjson::{self, RunDoc};
+use dualbench_common::{Failure, Result};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What a finished run produced.
+pub struct Finished {
+    pub doc: RunDoc,
+    pub text: String,
+    /// (file name, JSON lines) of every `.jsonl` file the run wrote: monitor series.
+    pub monitor: Vec<(String, Vec<String>)>,
+    /// (file name, JSON text) of every other `.json` file the run wrote: capture analyses.
+    pub captures: Vec<(String, String)>,
+}
+
+/// A run either finished or was interrupted (its partial result is not kept).
+pub enum Outcome {
+    Finished(Box<Finished>),
+    Interrupted,
+}
+
+/// Run `argv` (program first) in `dir`; `stop` is the experiment's interrupt flag.
+pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
+    std::fs::create_dir_all(dir)?;
+    let out_path = dir.join("run.json");
+    let err_path = dir.join("run.stderr");
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Failure::runtime(format!("cannot start {} ({e})", argv[0])))?;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if stop.load(Ordering::SeqCst) {
+            interrupt(&mut child)?;
+            return Ok(Outcome::Interrupted);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    if stop.load(Ordering::SeqCst) {
+        return Ok(Outcome::Interrupted);
+    }
+    if !status.success() {
+        let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
+        return Err(Failure::runtime(format!(
+            "`dualbench run` {status}: {last} (see {})",
+            dir.display()
+        )));
+    }
+    let text = std::fs::read_to_string(&out_path)?;
+    let doc = runjson::parse(&text).map_err(|e| e.context(out_path.display()))?;
+    if let Some(why) = &doc.interrupted {
+        return Err(Failure::runtime(format!(
+            "`dualbench run` was interrupted ({why}); see {}",
+            dir.display()
+        )));
+    }
+    analyze_capture(dir)?;
+    let (monitor, captures) = collect(dir)?;
+    Ok(Outcome::Finished(Box::new(Finished {
+        doc,
+        text,
+        monitor,
+        captures,
+    })))
+}
+
+/// The capture a run wrote with `--capture` (`capture.pcap`), analysed per connection and
+/// family by `dualbench analyze` into `capture-analysis.json` (S3's delay and throughput).
+fn analyze_capture(dir: &Path) -> Result<()> {
+    let pcap = dir.join("capture.pcap");
+    if !pcap.exists() {
+        return Ok(());
+    }
+    let me = std::env::current_exe()?;
+    let out = Command::new(me)
+        .args(["analyze", "--format", "json", "--summary-only"])
+        .arg(&pcap)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Failure::runtime(format!("cannot run dualbench analyze: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Failure::runtime(format!(
+            "dualbench analyze {}: {}",
+            pcap.display(),
+            err.trim()
+        )));
+    }
+    // Keep the per-family summary; the pcap beside it holds every connection.
+    let mut analysis: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Failure::runtime(format!("dualbench analyze {}: {e}", pcap.display())))?;
+    if let Some(map) = analysis.as_object_mut() {
+        map.remove("connections");
+    }
+    std::fs::write(dir.join(CAPTURE_ANALYSIS), analysis.to_string())?;
+    Ok(())
+}
+
+/// Name of the capture analysis beside a run's output.
+pub const CAPTURE_ANALYSIS: &str = "capture-analysis.json";
+
+/// SIGINT to the run (it reports what it measured), SIGKILL if it is not gone in 10 s.
+fn interrupt(child: &mut std::process::Child) -> Result<()> {
+    // SAFETY: kill(2) on our own, not yet reaped, child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if child.try_wait()?.is_some() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill()?;
+    child.wait()?;
+    Ok(())
+}
+
+type Collected = (Vec<(String, Vec<String>)>, Vec<(String, String)>);
+
+fn collect(dir: &Path) -> Result<Collected> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let (mut monitor, mut captures) = (Vec::new(), Vec::new());
+    for path in files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") => {
+                let text = std::fs::read_to_string(&path)?;
+                monitor.push((
+                    name,
+                    text.lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ));
+            }
+            Some("json") if name != "run.json" => {
+                captures.push((name, std::fs::read_to_string(&path)?))
+            }
+            _ => {}
+        }
+    }
+    Ok((monitor, captures))
+}

@@ -1,0 +1,444 @@
+//! `dualbench experiment`: expand a plan, skip the runs the database holds (`--resume`),
+//! and for each point provision its server, run the warm-ups and the counted repeats as
+//! `dualbench run` children, and store every finished run at once — so an interrupt loses
+//! only the run in flight.
+
+mod command;
+mod exec;
+mod progress;
+mod testbed;
+
+pub use command::{run_args, Bases};
+pub use progress::{clock, Progress};
+
+use crate::db::{Db, RunRecord};
+use crate::plan::{self, Placement, Plan, Point, RunSpec};
+use crate::server::{self, site};
+use dualbench_common::{clock::unix_ns, Failure, Result};
+use exec::Outcome;
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What `dualbench experiment` was asked to do.
+pub struct Options {
+    pub plan: PathBuf,
+    pub dry_run: bool,
+    pub resume: bool,
+    pub db: PathBuf,
+    pub out: PathBuf,
+    pub dualbench: PathBuf,
+}
+
+/// The port servers listen on inside a testbed host (the namespace is ours alone).
+const TESTBED_PORT: u16 = 8080;
+
+fn now() -> f64 {
+    unix_ns() as f64 / 1e9
+}
+
+/// Run (or list, with `--dry-run`) an experiment plan.
+pub fn run(opts: &Options) -> Result<()> {
+    let plan = plan::load(&opts.plan)?;
+    let runs = plan::expand(&plan);
+    if opts.dry_run {
+        return dry_run(&plan, &runs, opts);
+    }
+    let mut db = Db::open(&opts.db)?;
+    let (experiment, stored) = open_experiment(&db, &plan, runs.len(), opts.resume)?;
+    db.set_environment(experiment, &crate::env::collect(&plan, &opts.dualbench))?;
+    let todo: Vec<&RunSpec> = runs.iter().filter(|r| !stored.contains(&r.id)).collect();
+    if todo.is_empty() {
+        eprintln!(
+            "{}: all {} runs are already in {}",
+            plan.name,
+            runs.len(),
+            opts.db.display()
+        );
+        return db.finish_experiment(experiment, "complete", now());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
+    let mut ctx = Context {
+        plan: &plan,
+        opts,
+        db: &mut db,
+        experiment,
+        stop: &stop,
+        testbed: None,
+    };
+    let result = ctx.run_all(&runs, &todo);
+    drop(ctx.testbed.take());
+    let stored_now = db.run_ids(experiment)?.len();
+    match result {
+        Ok(()) if stop.load(Ordering::SeqCst) => {
+            db.finish_experiment(experiment, "interrupted", now())?;
+            Err(Failure::runtime(format!(
+                "interrupted: {stored_now} of {} runs of {} are stored in {}; run the same command with --resume to finish",
+                runs.len(),
+                plan.name,
+                opts.db.display()
+            )))
+        }
+        Ok(()) => {
+            db.finish_experiment(experiment, "complete", now())?;
+            eprintln!(
+                "{}: {stored_now} runs stored in {} (experiment id {experiment}); `dualbench report {}` writes its report",
+                plan.name,
+                opts.db.display(),
+                plan.name
+            );
+            Ok(())
+        }
+        Err(e) => {
+            db.finish_experiment(experiment, "failed", now())?;
+            Err(e.context(format!(
+                "{} ({stored_now} runs stored; --resume continues)",
+                plan.name
+            )))
+        }
+    }
+}
+
+fn open_experiment(
+    db: &Db,
+    plan: &Plan,
+    planned: usize,
+    resume: bool,
+) -> Result<(i64, HashSet<String>)> {
+    if resume {
+        if let Some(e) = db.latest_named(&plan.name)? {
+            if e.plan_text != plan.text {
+                eprintln!("{}: the plan changed since experiment {}; runs with changed parameters run anew", plan.name, e.id);
+            }
+            return Ok((e.id, db.run_ids(e.id)?));
+        }
+        eprintln!(
+            "{}: nothing to resume, starting a new experiment",
+            plan.name
+        );
+    }
+    Ok((db.create_experiment(plan, planned, now())?, HashSet::new()))
+}
+
+fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
+    let stored = match (opts.resume, opts.db.exists()) {
+        (true, true) => {
+            let db = Db::open(&opts.db)?;
+            match db.latest_named(&plan.name)? {
+                Some(e) => db.run_ids(e.id)?,
+                None => HashSet::new(),
+            }
+        }
+        _ => HashSet::new(),
+    };
+    let points = plan::points(plan).len();
+    let todo = runs.iter().filter(|r| !stored.contains(&r.id)).count();
+    println!(
+        "{}: {} runs ({points} points × {} repeats, {} warm-up run(s) per point); {todo} to run",
+        plan.name,
+        runs.len(),
+        plan.repeats,
+        plan.warmup
+    );
+    for (k, r) in runs.iter().enumerate() {
+        let state = if stored.contains(&r.id) {
+            "stored"
+        } else {
+            "to run"
+        };
+        println!(
+            "{:>4}  {}  {state:<6}  {} repeat {}/{}  {}",
+            k + 1,
+            r.id,
+            r.point.label(plan),
+            r.repeat,
+            plan.repeats,
+            dry_command(plan, &r.point)?
+        );
+    }
+    Ok(())
+}
+
+/// The command a run would be, with `PORT` for a loopback server's port.
+fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
+    let path = site::route(point.server, point.handler, site::have_mod_perl()).path;
+    let (mut argv, bases) = match (point.placement, &plan.testbed) {
+        (Placement::Testbed, Some(t)) => (
+            testbed::exec_prefix(Path::new("dualbench"), t, &t.client),
+            Bases::of(&testbed_listen(t)?),
+        ),
+        _ => (
+            Vec::new(),
+            Bases {
+                v4: "http://127.0.0.1:PORT".into(),
+                v6: "http://[::1]:PORT".into(),
+            },
+        ),
+    };
+    argv.push("dualbench".into());
+    argv.extend(run_args(plan, point, &bases, path, Some(0)));
+    Ok(argv.join(" "))
+}
+
+/// Everything one experiment invocation carries from point to point.
+struct Context<'a> {
+    plan: &'a Plan,
+    opts: &'a Options,
+    db: &'a mut Db,
+    experiment: i64,
+    stop: &'a AtomicBool,
+    testbed: Option<testbed::Session>,
+}
+
+impl Context<'_> {
+    fn run_all(&mut self, all: &[RunSpec], todo: &[&RunSpec]) -> Result<()> {
+        let mut groups: Vec<Vec<&RunSpec>> = Vec::new();
+        for &r in todo {
+            match groups.last_mut() {
+                Some(g) if g[0].point.index == r.point.index => g.push(r),
+                _ => groups.push(vec![r]),
+            }
+        }
+        let executions = todo.len() + groups.len() * self.plan.warmup as usize;
+        let mut progress = Progress::new(todo.len(), executions);
+        let started = Instant::now();
+        for group in groups {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let seqs: Vec<usize> = group
+                .iter()
+                .map(|r| all.iter().position(|a| a.id == r.id).unwrap_or(0))
+                .collect();
+            self.run_point(&group, &seqs, &mut progress, started)?;
+        }
+        Ok(())
+    }
+
+    fn point_dir(&self, point: &Point) -> PathBuf {
+        let name = format!(
+            "p{:03}-{}-{}",
+            point.index,
+            point.server.key(),
+            point.handler.key()
+        );
+        self.opts
+            .out
+            .join(format!("{}-{}", self.plan.name, self.experiment))
+            .join(name)
+    }
+
+    fn run_point(
+        &mut self,
+        group: &[&RunSpec],
+        seqs: &[usize],
+        progress: &mut Progress,
+        started: Instant,
+    ) -> Result<()> {
+        let point = &group[0].point;
+        let dir = self.point_dir(point);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?;
+        let _background = self.prepare_placement(point, &dir)?;
+        let mut running = self.start_server(point, &dir)?;
+        let route = site::route(point.server, point.handler, running.mod_perl);
+        let bases = Bases::of(&running.listen);
+        let mut argv = self.client_prefix(point);
+        argv.extend(run_args(
+            self.plan,
+            point,
+            &bases,
+            route.path,
+            Some(running.pid),
+        ));
+        let version = server::version(point.server, &self.opts.dualbench);
+        for w in 1..=self.plan.warmup {
+            eprintln!(
+                "warm-up {w}/{} {} · elapsed {}",
+                self.plan.warmup,
+                point.label(self.plan),
+                clock(started.elapsed())
+            );
+            if let Outcome::Interrupted =
+                exec::run(&argv, &dir.join(format!("warmup-{w}")), self.stop)?
+            {
+                return Ok(());
+            }
+            progress.done_executions += 1;
+        }
+        for (spec, &seq) in group.iter().zip(seqs) {
+            let what = format!(
+                "{} repeat {}/{}",
+                point.label(self.plan),
+                spec.repeat,
+                self.plan.repeats
+            );
+            eprintln!("{}", progress.line(&what, started.elapsed()));
+            running.check_alive()?;
+            let run_started = now();
+            let finished = match exec::run(
+                &argv,
+                &dir.join(format!("run-{}-{}", spec.repeat, spec.id)),
+                self.stop,
+            )? {
+                Outcome::Interrupted => return Ok(()),
+                Outcome::Finished(f) => f,
+            };
+            let record = RunRecord {
+                spec,
+                seq,
+                command: &argv.join(" "),
+                server_version: &version,
+                handler_mechanism: route.mechanism,
+                started_unix: run_started,
+                doc: &finished.doc,
+                doc_text: &finished.text,
+                monitor: &finished.monitor,
+                captures: &finished.captures,
+            };
+            self.db.store_run(self.experiment, &record)?;
+            progress.done_runs += 1;
+            progress.done_executions += 1;
+        }
+        running.stop()
+    }
+
+    /// Wait `d`, or less when the experiment is interrupted.
+    fn sleep_unless_stopped(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while Instant::now() < end && !self.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `dualbench` (loopback) or `dualbench testbed exec CLIENT -- dualbench` (testbed).
+    fn client_prefix(&self, point: &Point) -> Vec<String> {
+        let mut argv = Vec::new();
+        if let (Placement::Testbed, Some(t)) = (point.placement, &self.plan.testbed) {
+            argv = testbed::exec_prefix(&self.opts.dualbench, t, &t.client);
+        }
+        argv.push(self.opts.dualbench.display().to_string());
+        argv
+    }
+
+    fn prepare_placement(
+        &mut self,
+        point: &Point,
+        dir: &Path,
+    ) -> Result<Option<testbed::Background>> {
+        let Some(t) = &self.plan.testbed else {
+            return Ok(None);
+        };
+        if point.placement != Placement::Testbed {
+            return Ok(None);
+        }
+        if self.testbed.is_none() {
+            let plan_dir = self.plan.path.parent().unwrap_or(Path::new("."));
+            let dir = self
+                .opts
+                .out
+                .join(format!("{}-{}", self.plan.name, self.experiment));
+            std::fs::create_dir_all(&dir)?;
+            self.testbed = Some(testbed::Session::up(
+                t,
+                plan_dir,
+                &self.opts.dualbench,
+                &dir,
+            )?);
+        }
+        for command in &t.setup {
+            let argv = testbed::substitute(command, point, &self.opts.dualbench);
+            let (program, args) = argv
+                .split_first()
+                .ok_or_else(|| Failure::usage("testbed.setup has an empty command"))?;
+            testbed::run_to_end(Path::new(program), args, "point setup")?;
+        }
+        let background =
+            testbed::Background::for_point(&t.background, point, dir, &self.opts.dualbench)?;
+        if !background.is_empty() && t.settle_s > 0.0 {
+            eprintln!(
+                "background traffic started; letting it settle for {} s",
+                t.settle_s
+            );
+            self.sleep_unless_stopped(Duration::from_secs_f64(t.settle_s));
+        }
+        Ok(Some(background))
+    }
+
+    fn start_server(&self, point: &Point, dir: &Path) -> Result<server::Running> {
+        let handlers = [point.handler];
+        let (listen, wrap) = match (point.placement, &self.plan.testbed) {
+            (Placement::Testbed, Some(t)) => (
+                testbed_listen(t)?,
+                testbed::exec_prefix(&self.opts.dualbench, t, &t.server),
+            ),
+            _ => (server::loopback(server::free_loopback_port()?), Vec::new()),
+        };
+        let setup = server::Setup {
+            kind: point.server,
+            dir,
+            handlers: &handlers,
+            listen,
+            wrap,
+            dualbench: &self.opts.dualbench,
+        };
+        let mut running = server::start(&setup)?;
+        if point.placement == Placement::Loopback {
+            running.wait_ready(Duration::from_secs(15))?;
+        } else {
+            self.probe_testbed(point, &running)?;
+        }
+        Ok(running)
+    }
+
+    /// In a testbed the server is reachable only from the client host: ask `dualbench run`
+    /// there for one request per family until both answer.
+    fn probe_testbed(&self, point: &Point, running: &server::Running) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        for base in [Bases::of(&running.listen).v4, Bases::of(&running.listen).v6] {
+            let mut argv = self.client_prefix(point);
+            argv.extend([
+                "run".into(),
+                "-q".into(),
+                "-n".into(),
+                "1".into(),
+                format!("{base}/index.html"),
+            ]);
+            loop {
+                let ok = std::process::Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .output()
+                    .map(|o| o.status.success());
+                if let Ok(true) = ok {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    return Err(Failure::runtime(format!(
+                        "server in the testbed did not answer at {base} within 15 s"
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn testbed_listen(t: &plan::Testbed) -> Result<Vec<SocketAddr>> {
+    let parse = |s: &str, key: &str| {
+        s.parse::<IpAddr>()
+            .map(|ip| SocketAddr::new(ip, TESTBED_PORT))
+            .map_err(|_| Failure::usage(format!("testbed.{key}: {s:?} is not an IP address")))
+    };
+    Ok(vec![
+        parse(&t.server_ipv4, "server_ipv4")?,
+        parse(&t.server_ipv6, "server_ipv6")?,
+    ])
+}

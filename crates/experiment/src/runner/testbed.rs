@@ -1,0 +1,223 @@
+//! Testbed placement: bring the plan's topology up (and down), run a command inside a host
+//! through `dualbench testbed exec HOST --`, apply a point's setup commands and start its
+//! background traffic (stopped by pid after the point).
+
+use crate::plan::{Point, Testbed};
+use dualbench_common::{Failure, Result};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// `dualbench testbed exec --name NAME HOST --` as an argv prefix.
+pub fn exec_prefix(dualbench: &Path, testbed: &Testbed, host: &str) -> Vec<String> {
+    let d = dualbench.display().to_string();
+    vec![
+        d,
+        "testbed".into(),
+        "exec".into(),
+        "--name".into(),
+        testbed.testbed_name(),
+        host.into(),
+        "--".into(),
+    ]
+}
+
+/// Replace `{link}` and `{congestion}` in a command by the point's values, and a leading
+/// `dualbench` by this binary.
+pub fn substitute(argv: &[String], point: &Point, dualbench: &Path) -> Vec<String> {
+    let argv = argv.iter().map(|a| {
+        a.replace("{link}", &point.link)
+            .replace("{congestion}", &point.congestion)
+    });
+    with_binary(argv.collect(), dualbench)
+}
+
+/// A leading `dualbench` means this binary.
+fn with_binary(mut argv: Vec<String>, dualbench: &Path) -> Vec<String> {
+    if argv.first().map(String::as_str) == Some("dualbench") {
+        argv[0] = dualbench.display().to_string();
+    }
+    argv
+}
+
+/// A testbed brought up by this experiment, with its long-running services (e.g. traffic
+/// sinks); on drop the services are stopped, then the testbed is taken down if we made it.
+pub struct Session {
+    dualbench: PathBuf,
+    name: String,
+    managed: bool,
+    services: Option<Background>,
+}
+
+impl Session {
+    /// Bring the topology up (when the plan manages it) and start its services; their logs
+    /// go to `dir`.
+    pub fn up(testbed: &Testbed, plan_dir: &Path, dualbench: &Path, dir: &Path) -> Result<Session> {
+        let topology = plan_dir.join(&testbed.topology).display().to_string();
+        let name = testbed.testbed_name();
+        let mut session = Session {
+            dualbench: dualbench.into(),
+            name: name.clone(),
+            managed: false,
+            services: None,
+        };
+        if testbed.manage {
+            let args = [
+                "testbed".to_string(),
+                "up".into(),
+                topology,
+                "--name".into(),
+                name,
+            ];
+            run_to_end(dualbench, &args, "bringing the testbed up")?;
+            session.managed = true;
+        }
+        let commands = testbed
+            .services
+            .iter()
+            .map(|c| with_binary(c.clone(), dualbench))
+            .collect();
+        session.services = Some(Background::spawn(commands, dir, "service")?);
+        Ok(session)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        drop(self.services.take());
+        if self.managed {
+            let args = [
+                "testbed".to_string(),
+                "down".into(),
+                "--name".into(),
+                self.name.clone(),
+            ];
+            if let Err(e) = run_to_end(&self.dualbench, &args, "taking the testbed down") {
+                eprintln!("dualbench: {e}");
+            }
+        }
+    }
+}
+
+/// Run `program args...` to completion; a failure names `what` and the command's stderr.
+pub fn run_to_end(program: &Path, args: &[String], what: &str) -> Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Failure::runtime(format!("{what}: cannot start {} ({e})", program.display()))
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no message");
+    Err(Failure::runtime(format!(
+        "{what}: `{} {}` failed: {last}",
+        program.display(),
+        args.join(" ")
+    )))
+}
+
+/// Processes that run alongside the runs, stopped in reverse order of starting (SIGTERM by
+/// pid, then reaped) on drop.
+pub struct Background {
+    children: Vec<Child>,
+}
+
+impl Background {
+    /// Start every command, logging to `dir/<tag>-<i>.log`.
+    pub fn spawn(commands: Vec<Vec<String>>, dir: &Path, tag: &str) -> Result<Background> {
+        let mut background = Background {
+            children: Vec::new(),
+        };
+        for (i, argv) in commands.iter().enumerate() {
+            let log = std::fs::File::create(dir.join(format!("{tag}-{i}.log")))?;
+            let child = Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .process_group(0)
+                .spawn()
+                .map_err(|e| Failure::runtime(format!("cannot start {tag} {} ({e})", argv[0])))?;
+            background.children.push(child);
+        }
+        Ok(background)
+    }
+
+    /// The plan's background commands for `point`; none at a point without congestion.
+    pub fn for_point(
+        commands: &[Vec<String>],
+        point: &Point,
+        dir: &Path,
+        dualbench: &Path,
+    ) -> Result<Background> {
+        if point.congestion == "none" {
+            return Ok(Background {
+                children: Vec::new(),
+            });
+        }
+        Background::spawn(
+            commands
+                .iter()
+                .map(|c| substitute(c, point, dualbench))
+                .collect(),
+            dir,
+            "background",
+        )
+    }
+
+    /// True when nothing was started.
+    pub fn is_empty(&self) -> bool {
+        self.children.is_empty()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().rev() {
+            // SAFETY: kill(2) on our own, not yet reaped, child.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let _ = child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{parse, points};
+
+    #[test]
+    fn substitutes_point_values() {
+        let text = "[experiment]\nname = \"c\"\n[axes]\nplacement = [\"testbed\"]\ncongestion = [\"C1B\"]\n\
+                    [testbed]\ntopology = \"t.toml\"\nserver_ipv4 = \"198.18.1.2\"\nserver_ipv6 = \"2001:2:0:1::2\"\n";
+        let plan = parse(text, Path::new("c.toml")).unwrap();
+        let p = &points(&plan)[0];
+        let argv = vec![
+            "dualbench".to_string(),
+            "--preset".into(),
+            "{congestion}".into(),
+            "{link}".into(),
+        ];
+        assert_eq!(
+            substitute(&argv, p, Path::new("/x/db")),
+            vec!["/x/db", "--preset", "C1B", "none"]
+        );
+        assert_eq!(
+            exec_prefix(
+                Path::new("/bin/db"),
+                plan.testbed.as_ref().unwrap(),
+                "server"
+            )
+            .join(" "),
+            "/bin/db testbed exec --name t server --"
+        );
+    }
+}

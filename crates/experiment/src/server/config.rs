@@ -1,0 +1,190 @@
+//! Generated configuration files, one per server kind, as pure functions of where the run
+//! lives, the document root and the addresses to listen on. Every path a server writes
+//! (pid file, logs, temp files, sockets) is inside the run's directory.
+
+use super::site::{APACHE_MODULES, PAGE};
+use crate::plan::ServerKind;
+use std::net::SocketAddr;
+use std::path::Path;
+
+/// What a configuration needs to know.
+pub struct ConfigInput<'a> {
+    pub kind: ServerKind,
+    /// The run's directory (pid file, logs, temp files).
+    pub dir: &'a Path,
+    pub root: &'a Path,
+    /// One address per family, same port.
+    pub listen: &'a [SocketAddr],
+    /// Load mod_perl into Apache.
+    pub mod_perl: bool,
+    /// Name of the unprivileged user workers run as (when started as root).
+    pub user: Option<&'a str>,
+}
+
+/// The configuration file's name and text; `None` for `dualbench serve` (flags only).
+pub fn render(c: &ConfigInput) -> Option<(&'static str, String)> {
+    match c.kind {
+        ServerKind::Nginx => Some(("nginx.conf", nginx(c))),
+        ServerKind::Lighttpd => Some(("lighttpd.conf", lighttpd(c))),
+        ServerKind::Dualbench => None,
+        _ => Some(("apache2.conf", apache(c))),
+    }
+}
+
+fn nginx(c: &ConfigInput) -> String {
+    let d = c.dir.display();
+    let mut s = String::new();
+    if let Some(user) = c.user {
+        s += &format!("user {user};\n");
+    }
+    s += &format!(
+        "daemon off;\nmaster_process on;\nworker_processes auto;\nworker_rlimit_nofile 65536;\n\
+         pid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+         events {{ worker_connections 16384; }}\n\
+         http {{\n  access_log off;\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n"
+    );
+    for t in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+        s += &format!("  {t}_temp_path {d}/tmp/{t};\n");
+    }
+    s += "  server {\n";
+    for a in c.listen {
+        s += &format!("    listen {a} backlog=4096;\n");
+    }
+    s += &format!("    root {};\n", c.root.display());
+    s += &format!(
+        "    location = /in-server {{ default_type text/html; return 200 \"{}\\n\"; }}\n",
+        PAGE.trim_end()
+    );
+    s += "  }\n}\n";
+    s
+}
+
+fn apache(c: &ConfigInput) -> String {
+    let d = c.dir.display();
+    let r = c.root.display();
+    let mpm = c.kind.mpm().unwrap_or("event");
+    let cgi = if mpm == "prefork" { "cgi" } else { "cgid" };
+    let mut s = format!(
+        "ServerRoot \"{d}\"\nServerName localhost\nPidFile \"{d}/apache.pid\"\nErrorLog \"{d}/error.log\"\n\
+         LogLevel warn\nDefaultRuntimeDir \"{d}\"\nMutex file:{d} default\n"
+    );
+    let mut modules = vec![
+        format!("mpm_{mpm}"),
+        "authz_core".into(),
+        "mime".into(),
+        "dir".into(),
+    ];
+    modules.extend([String::from("alias"), cgi.into(), "status".into()]);
+    if c.mod_perl {
+        modules.push("perl".into());
+    }
+    for m in &modules {
+        s += &format!("LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so\n");
+    }
+    if let Some(user) = c.user {
+        s += &format!("User {user}\nGroup {user}\n");
+    }
+    for a in c.listen {
+        s += &format!("Listen {a}\n");
+    }
+    if cgi == "cgid" {
+        s += &format!("ScriptSock \"{d}/cgid.sock\"\n");
+    }
+    s += &format!(
+        "TypesConfig /etc/mime.types\nDocumentRoot \"{r}\"\nDirectoryIndex index.html\n\
+         <Directory \"{r}\">\n  Require all granted\n</Directory>\n\
+         ScriptAlias /cgi-bin/ \"{r}/cgi-bin/\"\n<Directory \"{r}/cgi-bin\">\n  Options +ExecCGI\n  Require all granted\n</Directory>\n\
+         <Location /server-status>\n  SetHandler server-status\n  Require all granted\n</Location>\n"
+    );
+    if c.mod_perl {
+        s += &format!(
+            "PerlSwitches -I{d}\nPerlModule DualbenchPage\n\
+             <Location /in-server>\n  SetHandler perl-script\n  PerlResponseHandler DualbenchPage\n</Location>\n"
+        );
+    }
+    s
+}
+
+fn lighttpd(c: &ConfigInput) -> String {
+    let d = c.dir.display();
+    let mut s = format!(
+        "server.document-root = \"{}\"\nserver.pid-file = \"{d}/lighttpd.pid\"\n\
+         server.modules = (\"mod_cgi\")\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
+         server.listen-backlog = 4096\nindex-file.names = (\"index.html\")\n\
+         mimetype.assign = (\".html\" => \"text/html\")\ncgi.assign = (\".cgi\" => \"\", \".pl\" => \"/usr/bin/perl\")\n",
+        c.root.display()
+    );
+    if let Some(user) = c.user {
+        s += &format!("server.username = \"{user}\"\nserver.groupname = \"{user}\"\n");
+    }
+    let (first, rest) = c.listen.split_first().expect("at least one listen address");
+    s += &format!(
+        "server.bind = \"{}\"\nserver.port = {}\n",
+        bracket(first),
+        first.port()
+    );
+    for a in rest {
+        s += &format!("$SERVER[\"socket\"] == \"{a}\" {{ }}\n");
+    }
+    s
+}
+
+/// An address as lighttpd's `server.bind` wants it: IPv6 in brackets.
+fn bracket(a: &SocketAddr) -> String {
+    match a {
+        SocketAddr::V4(v4) => v4.ip().to_string(),
+        SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(kind: ServerKind) -> ConfigInput<'static> {
+        static LISTEN: std::sync::OnceLock<Vec<SocketAddr>> = std::sync::OnceLock::new();
+        let listen = LISTEN.get_or_init(|| {
+            vec![
+                "127.0.0.1:8080".parse().unwrap(),
+                "[::1]:8080".parse().unwrap(),
+            ]
+        });
+        ConfigInput {
+            kind,
+            dir: Path::new("/r"),
+            root: Path::new("/r/htdocs"),
+            listen,
+            mod_perl: true,
+            user: Some("www-data"),
+        }
+    }
+
+    #[test]
+    fn apache_loads_the_chosen_mpm_and_cgi_module() {
+        let (name, text) = render(&input(ServerKind::ApachePrefork)).unwrap();
+        assert_eq!(name, "apache2.conf");
+        assert!(text.contains(
+            "LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so\n"
+        ));
+        assert!(text.contains("LoadModule cgi_module "));
+        assert!(text.contains("Listen 127.0.0.1:8080\nListen [::1]:8080\n"));
+        assert!(text.contains("PidFile \"/r/apache.pid\""));
+        let (_, event) = render(&input(ServerKind::ApacheEvent)).unwrap();
+        assert!(event.contains("mod_mpm_event.so") && event.contains("LoadModule cgid_module "));
+        assert!(event.contains("ScriptSock \"/r/cgid.sock\""));
+        assert!(event.contains("PerlResponseHandler DualbenchPage"));
+    }
+
+    #[test]
+    fn nginx_and_lighttpd_listen_on_both_families() {
+        let (_, n) = render(&input(ServerKind::Nginx)).unwrap();
+        assert!(
+            n.contains("listen 127.0.0.1:8080 backlog=4096;\n    listen [::1]:8080 backlog=4096;")
+        );
+        assert!(n.contains("pid /r/nginx.pid;") && n.contains("user www-data;"));
+        let (_, l) = render(&input(ServerKind::Lighttpd)).unwrap();
+        assert!(l.contains("server.bind = \"127.0.0.1\"\nserver.port = 8080\n"));
+        assert!(l.contains("$SERVER[\"socket\"] == \"[::1]:8080\" { }"));
+        assert!(render(&input(ServerKind::Dualbench)).is_none());
+    }
+}

@@ -1,0 +1,267 @@
+//! Real servers provisioned per point: a document root and a generated configuration in the
+//! run's directory, the server started as a child (own process group, so a Ctrl-C at the
+//! terminal reaches dualbench first), ready when its addresses accept connections, and
+//! stopped by its recorded pid.
+
+pub mod config;
+pub mod site;
+
+use crate::plan::{Handler, ServerKind};
+use config::ConfigInput;
+use dualbench_common::{Failure, Result};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What to start and where.
+pub struct Setup<'a> {
+    pub kind: ServerKind,
+    pub dir: &'a Path,
+    pub handlers: &'a [Handler],
+    pub listen: Vec<SocketAddr>,
+    /// Prefix for running inside a testbed host (`dualbench testbed exec HOST --`), or empty.
+    pub wrap: Vec<String>,
+    /// The dualbench binary (for `dualbench serve`).
+    pub dualbench: &'a Path,
+}
+
+/// A started server; stopped (SIGTERM, then SIGKILL after 5 s) by `stop` or on drop.
+pub struct Running {
+    pub kind: ServerKind,
+    pub pid: u32,
+    pub listen: Vec<SocketAddr>,
+    pub mod_perl: bool,
+    pub dir: PathBuf,
+    child: Option<Child>,
+}
+
+/// Two free ports? No: one port free on both 127.0.0.1 and ::1, for a loopback run.
+pub fn free_loopback_port() -> Result<u16> {
+    for _ in 0..50 {
+        let v6 = TcpListener::bind((Ipv6Addr::LOCALHOST, 0)).map_err(|e| {
+            Failure::runtime(format!(
+                "cannot bind [::1]:0 ({e}); does this host have IPv6 loopback?"
+            ))
+        })?;
+        let port = v6.local_addr()?.port();
+        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(Failure::runtime(
+        "no port is free on both 127.0.0.1 and ::1",
+    ))
+}
+
+/// The loopback addresses of both families on `port`.
+pub fn loopback(port: u16) -> Vec<SocketAddr> {
+    vec![
+        (Ipv4Addr::LOCALHOST, port).into(),
+        (Ipv6Addr::LOCALHOST, port).into(),
+    ]
+}
+
+/// Write the site and configuration into `setup.dir` and start the server.
+pub fn start(setup: &Setup) -> Result<Running> {
+    std::fs::create_dir_all(setup.dir.join("tmp"))?;
+    let site = site::build(setup.dir, setup.handlers)?;
+    let mod_perl = setup.kind.mpm().is_some() && site::have_mod_perl();
+    let root_user = unsafe { libc::geteuid() } == 0;
+    let input = ConfigInput {
+        kind: setup.kind,
+        dir: setup.dir,
+        root: &site.root,
+        listen: &setup.listen,
+        mod_perl,
+        user: root_user.then_some("www-data"),
+    };
+    let argv = command(setup, &input)?;
+    let log = std::fs::File::create(setup.dir.join("server.log"))?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0);
+    let child = cmd.spawn().map_err(|e| {
+        Failure::runtime(format!(
+            "cannot start {} ({e}); install its Debian package",
+            argv[0]
+        ))
+    })?;
+    std::fs::write(setup.dir.join("server.cmd"), argv.join(" ") + "\n")?;
+    Ok(Running {
+        kind: setup.kind,
+        pid: child.id(),
+        listen: setup.listen.clone(),
+        mod_perl,
+        dir: setup.dir.into(),
+        child: Some(child),
+    })
+}
+
+/// The server's command line, after writing its configuration file.
+fn command(setup: &Setup, input: &ConfigInput) -> Result<Vec<String>> {
+    let d = setup.dir.display().to_string();
+    let mut argv = setup.wrap.clone();
+    let conf = match config::render(input) {
+        Some((name, text)) => {
+            let path = setup.dir.join(name);
+            std::fs::write(&path, text)?;
+            path.display().to_string()
+        }
+        None => String::new(),
+    };
+    let own: Vec<String> = match setup.kind {
+        ServerKind::Nginx => vec![
+            "nginx".into(),
+            "-p".into(),
+            d.clone(),
+            "-e".into(),
+            format!("{d}/error.log"),
+            "-c".into(),
+            conf,
+        ],
+        ServerKind::Lighttpd => vec!["lighttpd".into(), "-D".into(), "-f".into(), conf],
+        ServerKind::Dualbench => {
+            let mut v = vec![setup.dualbench.display().to_string(), "serve".into()];
+            for a in &setup.listen {
+                v.extend(["--listen".into(), a.to_string()]);
+            }
+            v.extend(["--root".into(), input.root.display().to_string()]);
+            v
+        }
+        _ => vec!["apache2".into(), "-f".into(), conf, "-DFOREGROUND".into()],
+    };
+    argv.extend(own);
+    Ok(argv)
+}
+
+impl Running {
+    /// Wait until every listen address accepts a connection (local placement only).
+    pub fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        for addr in self.listen.clone() {
+            loop {
+                self.check_alive()?;
+                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    return Err(self.failure(&format!(
+                        "did not accept connections on {addr} within {timeout:?}"
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Ok(())
+    }
+
+    /// An error if the server process has exited.
+    pub fn check_alive(&mut self) -> Result<()> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(self.failure("was stopped"));
+        };
+        match child.try_wait()? {
+            None => Ok(()),
+            Some(status) => Err(self.failure(&format!("exited ({status})"))),
+        }
+    }
+
+    fn failure(&self, what: &str) -> Failure {
+        let log = ["error.log", "server.log"]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(self.dir.join(f)).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .rev()
+                    .take(1)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        let hint = if log.is_empty() {
+            String::new()
+        } else {
+            format!(": {log}")
+        };
+        Failure::runtime(format!(
+            "{} (pid {}) {what}; see {}{hint}",
+            self.kind.key(),
+            self.pid,
+            self.dir.display()
+        ))
+    }
+
+    /// Stop the server: SIGTERM to its pid, SIGKILL if it is still there after 5 s.
+    pub fn stop(mut self) -> Result<()> {
+        self.stop_child()
+    }
+
+    fn stop_child(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if child.try_wait()?.is_some() {
+            return Ok(());
+        }
+        signal(self.pid, libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(self.pid, libc::SIGKILL);
+        child.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.stop_child();
+    }
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on the pid of a child we spawned and have not yet reaped.
+    unsafe { libc::kill(pid as libc::pid_t, sig) };
+}
+
+/// The server's version as its binary reports it, e.g. "nginx/1.22.1".
+pub fn version(kind: ServerKind, dualbench: &Path) -> String {
+    let (prog, arg) = match kind {
+        ServerKind::Nginx => ("nginx", "-v"),
+        ServerKind::Lighttpd => ("lighttpd", "-v"),
+        ServerKind::Dualbench => return format!("dualbench/{}", tool_version(dualbench)),
+        _ => ("apache2", "-v"),
+    };
+    let Ok(out) = Command::new(prog).arg(arg).output() else {
+        return format!("{prog}: not installed");
+    };
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .find(|w| w.contains('/') && w.chars().any(|c| c.is_ascii_digit()))
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+fn tool_version(dualbench: &Path) -> String {
+    Command::new(dualbench)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string())
+}
+
+#[cfg(test)]
+mod tests;

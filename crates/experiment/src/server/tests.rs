@@ -1,0 +1,131 @@
+//! Each Debian server started from its generated configuration on loopback, answering the
+//! 45-byte page over both families, then stopped by pid.
+
+use super::*;
+use std::io::{Read, Write};
+
+fn get(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn body(response: &str) -> &str {
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or("")
+}
+
+fn serve(kind: ServerKind, handlers: &[Handler]) -> (Running, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "dualbench-srv-{}-{}",
+        kind.key(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_loopback_port().unwrap();
+    let setup = Setup {
+        kind,
+        dir: &dir,
+        handlers,
+        listen: loopback(port),
+        wrap: vec![],
+        dualbench: Path::new("dualbench"),
+    };
+    let mut running = start(&setup).unwrap();
+    running.wait_ready(Duration::from_secs(10)).unwrap();
+    (running, dir)
+}
+
+fn check(kind: ServerKind, handlers: &[Handler]) {
+    let (running, dir) = serve(kind, handlers);
+    for &addr in &running.listen.clone() {
+        for &h in handlers {
+            let route = site::route(kind, h, running.mod_perl);
+            let response = get(addr, route.path);
+            assert!(
+                response.starts_with("HTTP/1.") && response[8..].starts_with(" 200"),
+                "{kind:?} {h:?} {addr}: {response}"
+            );
+            if route.length == 45 {
+                assert_eq!(body(&response), site::PAGE, "{kind:?} {h:?} {addr}");
+            }
+        }
+    }
+    let pid = running.pid;
+    running.stop().unwrap();
+    assert!(!Path::new(&format!("/proc/{pid}")).exists() || proc_is_zombie_or_gone(pid));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn proc_is_zombie_or_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.contains(") Z "))
+        .unwrap_or(true)
+}
+
+#[test]
+fn nginx_serves_static_and_in_server() {
+    check(
+        ServerKind::Nginx,
+        &[Handler::Static, Handler::Static4k, Handler::InServer],
+    );
+}
+
+#[test]
+fn apache_prefork_serves_every_handler() {
+    check(ServerKind::ApachePrefork, &Handler::ALL);
+}
+
+#[test]
+fn apache_event_serves_every_handler() {
+    check(ServerKind::ApacheEvent, &Handler::ALL);
+}
+
+#[test]
+fn apache_worker_serves_static() {
+    check(ServerKind::ApacheWorker, &[Handler::Static, Handler::CCgi]);
+}
+
+#[test]
+fn lighttpd_serves_static_and_cgi() {
+    check(
+        ServerKind::Lighttpd,
+        &[
+            Handler::Static,
+            Handler::Static320k,
+            Handler::CCgi,
+            Handler::PerlCgi,
+        ],
+    );
+}
+
+#[test]
+fn a_bad_config_is_one_clear_error() {
+    let dir = std::env::temp_dir().join(format!("dualbench-srv-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Port 1 on loopback needs nothing special as root, so use an address we do not have.
+    let setup = Setup {
+        kind: ServerKind::Nginx,
+        dir: &dir,
+        handlers: &[Handler::Static],
+        listen: vec!["192.0.2.1:8080".parse().unwrap()],
+        wrap: vec![],
+        dualbench: Path::new("dualbench"),
+    };
+    let mut running = start(&setup).unwrap();
+    let e = running.wait_ready(Duration::from_secs(5)).unwrap_err();
+    assert!(e.message.starts_with("nginx (pid "), "{}", e.message);
+    assert!(
+        e.message.contains("exited") && e.message.contains("192.0.2.1:8080"),
+        "{}",
+        e.message
+    );
+    drop(running);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

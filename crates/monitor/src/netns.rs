@@ -1,0 +1,77 @@
+//! Which network namespace's counters to read, and entering it from a thread: `ip netns`
+//! names live under `/run/netns/`, a process's namespace is `/proc/<pid>/ns/net`.
+//! `setns` changes only the calling thread, so the monitor and the capture each enter the
+//! namespace on a thread of their own and the rest of the process stays where it was.
+
+use dualbench_common::{Failure, Result};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::PathBuf;
+
+/// A network namespace to observe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Netns {
+    /// The namespace the process already runs in.
+    Current,
+    /// A namespace made by `ip netns add NAME`.
+    Named(String),
+    /// The namespace a process runs in.
+    OfProcess(u32),
+}
+
+impl Netns {
+    fn path(&self) -> Option<PathBuf> {
+        match self {
+            Netns::Current => None,
+            Netns::Named(name) => Some(PathBuf::from("/run/netns").join(name)),
+            Netns::OfProcess(pid) => Some(PathBuf::from(format!("/proc/{pid}/ns/net"))),
+        }
+    }
+
+    /// Check the namespace exists (a usage error names it and what to do).
+    pub fn check(&self) -> Result<()> {
+        match (self, self.path()) {
+            (Netns::Named(name), Some(p)) if !p.exists() || name.contains('/') => {
+                Err(Failure::usage(format!(
+                    "network namespace '{name}' not found (see 'ip netns list')"
+                )))
+            }
+            (Netns::OfProcess(pid), Some(p)) if !p.exists() => Err(Failure::usage(format!(
+                "process {pid} not found (see 'ps -e')"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Move the calling thread into this namespace (nothing to do if it is already there).
+    pub fn enter(&self) -> Result<()> {
+        let Some(path) = self.path() else {
+            return Ok(());
+        };
+        self.check()?;
+        let target = std::fs::File::open(&path)
+            .map_err(|e| Failure::runtime(format!("opening {}: {e}", path.display())))?;
+        let here = std::fs::metadata("/proc/thread-self/ns/net")?;
+        let there = target.metadata()?;
+        if (here.dev(), here.ino()) == (there.dev(), there.ino()) {
+            return Ok(());
+        }
+        // SAFETY: setns on a namespace fd we hold open; affects only this thread.
+        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(Failure::runtime(format!(
+                "entering network namespace {}: {e} (run as root)",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where this namespace's `/proc/net` files are, once the thread has entered it.
+    pub fn proc_net(&self) -> PathBuf {
+        match self {
+            Netns::OfProcess(pid) => PathBuf::from(format!("/proc/{pid}/net")),
+            _ => PathBuf::from("/proc/thread-self/net"),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Writing samples as they come: JSON lines (one [`Sample`] per line) or CSV (one row per
+//! sample, a column per figure, named by its path: `cpu.all.user`, `tcp.ipv6.established`,
+//! `process.1234.cpu_pct`). CSV columns are fixed by the first sample; a figure that
+//! appears later (a new interface) is left out, one that disappears is left empty.
+
+use crate::sample::Sample;
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// Output format of the time series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Jsonl,
+    Csv,
+}
+
+/// Writes samples one at a time in one format.
+#[derive(Debug)]
+pub struct SampleWriter {
+    format: Format,
+    columns: Option<Vec<String>>,
+}
+
+impl SampleWriter {
+    pub fn new(format: Format) -> Self {
+        SampleWriter {
+            format,
+            columns: None,
+        }
+    }
+
+    pub fn write(&mut self, out: &mut dyn Write, sample: &Sample) -> io::Result<()> {
+        match self.format {
+            Format::Jsonl => {
+                serde_json::to_writer(&mut *out, sample)?;
+                out.write_all(b"\n")
+            }
+            Format::Csv => self.write_csv(out, sample),
+        }
+    }
+
+    fn write_csv(&mut self, out: &mut dyn Write, sample: &Sample) -> io::Result<()> {
+        let cells = flatten(sample);
+        if self.columns.is_none() {
+            let columns: Vec<String> = cells.iter().map(|(k, _)| k.clone()).collect();
+            writeln!(out, "{}", columns.join(","))?;
+            self.columns = Some(columns);
+        }
+        let by_name: std::collections::HashMap<&str, &str> = cells
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let columns = self.columns.as_deref().unwrap_or(&[]);
+        let row: Vec<&str> = columns
+            .iter()
+            .map(|c| by_name.get(c.as_str()).copied().unwrap_or(""))
+            .collect();
+        writeln!(out, "{}", row.join(","))
+    }
+}
+
+/// A sample as (column, cell) pairs in a stable order.
+pub fn flatten(sample: &Sample) -> Vec<(String, String)> {
+    let mut cells = Vec::new();
+    let mut value = serde_json::to_value(sample).unwrap_or(Value::Null);
+    // Time first, then the figures in name order.
+    for key in ["monotonic_ns", "unix_ns", "interval_s"] {
+        if let Some(v) = value.as_object_mut().and_then(|m| m.remove(key)) {
+            walk(key, &v, &mut cells);
+        }
+    }
+    walk("", &value, &mut cells);
+    cells
+}
+
+fn walk(path: &str, value: &Value, cells: &mut Vec<(String, String)>) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| walk(&join(k), v, cells)),
+        Value::Array(items) => {
+            for item in items {
+                let id = item.get("pid").map(|p| p.to_string()).unwrap_or_default();
+                walk(
+                    &join(&format!("process.{id}")).replacen("processes.", "", 1),
+                    item,
+                    cells,
+                );
+            }
+        }
+        Value::Number(n) => {
+            let cell = n
+                .as_u64()
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| trim(n.as_f64().unwrap_or(0.0)));
+            cells.push((path.to_string(), cell))
+        }
+        Value::Bool(b) => cells.push((path.to_string(), b.to_string())),
+        Value::String(s) => cells.push((path.to_string(), s.replace([',', '\n'], " "))),
+        Value::Null => cells.push((path.to_string(), String::new())),
+    }
+}
+
+fn trim(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::{CpuUse, ProcessUse};
+
+    fn sample(t: u64) -> Sample {
+        Sample {
+            monotonic_ns: t,
+            unix_ns: 1_795_307_521_816_570_403,
+            interval_s: 1.0,
+            cpu: [(
+                "all".to_string(),
+                CpuUse {
+                    user: 12.5,
+                    idle: 87.5,
+                    ..CpuUse::default()
+                },
+            )]
+            .into(),
+            system: [("ctxt_per_s".to_string(), 1000.0)].into(),
+            memory: Default::default(),
+            disks: Default::default(),
+            interfaces: Default::default(),
+            ip: Default::default(),
+            tcp: [(
+                "ipv6".to_string(),
+                [("established".to_string(), 3.0)].into(),
+            )]
+            .into(),
+            udp: Default::default(),
+            sockets: Default::default(),
+            process_groups: Default::default(),
+            processes: vec![ProcessUse {
+                pid: 42,
+                name: "nginx".into(),
+                alive: true,
+                cpu_pct: 50.25,
+                user_pct: 40.0,
+                system_pct: 10.25,
+                rss_kb: 2048,
+                threads: 1,
+                fds: 9,
+            }],
+        }
+    }
+
+    #[test]
+    fn csv_has_time_first_and_one_column_per_figure() {
+        let mut out = Vec::new();
+        let mut w = SampleWriter::new(Format::Csv);
+        w.write(&mut out, &sample(5)).unwrap();
+        w.write(&mut out, &sample(6)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert_eq!(&header[..3], ["monotonic_ns", "unix_ns", "interval_s"]);
+        let row: Vec<&str> = lines[2].split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(cell("monotonic_ns"), "6");
+        assert_eq!(cell("unix_ns"), "1795307521816570403");
+        assert_eq!(cell("cpu.all.user"), "12.500");
+        assert_eq!(cell("tcp.ipv6.established"), "3");
+        assert_eq!(cell("process.42.cpu_pct"), "50.250");
+        assert_eq!(cell("process.42.name"), "nginx");
+    }
+
+    #[test]
+    fn jsonl_is_one_object_per_line() {
+        let mut out = Vec::new();
+        let mut w = SampleWriter::new(Format::Jsonl);
+        w.write(&mut out, &sample(5)).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["processes"][0]["rss_kb"], 2048);
+        assert_eq!(v["unix_ns"].as_u64(), Some(1_795_307_521_816_570_403));
+    }
+}

@@ -1,0 +1,53 @@
+//! One process's files: `/proc/<pid>/stat` (CPU ticks, threads, RSS) and `comm`.
+
+/// What `/proc/<pid>/stat` says about a process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcStat {
+    /// User and system CPU time, in clock ticks.
+    pub utime: u64,
+    pub stime: u64,
+    pub threads: u64,
+    /// Resident set size, in pages.
+    pub rss_pages: u64,
+}
+
+/// Parse `/proc/<pid>/stat`. The command name (field 2) is in parentheses and may hold
+/// spaces or parentheses itself, so fields are counted from the last `)`.
+pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    // After ')': state(3) ppid(4) ... utime(14) stime(15) ... num_threads(20) ... rss(24).
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    Some(ProcStat {
+        utime: field(14)?,
+        stime: field(15)?,
+        threads: field(20)?,
+        rss_pages: field(24)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_odd_command_name() {
+        let text = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 500 0 0 0 120 35 0 0 20 0 7 0 111703 3133440 414 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+        let s = parse_pid_stat(text).unwrap();
+        assert_eq!(
+            s,
+            ProcStat {
+                utime: 120,
+                stime: 35,
+                threads: 7,
+                rss_pages: 414
+            }
+        );
+    }
+
+    #[test]
+    fn truncated_stat_is_none() {
+        assert_eq!(parse_pid_stat("4242 (x) S 1 2"), None);
+        assert_eq!(parse_pid_stat("garbage"), None);
+    }
+}

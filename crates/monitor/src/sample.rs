@@ -1,0 +1,402 @@
+//! One sample of the time series: the rates between two [`Snapshot`]s (deltas divided by
+//! the interval) and the gauges of the later one. Pure: the clock readings, the clock-tick
+//! rate and the page size come in as arguments.
+
+use crate::diag::STATE_NAMES;
+use crate::procfs::{process::ProcStat, system::CpuTimes, Counters};
+use crate::snapshot::{ProcessSnapshot, Snapshot};
+use dualbench_common::Family;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Figures by name: counters become `<name>_per_s`, gauges keep their name.
+pub type Figures = BTreeMap<String, f64>;
+
+/// Where a sample's CPU time went, in percent of that CPU (`"all"`: of all CPUs together).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CpuUse {
+    pub user: f64,
+    pub system: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+/// One watched process over the interval. `cpu_pct` is in percent of one core.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessUse {
+    pub pid: u32,
+    pub name: String,
+    pub alive: bool,
+    pub cpu_pct: f64,
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub rss_kb: u64,
+    pub threads: u64,
+    pub fds: u64,
+}
+
+/// The processes of one name together (every nginx worker, every apache2 child).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GroupUse {
+    pub processes: u64,
+    pub cpu_pct: f64,
+    pub rss_kb: u64,
+    pub threads: u64,
+    pub fds: u64,
+}
+
+/// One line of the monitor's output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sample {
+    /// `CLOCK_MONOTONIC` at the end of the interval (the clock `run` stamps its records with).
+    pub monotonic_ns: u64,
+    pub unix_ns: u64,
+    pub interval_s: f64,
+    pub cpu: BTreeMap<String, CpuUse>,
+    /// `ctxt_per_s`, `intr_per_s`, `softirq_per_s`, `processes_per_s`, `procs_running`, `procs_blocked`.
+    pub system: Figures,
+    /// meminfo in kB and vmstat paging rates (pages/s).
+    pub memory: Figures,
+    pub disks: BTreeMap<String, Figures>,
+    pub interfaces: BTreeMap<String, Figures>,
+    /// `ipv4` from snmp `Ip:`, `ipv6` from snmp6 `Ip6`.
+    pub ip: BTreeMap<String, Figures>,
+    /// `both` from snmp `Tcp:` (the kernel adds IPv4 and IPv6 there); `ipv4` and `ipv6`:
+    /// socket counts by state from sock_diag.
+    pub tcp: BTreeMap<String, Figures>,
+    /// `ipv4` from snmp `Udp:`, `ipv6` from snmp6 `Udp6`.
+    pub udp: BTreeMap<String, Figures>,
+    /// sockstat (`ipv4`) and sockstat6 (`ipv6`).
+    pub sockets: BTreeMap<String, Figures>,
+    pub processes: Vec<ProcessUse>,
+    /// The live processes above, summed by name.
+    pub process_groups: BTreeMap<String, GroupUse>,
+}
+
+/// Gauges among the snmp counters: reported as they are, not as rates.
+const GAUGES: [&str; 7] = [
+    "CurrEstab",
+    "RtoAlgorithm",
+    "RtoMin",
+    "RtoMax",
+    "MaxConn",
+    "Forwarding",
+    "DefaultTTL",
+];
+
+/// The kernel's clock-tick rate and page size, needed to turn ticks and pages into units.
+#[derive(Debug, Clone, Copy)]
+pub struct Units {
+    pub ticks_per_s: u64,
+    pub page_size: u64,
+}
+
+/// The sample covering `prev` → `cur`.
+pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
+    let dt = (cur.monotonic_ns.saturating_sub(prev.monotonic_ns) as f64 / 1e9).max(1e-9);
+    let key = |f: Family| f.key().to_string();
+    let section = |m: &BTreeMap<String, Counters>, p: &BTreeMap<String, Counters>, name: &str| {
+        rates(p.get(name), m.get(name), dt, &GAUGES)
+    };
+    let mut memory = rates(Some(&prev.vmstat), Some(&cur.vmstat), dt, &[]);
+    memory.extend(
+        cur.meminfo
+            .iter()
+            .map(|(k, v)| (format!("{k}_kb"), *v as f64)),
+    );
+    let gauges = ["procs_running", "procs_blocked"];
+    let processes: Vec<ProcessUse> = cur
+        .processes
+        .iter()
+        .map(|p| process(prev.processes.iter().find(|q| q.pid == p.pid), p, dt, units))
+        .collect();
+    Sample {
+        monotonic_ns: cur.monotonic_ns,
+        unix_ns: cur.unix_ns,
+        interval_s: dt,
+        cpu: cur
+            .stat
+            .cpus
+            .iter()
+            .map(|(name, c)| (name.clone(), cpu_use(prev.stat.cpus.get(name), c)))
+            .collect(),
+        system: rates(
+            Some(&prev.stat.counters),
+            Some(&cur.stat.counters),
+            dt,
+            &gauges,
+        ),
+        memory,
+        disks: cur
+            .disks
+            .iter()
+            .map(|(n, c)| (n.clone(), disk(prev.disks.get(n), c, dt)))
+            .collect(),
+        interfaces: cur
+            .interfaces
+            .iter()
+            .map(|(n, c)| (n.clone(), rates(prev.interfaces.get(n), Some(c), dt, &[])))
+            .collect(),
+        ip: [
+            (key(Family::V4), section(&cur.snmp, &prev.snmp, "Ip")),
+            (key(Family::V6), section(&cur.snmp6, &prev.snmp6, "Ip6")),
+        ]
+        .into(),
+        tcp: tcp(prev, cur, dt),
+        udp: [
+            (key(Family::V4), section(&cur.snmp, &prev.snmp, "Udp")),
+            (key(Family::V6), section(&cur.snmp6, &prev.snmp6, "Udp6")),
+        ]
+        .into(),
+        sockets: [
+            (key(Family::V4), gauges_of(&cur.sockstat)),
+            (key(Family::V6), gauges_of(&cur.sockstat6)),
+        ]
+        .into(),
+        process_groups: groups(&processes),
+        processes,
+    }
+}
+
+/// The live processes summed by name.
+fn groups(processes: &[ProcessUse]) -> BTreeMap<String, GroupUse> {
+    let mut out: BTreeMap<String, GroupUse> = BTreeMap::new();
+    for p in processes.iter().filter(|p| p.alive) {
+        let g = out.entry(p.name.clone()).or_default();
+        g.processes += 1;
+        g.cpu_pct += p.cpu_pct;
+        g.rss_kb += p.rss_kb;
+        g.threads += p.threads;
+        g.fds += p.fds;
+    }
+    out
+}
+
+/// Counters as `<name>_per_s` (0 when there is no earlier value), gauges as they are.
+fn rates(prev: Option<&Counters>, cur: Option<&Counters>, dt: f64, gauges: &[&str]) -> Figures {
+    let Some(cur) = cur else {
+        return Figures::new();
+    };
+    cur.iter()
+        .map(|(name, &v)| {
+            if gauges.contains(&name.as_str()) {
+                (name.clone(), v as f64)
+            } else {
+                let before = prev.and_then(|p| p.get(name)).copied().unwrap_or(v);
+                (
+                    format!("{name}_per_s"),
+                    v.saturating_sub(before) as f64 / dt,
+                )
+            }
+        })
+        .collect()
+}
+
+fn gauges_of(c: &Counters) -> Figures {
+    c.iter().map(|(k, v)| (k.clone(), *v as f64)).collect()
+}
+
+fn cpu_use(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuUse {
+    let p = prev.copied().unwrap_or_default();
+    let total = cur.total().saturating_sub(p.total());
+    if total == 0 {
+        return CpuUse::default();
+    }
+    let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 * 100.0 / total as f64;
+    CpuUse {
+        user: pct(cur.user + cur.nice, p.user + p.nice),
+        system: pct(cur.system, p.system),
+        irq: pct(cur.irq, p.irq),
+        softirq: pct(cur.softirq, p.softirq),
+        iowait: pct(cur.iowait, p.iowait),
+        steal: pct(cur.steal, p.steal),
+        idle: pct(cur.idle, p.idle),
+    }
+}
+
+fn disk(prev: Option<&Counters>, cur: &Counters, dt: f64) -> Figures {
+    let delta = |k: &str| {
+        let now = cur.get(k).copied().unwrap_or(0);
+        now.saturating_sub(prev.and_then(|p| p.get(k)).copied().unwrap_or(now)) as f64
+    };
+    [
+        ("reads_per_s", delta("reads") / dt),
+        ("writes_per_s", delta("writes") / dt),
+        ("read_bytes_per_s", delta("read_sectors") * 512.0 / dt),
+        ("write_bytes_per_s", delta("write_sectors") * 512.0 / dt),
+        (
+            "util_pct",
+            (delta("io_ms") / (dt * 1000.0) * 100.0).min(100.0),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+fn tcp(prev: &Snapshot, cur: &Snapshot, dt: f64) -> BTreeMap<String, Figures> {
+    let mut out = BTreeMap::new();
+    out.insert(
+        "both".to_string(),
+        rates(prev.snmp.get("Tcp"), cur.snmp.get("Tcp"), dt, &GAUGES),
+    );
+    if let Some(states) = &cur.tcp_states {
+        for family in Family::ALL {
+            let counts = &states.counts[family.index()];
+            let figures = STATE_NAMES
+                .iter()
+                .zip(counts)
+                .skip(1)
+                .map(|(n, c)| (n.to_string(), *c as f64))
+                .collect();
+            out.insert(family.key().to_string(), figures);
+        }
+    }
+    out
+}
+
+fn process(
+    prev: Option<&ProcessSnapshot>,
+    cur: &ProcessSnapshot,
+    dt: f64,
+    units: Units,
+) -> ProcessUse {
+    let now = cur.stat.unwrap_or_default();
+    // A process absent from the previous snapshot started during the interval.
+    let before = match prev {
+        Some(p) => p.stat.unwrap_or(now),
+        None => ProcStat::default(),
+    };
+    let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 / units.ticks_per_s as f64 / dt * 100.0;
+    ProcessUse {
+        pid: cur.pid,
+        name: cur.name.clone(),
+        alive: cur.stat.is_some(),
+        cpu_pct: pct(now.utime + now.stime, before.utime + before.stime),
+        user_pct: pct(now.utime, before.utime),
+        system_pct: pct(now.stime, before.stime),
+        rss_kb: now.rss_pages * units.page_size / 1024,
+        threads: now.threads,
+        fds: cur.fds.unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::procfs::{net, process::ProcStat, system};
+
+    fn snapshot(t_s: u64, stat: &str, snmp: &str, utime: u64) -> Snapshot {
+        Snapshot {
+            monotonic_ns: t_s * 1_000_000_000,
+            stat: system::parse_stat(stat),
+            snmp: net::parse_snmp(snmp),
+            sockstat: net::parse_sockstat("TCP: inuse 4 orphan 0 tw 2 alloc 5 mem 1\n"),
+            processes: vec![ProcessSnapshot {
+                pid: 9,
+                name: "x".into(),
+                stat: Some(ProcStat {
+                    utime,
+                    stime: 10,
+                    threads: 3,
+                    rss_pages: 256,
+                }),
+                fds: Some(12),
+            }],
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn rates_over_two_seconds() {
+        let a = snapshot(
+            10,
+            "cpu 100 0 100 800 0 0 0 0\nctxt 1000\nprocs_running 1\n",
+            "Tcp: ActiveOpens CurrEstab\nTcp: 10 3\n",
+            100,
+        );
+        let b = snapshot(
+            12,
+            "cpu 150 0 150 900 0 0 0 0\nctxt 3000\nprocs_running 4\n",
+            "Tcp: ActiveOpens CurrEstab\nTcp: 30 5\n",
+            300,
+        );
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&a, &b, units);
+        assert_eq!(s.interval_s, 2.0);
+        assert_eq!(
+            s.cpu["all"],
+            CpuUse {
+                user: 25.0,
+                system: 25.0,
+                idle: 50.0,
+                ..CpuUse::default()
+            }
+        );
+        assert_eq!(s.system["ctxt_per_s"], 1000.0);
+        assert_eq!(s.system["procs_running"], 4.0);
+        assert_eq!(s.tcp["both"]["ActiveOpens_per_s"], 10.0);
+        assert_eq!(s.tcp["both"]["CurrEstab"], 5.0);
+        assert_eq!(s.sockets["ipv4"]["tcp_tw"], 2.0);
+        let p = &s.processes[0];
+        assert_eq!((p.cpu_pct, p.user_pct, p.system_pct), (100.0, 100.0, 0.0));
+        assert_eq!((p.rss_kb, p.threads, p.fds, p.alive), (1024, 3, 12, true));
+    }
+
+    #[test]
+    fn processes_sum_by_name_and_newcomers_count_from_zero() {
+        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
+        let mut child = b.processes[0].clone();
+        (child.pid, child.stat) = (
+            10,
+            Some(ProcStat {
+                utime: 5,
+                stime: 5,
+                threads: 1,
+                rss_pages: 256,
+            }),
+        );
+        b.processes.push(child);
+        let s = between(
+            &a,
+            &b,
+            Units {
+                ticks_per_s: 100,
+                page_size: 4096,
+            },
+        );
+        assert_eq!(
+            s.processes[1].cpu_pct, 10.0,
+            "born during the interval: 10 ticks in 1 s"
+        );
+        let g = &s.process_groups["x"];
+        assert_eq!(
+            (g.processes, g.cpu_pct, g.rss_kb, g.threads, g.fds),
+            (2, 30.0, 2048, 4, 24)
+        );
+    }
+
+    #[test]
+    fn an_exited_process_is_marked() {
+        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
+        b.processes[0].stat = None;
+        let s = between(
+            &a,
+            &b,
+            Units {
+                ticks_per_s: 100,
+                page_size: 4096,
+            },
+        );
+        assert!(!s.processes[0].alive);
+        assert_eq!(s.cpu["all"], CpuUse::default());
+    }
+}

@@ -1,0 +1,128 @@
+//! Reading every counter once: one [`Snapshot`] of the machine, one namespace's network
+//! files and the watched processes, stamped on the shared monotonic clock. The only I/O
+//! of the monitor; turning two snapshots into rates is [`crate::sample`].
+
+use crate::diag::{self, TcpStates};
+use crate::netns::Netns;
+use crate::procfs::{self, net, process::ProcStat, system::Stat, Counters};
+use dualbench_common::clock;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub(crate) const VMSTAT_KEYS: [&str; 6] = [
+    "pgpgin",
+    "pgpgout",
+    "pswpin",
+    "pswpout",
+    "pgfault",
+    "pgmajfault",
+];
+pub(crate) const MEMINFO_KEYS: [&str; 8] = [
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Buffers",
+    "Cached",
+    "Dirty",
+    "SwapTotal",
+    "SwapFree",
+];
+
+/// A process to watch: its pid and the name it was asked by (or its `comm`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watched {
+    pub pid: u32,
+    pub name: String,
+}
+
+/// Raw counters of one process; `None` once it has exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessSnapshot {
+    pub pid: u32,
+    pub name: String,
+    pub stat: Option<ProcStat>,
+    pub fds: Option<u64>,
+}
+
+/// Every counter at one instant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub monotonic_ns: u64,
+    pub unix_ns: u64,
+    pub stat: Stat,
+    pub vmstat: Counters,
+    pub meminfo: Counters,
+    pub disks: BTreeMap<String, Counters>,
+    pub interfaces: BTreeMap<String, Counters>,
+    pub snmp: BTreeMap<String, Counters>,
+    pub snmp6: BTreeMap<String, Counters>,
+    pub sockstat: Counters,
+    pub sockstat6: Counters,
+    pub tcp_states: Option<TcpStates>,
+    pub processes: Vec<ProcessSnapshot>,
+}
+
+/// Read everything; the calling thread must already be in `netns` (see [`Netns::enter`]).
+pub fn take(netns: &Netns, watched: &[Watched]) -> Snapshot {
+    let net_dir = netns.proc_net();
+    let net_file = |name: &str| read(&net_dir.join(name));
+    Snapshot {
+        monotonic_ns: clock::monotonic_ns(),
+        unix_ns: clock::unix_ns(),
+        stat: procfs::system::parse_stat(&read(Path::new("/proc/stat"))),
+        vmstat: procfs::system::parse_vmstat(&read(Path::new("/proc/vmstat")), &VMSTAT_KEYS),
+        meminfo: procfs::system::parse_meminfo(&read(Path::new("/proc/meminfo")), &MEMINFO_KEYS),
+        disks: procfs::system::parse_diskstats(&read(Path::new("/proc/diskstats"))),
+        interfaces: net::parse_net_dev(&net_file("dev")),
+        snmp: net::parse_snmp(&net_file("snmp")),
+        snmp6: net::parse_snmp6(&net_file("snmp6")),
+        sockstat: net::parse_sockstat(&net_file("sockstat")),
+        sockstat6: net::parse_sockstat(&net_file("sockstat6")),
+        tcp_states: diag::tcp_states().ok(),
+        processes: watched.iter().map(process).collect(),
+    }
+}
+
+fn process(w: &Watched) -> ProcessSnapshot {
+    let dir = format!("/proc/{}", w.pid);
+    let stat = procfs::process::parse_pid_stat(&read(Path::new(&format!("{dir}/stat"))));
+    let fds = std::fs::read_dir(format!("{dir}/fd"))
+        .ok()
+        .map(|d| d.count() as u64);
+    ProcessSnapshot {
+        pid: w.pid,
+        name: w.name.clone(),
+        stat,
+        fds,
+    }
+}
+
+/// A file's text, or empty when it cannot be read (a counter file absent on this kernel,
+/// such as `snmp6` with IPv6 disabled, yields no figures rather than an error).
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Find processes by `comm` name (what `ps -e` shows), lowest pid first.
+pub fn find_by_name(name: &str) -> Vec<Watched> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found: Vec<Watched> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| read(Path::new(&format!("/proc/{pid}/comm"))).trim_end() == name)
+        .map(|pid| Watched {
+            pid,
+            name: name.to_string(),
+        })
+        .collect();
+    found.sort_by_key(|w| w.pid);
+    found
+}
+
+/// The `comm` name of a process, or `None` if there is no such process.
+pub fn comm_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_string())
+}

@@ -1,0 +1,227 @@
+//! The executor: applies a plan's operations in order, recording each namespace, `/etc/netns`
+//! directory and process in the state file *before* making it. Long-running processes
+//! (services, wire emulators) start in their namespace with `ip netns exec`, detached into
+//! their own process group, output to a log under the state directory.
+
+use crate::plan::{etc_netns_dir, Op, Plan};
+use crate::procs;
+use crate::state::{Object, StateFile};
+use crate::system::{self, run};
+use dualbench_common::{Failure, Result};
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a started process must stay up for `up` to call it started.
+const SETTLE: Duration = Duration::from_millis(300);
+/// How long a service with a `ready` port gets to start listening.
+const READY_LIMIT: Duration = Duration::from_secs(10);
+
+pub struct Options {
+    /// The `dualbench` binary that plans call `dualbench` (wire emulators, services).
+    pub exe: PathBuf,
+    /// Testing aid: after this many steps, stop and wait (to be killed or interrupted).
+    pub stop_after: Option<usize>,
+    /// Set to the signal number by SIGINT/SIGTERM handlers: stop before the next step.
+    pub interrupted: Arc<AtomicUsize>,
+}
+
+type Started<'p> = Vec<(u32, &'p Op)>;
+
+/// Apply every step of `plan`, then check that every process it started is still running.
+pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()> {
+    let mut started: Started = Vec::new();
+    for (step, op) in plan.ops.iter().enumerate() {
+        pause_if(options, step)?;
+        if let Op::AwaitListen {
+            node, name, port, ..
+        } = op
+        {
+            await_listen(&started, node, name, *port, options)?;
+        } else if let Some(pid) = apply_one(op, state, options)
+            .map_err(|e| check_interrupted(options).err().unwrap_or(e))?
+        {
+            started.push((pid, op));
+        }
+    }
+    pause_if(options, plan.ops.len())?;
+    std::thread::sleep(SETTLE);
+    for (pid, op) in started {
+        if !procs::is_running(pid) {
+            return Err(exited_at_once(op));
+        }
+    }
+    Ok(())
+}
+
+/// Fail if a signal asked us to stop.
+fn check_interrupted(options: &Options) -> Result<()> {
+    match options.interrupted.load(Ordering::SeqCst) as libc::c_int {
+        0 => Ok(()),
+        libc::SIGINT => Err(Failure::runtime("interrupted by SIGINT")),
+        libc::SIGTERM => Err(Failure::runtime("interrupted by SIGTERM")),
+        other => Err(Failure::runtime(format!("interrupted by signal {other}"))),
+    }
+}
+
+/// Before step `step`: stop if interrupted; with `--stop-after step`, wait here until killed
+/// or interrupted.
+fn pause_if(options: &Options, step: usize) -> Result<()> {
+    loop {
+        check_interrupted(options)?;
+        if options.stop_after != Some(step) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until the service named listens on `port` in its namespace.
+fn await_listen(
+    started: &Started,
+    node: &str,
+    name: &str,
+    port: u16,
+    options: &Options,
+) -> Result<()> {
+    let found = started.iter().find(
+        |(_, op)| matches!(op, Op::StartService { node: n, name: s, .. } if n == node && s == name),
+    );
+    let Some(&(pid, op)) = found else {
+        return Ok(());
+    };
+    let start = Instant::now();
+    while !procs::listens(pid, port) {
+        check_interrupted(options)?;
+        if !procs::is_running(pid) {
+            return Err(exited_at_once(op));
+        }
+        if start.elapsed() > READY_LIMIT {
+            let log = match op {
+                Op::StartService { log, .. } => log.display().to_string(),
+                _ => String::new(),
+            };
+            return Err(Failure::runtime(format!(
+                "service '{name}' on {node} did not listen on tcp port {port} within {}s (log {log})",
+                READY_LIMIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option<u32>> {
+    match op {
+        Op::AddNamespace { ns } => {
+            state.record(Object::Namespace { name: ns.clone() })?;
+            run(&op.argv())?;
+        }
+        Op::WriteHosts { ns, content } => {
+            let dir = etc_netns_dir(ns);
+            state.record(Object::EtcNetns { dir: dir.clone() })?;
+            write_hosts(&dir, content)?;
+        }
+        Op::StartWire {
+            ns,
+            link,
+            argv,
+            log,
+        } => {
+            let role = format!("wire emulator of link {link}");
+            return start(state, &role, ns, argv, log, &options.exe).map(Some);
+        }
+        Op::StartService {
+            ns,
+            node,
+            name,
+            argv,
+            log,
+        } => {
+            let role = format!("service {name} on {node}");
+            return start(state, &role, ns, argv, log, &options.exe).map(Some);
+        }
+        _ => run(&op.argv())?,
+    }
+    Ok(None)
+}
+
+fn write_hosts(dir: &Path, content: &str) -> Result<()> {
+    let write = || -> std::io::Result<()> {
+        fs::create_dir_all(dir)?;
+        fs::write(dir.join("hosts"), content)
+    };
+    write().map_err(|e| Failure::runtime(format!("cannot write {}/hosts: {e}", dir.display())))
+}
+
+/// `dualbench` at the start of a command means this very binary.
+fn resolve(argv: &[String], exe: &Path) -> Vec<String> {
+    let mut argv = argv.to_vec();
+    if argv.first().is_some_and(|p| p == "dualbench") {
+        argv[0] = exe.display().to_string();
+    }
+    argv
+}
+
+/// Start `argv` in namespace `ns`, recording it first and its pid and start time after.
+fn start(
+    state: &mut StateFile,
+    role: &str,
+    ns: &str,
+    argv: &[String],
+    log: &Path,
+    exe: &Path,
+) -> Result<u32> {
+    let argv = resolve(argv, exe);
+    let program = argv.first().cloned().unwrap_or_default();
+    let object = |pid, start_time| Object::Process {
+        role: role.into(),
+        namespace: ns.into(),
+        program: program.clone(),
+        pid,
+        start_time,
+    };
+    let index = state.record(object(None, None))?;
+    let out = fs::File::create(log)
+        .map_err(|e| Failure::runtime(format!("cannot create log {}: {e}", log.display())))?;
+    let err = out.try_clone()?;
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(&argv)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| system::spawn_error("ip", e))?;
+    let pid = child.id();
+    state.replace(index, object(Some(pid), procs::start_time(pid)))?;
+    Ok(pid)
+}
+
+/// A process that ended during the settle time: name it and quote its log's last line.
+fn exited_at_once(op: &Op) -> Failure {
+    let (what, log) = match op {
+        Op::StartWire { link, log, .. } => (format!("the wire emulator of link {link}"), log),
+        Op::StartService {
+            node, name, log, ..
+        } => (format!("service '{name}' on {node}"), log),
+        _ => return Failure::runtime("a process exited at once"),
+    };
+    let text = fs::read_to_string(log).unwrap_or_default();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("(empty log)")
+        .trim()
+        .to_string();
+    Failure::runtime(format!(
+        "{what} exited at once: {last} (log {})",
+        log.display()
+    ))
+}

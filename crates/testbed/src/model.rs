@@ -1,0 +1,663 @@
+//! The topology as data: a TOML file read into a typed, checked [`Topology`] of nodes
+//! (hosts, routers, switches), links with per-direction shaping, and services. Nothing here
+//! touches the system; every mistake is reported as `FILE:LINE:COL: key 'K': what is wrong`
+//! before anything is created.
+
+use crate::units::{self, Micros, Ppm, Queue, Rate};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ops::Range;
+use toml::Spanned;
+
+/// Most nodes and links a topology may have (the address scheme's limits, see `addressing`).
+pub const MAX_NODES: usize = 250;
+pub const MAX_LINKS: usize = 511;
+/// Longest node name (keeps namespace and host names short).
+pub const MAX_NAME: usize = 16;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// The `name` key, if the file gives one (the CLI's `--name` and the file stem are fallbacks).
+    pub name: Option<String>,
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub services: Vec<Service>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Host,
+    Router,
+    Switch,
+}
+
+/// A host, router or switch. `number` (1-based: hosts, then routers, then switches, each in
+/// file order) is what addresses are derived from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    pub number: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shaper {
+    Htb,
+    Tbf,
+}
+
+/// What one direction of a link does to packets; `None` means "not shaped".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shaping {
+    pub rate: Option<Rate>,
+    pub queue: Option<Queue>,
+    pub delay: Option<Micros>,
+    pub jitter: Option<Micros>,
+    pub loss: Option<Ppm>,
+}
+
+impl Shaping {
+    /// Whether delay, jitter or loss are asked for (the parts tc alone cannot do).
+    pub fn needs_emulation(&self) -> bool {
+        self.delay.is_some_and(|d| d.0 > 0)
+            || self.jitter.is_some_and(|j| j.0 > 0)
+            || self.loss.is_some_and(|l| l.0 > 0)
+    }
+
+    pub fn is_shaped(&self) -> bool {
+        self.rate.is_some() || self.queue.is_some() || self.needs_emulation()
+    }
+}
+
+/// A link between nodes `a` and `b` (indexes into `Topology::nodes`), numbered from 1 in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    pub number: u32,
+    pub a: usize,
+    pub b: usize,
+    pub shaper: Shaper,
+    pub a_to_b: Shaping,
+    pub b_to_a: Shaping,
+}
+
+/// How a service's command is given: an argv list, or one string for `/bin/sh -c`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Command {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+impl Command {
+    pub fn argv(&self) -> Vec<String> {
+        match self {
+            Command::Argv(argv) => argv.clone(),
+            Command::Shell(line) => vec!["/bin/sh".into(), "-c".into(), line.clone()],
+        }
+    }
+}
+
+/// A long-running process started in a node's namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Service {
+    pub node: usize,
+    pub name: String,
+    pub command: Command,
+    /// A TCP port the service listens on when ready; `up` waits for it.
+    pub ready: Option<u16>,
+}
+
+// ---- the file as written -------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    host: Vec<RawNode>,
+    #[serde(default)]
+    router: Vec<RawNode>,
+    #[serde(default)]
+    switch: Vec<RawNode>,
+    #[serde(default)]
+    link: Vec<RawLink>,
+    #[serde(default)]
+    service: Vec<RawService>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    name: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawQueue {
+    Packets(i64),
+    Text(String),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawShaping {
+    rate: Option<Spanned<String>>,
+    queue: Option<Spanned<RawQueue>>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
+    loss: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    a: Spanned<String>,
+    b: Spanned<String>,
+    shaper: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    queue: Option<Spanned<RawQueue>>,
+    delay: Option<Spanned<String>>,
+    jitter: Option<Spanned<String>>,
+    loss: Option<Spanned<String>>,
+    a_to_b: Option<RawShaping>,
+    b_to_a: Option<RawShaping>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawService {
+    host: Spanned<String>,
+    name: Spanned<String>,
+    command: Spanned<Command>,
+    ready: Option<Spanned<i64>>,
+}
+
+/// A mistake in a topology file: where it is, which key, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileError {
+    pub line: usize,
+    pub column: usize,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl FileError {
+    /// `FILE:LINE:COL: key 'K': message`, the one line the user sees.
+    pub fn render(&self, file: &str) -> String {
+        match &self.key {
+            Some(key) => format!(
+                "{file}:{}:{}: key '{key}': {}",
+                self.line, self.column, self.message
+            ),
+            None => format!("{file}:{}:{}: {}", self.line, self.column, self.message),
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+/// Errors are collected against spans, then turned into lines and columns in one place.
+struct Checker<'t> {
+    text: &'t str,
+}
+
+impl Checker<'_> {
+    fn at(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> FileError {
+        let (line, column) = line_col(self.text, span.start);
+        FileError {
+            line,
+            column,
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+
+    fn value<T>(
+        &self,
+        raw: &Option<Spanned<String>>,
+        key: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, FileError> {
+        match raw {
+            None => Ok(None),
+            Some(s) => parse(s.get_ref())
+                .map(Some)
+                .map_err(|m| self.at(s.span(), key, m)),
+        }
+    }
+
+    fn queue(
+        &self,
+        raw: &Option<Spanned<RawQueue>>,
+        key: &str,
+    ) -> Result<Option<Queue>, FileError> {
+        let Some(s) = raw else { return Ok(None) };
+        let parsed = match s.get_ref() {
+            RawQueue::Packets(n) if *n < 0 => Err(format!(
+                "queue of {n} packets is impossible: use 1 to 1000000 packets"
+            )),
+            RawQueue::Packets(n) => units::check_queue(Queue::Packets(*n as u64)),
+            RawQueue::Text(t) => units::parse_queue_text(t),
+        };
+        parsed.map(Some).map_err(|m| self.at(s.span(), key, m))
+    }
+}
+
+/// Parse and check a topology file's text. `text` is only read; nothing is created.
+pub fn parse(text: &str) -> Result<Topology, FileError> {
+    let raw: RawTopology = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    let check = Checker { text };
+    let name = match &raw.name {
+        Some(n) => {
+            Some(check_testbed_name(n.get_ref()).map_err(|m| check.at(n.span(), "name", m))?)
+        }
+        None => None,
+    };
+    let (nodes, index) = nodes(&check, &raw)?;
+    let mut links = Vec::new();
+    for (i, raw_link) in raw.link.iter().enumerate() {
+        links.push(link(&check, raw_link, i as u32 + 1, &nodes, &index)?);
+    }
+    if links.len() > MAX_LINKS {
+        let span = raw.link[MAX_LINKS].a.span();
+        return Err(check.at(span, "link", format!("too many links: at most {MAX_LINKS}")));
+    }
+    let services = services(&check, &raw.service, &nodes, &index)?;
+    Ok(Topology {
+        name,
+        nodes,
+        links,
+        services,
+    })
+}
+
+fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
+    let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+    let message = e.message().trim().replace('\n', " ");
+    FileError {
+        line,
+        column,
+        key: None,
+        message,
+    }
+}
+
+/// A testbed or node name: lowercase letters, digits and '-', starting with a letter.
+pub fn check_name(name: &str, what: &str, max: usize) -> Result<(), String> {
+    let good_chars = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let good_start = name.starts_with(|c: char| c.is_ascii_lowercase());
+    if name.is_empty() || name.len() > max || !good_chars || !good_start {
+        return Err(format!(
+            "{what} '{name}' must be 1 to {max} lowercase letters, digits or '-', starting with a letter"
+        ));
+    }
+    Ok(())
+}
+
+/// Testbed names become part of every namespace name, so they are kept to 12 characters.
+pub fn check_testbed_name(name: &str) -> Result<String, String> {
+    check_name(name, "testbed name", 12)?;
+    Ok(name.to_string())
+}
+
+type NameIndex = HashMap<String, usize>;
+
+fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), FileError> {
+    let kinds = [
+        (&raw.host, NodeKind::Host, "host"),
+        (&raw.router, NodeKind::Router, "router"),
+        (&raw.switch, NodeKind::Switch, "switch"),
+    ];
+    let mut nodes = Vec::new();
+    let mut index = NameIndex::new();
+    for (list, kind, key) in kinds {
+        for raw_node in list {
+            let name = raw_node.name.get_ref();
+            let span = raw_node.name.span();
+            check_name(name, key, MAX_NAME).map_err(|m| check.at(span.clone(), "name", m))?;
+            if is_reserved(name) {
+                return Err(check.at(span, "name", format!("'{name}' is reserved for the wire namespaces of links: choose another name")));
+            }
+            if index.insert(name.clone(), nodes.len()).is_some() {
+                return Err(check.at(
+                    span,
+                    "name",
+                    format!("duplicate name '{name}': every host, router and switch needs its own"),
+                ));
+            }
+            if nodes.len() == MAX_NODES {
+                return Err(check.at(span, "name", format!("too many nodes: at most {MAX_NODES}")));
+            }
+            nodes.push(Node {
+                name: name.clone(),
+                kind,
+                number: nodes.len() as u32 + 1,
+            });
+        }
+    }
+    if nodes.is_empty() {
+        return Err(FileError {
+            line: 1,
+            column: 1,
+            key: None,
+            message: "no [[host]] in the file: a testbed needs at least one".into(),
+        });
+    }
+    Ok((nodes, index))
+}
+
+/// `wire<N>` names the namespace in the middle of link N, so no node may take it.
+fn is_reserved(name: &str) -> bool {
+    name.strip_prefix("wire")
+        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn endpoint(
+    check: &Checker,
+    raw: &Spanned<String>,
+    key: &str,
+    index: &NameIndex,
+) -> Result<usize, FileError> {
+    index.get(raw.get_ref()).copied().ok_or_else(|| {
+        let mut names: Vec<&str> = index.keys().map(String::as_str).collect();
+        names.sort();
+        let message = format!(
+            "no host, router or switch named '{}' (there are: {})",
+            raw.get_ref(),
+            names.join(", ")
+        );
+        check.at(raw.span(), key, message)
+    })
+}
+
+fn link(
+    check: &Checker,
+    raw: &RawLink,
+    number: u32,
+    nodes: &[Node],
+    index: &NameIndex,
+) -> Result<Link, FileError> {
+    let a = endpoint(check, &raw.a, "a", index)?;
+    let b = endpoint(check, &raw.b, "b", index)?;
+    if a == b {
+        return Err(check.at(
+            raw.b.span(),
+            "b",
+            format!("link {number} joins '{}' to itself", nodes[a].name),
+        ));
+    }
+    if nodes[a].kind == NodeKind::Switch && nodes[b].kind == NodeKind::Switch {
+        return Err(check.at(
+            raw.b.span(),
+            "b",
+            format!("link {number} joins two switches: put a router between them"),
+        ));
+    }
+    let shaper = match &raw.shaper {
+        None => Shaper::Htb,
+        Some(s) => match s.get_ref().as_str() {
+            "htb" => Shaper::Htb,
+            "tbf" => Shaper::Tbf,
+            other => {
+                return Err(check.at(
+                    s.span(),
+                    "shaper",
+                    format!("unknown shaper '{other}': use \"htb\" or \"tbf\""),
+                ))
+            }
+        },
+    };
+    let both = RawShaping {
+        rate: raw.rate.clone(),
+        queue: None,
+        delay: raw.delay.clone(),
+        jitter: raw.jitter.clone(),
+        loss: raw.loss.clone(),
+    };
+    let base = shaping(check, &both, &raw.queue, "")?;
+    let a_to_b = over(check, base, raw.a_to_b.as_ref(), "a_to_b.")?;
+    let b_to_a = over(check, base, raw.b_to_a.as_ref(), "b_to_a.")?;
+    Ok(Link {
+        number,
+        a,
+        b,
+        shaper,
+        a_to_b,
+        b_to_a,
+    })
+}
+
+/// A direction's shaping: the link's own keys, overridden by `a_to_b` / `b_to_a` keys.
+fn over(
+    check: &Checker,
+    base: Shaping,
+    raw: Option<&RawShaping>,
+    prefix: &str,
+) -> Result<Shaping, FileError> {
+    let Some(raw) = raw else { return Ok(base) };
+    let own = shaping(check, raw, &raw.queue, prefix)?;
+    let merged = Shaping {
+        rate: own.rate.or(base.rate),
+        queue: own.queue.or(base.queue),
+        delay: own.delay.or(base.delay),
+        jitter: own.jitter.or(base.jitter),
+        loss: own.loss.or(base.loss),
+    };
+    if merged.jitter.is_some() && merged.delay.is_none() {
+        let span = raw.jitter.as_ref().map_or(0..0, |j| j.span());
+        return Err(check.at(
+            span,
+            &format!("{prefix}jitter"),
+            "jitter needs a delay to vary around: add delay",
+        ));
+    }
+    Ok(merged)
+}
+
+fn shaping(
+    check: &Checker,
+    raw: &RawShaping,
+    queue: &Option<Spanned<RawQueue>>,
+    prefix: &str,
+) -> Result<Shaping, FileError> {
+    let key = |k: &str| format!("{prefix}{k}");
+    let shaping = Shaping {
+        rate: check.value(&raw.rate, &key("rate"), units::parse_rate)?,
+        queue: check.queue(queue, &key("queue"))?,
+        delay: check.value(&raw.delay, &key("delay"), units::parse_duration)?,
+        jitter: check.value(&raw.jitter, &key("jitter"), units::parse_duration)?,
+        loss: check.value(&raw.loss, &key("loss"), units::parse_loss)?,
+    };
+    if let (Some(j), None) = (&raw.jitter, &raw.delay) {
+        if prefix.is_empty() {
+            return Err(check.at(
+                j.span(),
+                &key("jitter"),
+                "jitter needs a delay to vary around: add delay",
+            ));
+        }
+    }
+    Ok(shaping)
+}
+
+fn services(
+    check: &Checker,
+    raw: &[RawService],
+    nodes: &[Node],
+    index: &NameIndex,
+) -> Result<Vec<Service>, FileError> {
+    let mut services: Vec<Service> = Vec::new();
+    for s in raw {
+        let node = endpoint(check, &s.host, "host", index)?;
+        if nodes[node].kind == NodeKind::Switch {
+            return Err(check.at(
+                s.host.span(),
+                "host",
+                format!(
+                    "'{}' is a switch: services run in hosts and routers",
+                    nodes[node].name
+                ),
+            ));
+        }
+        let name = s.name.get_ref();
+        check_name(name, "service name", 32).map_err(|m| check.at(s.name.span(), "name", m))?;
+        if services.iter().any(|o| o.node == node && &o.name == name) {
+            return Err(check.at(
+                s.name.span(),
+                "name",
+                format!("duplicate service '{name}' on '{}'", nodes[node].name),
+            ));
+        }
+        let command = s.command.get_ref().clone();
+        let empty = match &command {
+            Command::Argv(argv) => argv.is_empty() || argv[0].is_empty(),
+            Command::Shell(line) => line.trim().is_empty(),
+        };
+        if empty {
+            return Err(check.at(
+                s.command.span(),
+                "command",
+                "empty command: give a program and its arguments",
+            ));
+        }
+        let ready = match &s.ready {
+            None => None,
+            Some(port) => match u16::try_from(*port.get_ref()) {
+                Ok(p) if p > 0 => Some(p),
+                _ => {
+                    return Err(check.at(
+                        port.span(),
+                        "ready",
+                        format!("{} is not a TCP port: use 1 to 65535", port.get_ref()),
+                    ))
+                }
+            },
+        };
+        services.push(Service {
+            node,
+            name: name.clone(),
+            command,
+            ready,
+        });
+    }
+    Ok(services)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().render("t.toml")
+    }
+
+    const GOOD: &str = "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
+        [[link]]\na = \"client\"\nb = \"r1\"\n[[link]]\na = \"r1\"\nb = \"server\"\nrate = \"100Mbit\"\nqueue = 100\n\
+        b_to_a = { delay = \"20ms\", queue = \"64kB\" }\n";
+
+    #[test]
+    fn a_good_file_becomes_numbered_nodes_and_links() {
+        let t = parse(GOOD).unwrap();
+        let names: Vec<(&str, u32)> = t
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.number))
+            .collect();
+        assert_eq!(names, [("client", 1), ("server", 2), ("r1", 3)]);
+        let l2 = &t.links[1];
+        assert_eq!((l2.number, l2.a, l2.b), (2, 2, 1));
+        assert_eq!(l2.a_to_b.rate, Some(Rate(100_000_000)));
+        assert_eq!(l2.a_to_b.queue, Some(Queue::Packets(100)));
+        assert_eq!(l2.b_to_a.queue, Some(Queue::Bytes(64_000)));
+        assert_eq!(l2.b_to_a.delay, Some(Micros(20_000)));
+        assert_eq!(l2.a_to_b.delay, None);
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = "[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"a\"\nrat = \"1Gbit\"\n";
+        let e = error(text);
+        assert!(e.starts_with("t.toml:6:1: unknown field `rat`"), "{e}");
+    }
+
+    #[test]
+    fn dangling_link_points_at_the_endpoint() {
+        let text =
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"srv\"\n";
+        assert_eq!(
+            error(text),
+            "t.toml:7:5: key 'b': no host, router or switch named 'srv' (there are: a, b)"
+        );
+    }
+
+    #[test]
+    fn duplicate_names_across_kinds() {
+        let text = "[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n";
+        assert_eq!(error(text), "t.toml:4:8: key 'name': duplicate name 'a': every host, router and switch needs its own");
+    }
+
+    #[test]
+    fn impossible_values_point_at_their_key() {
+        let base =
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+        let e = error(&format!("{base}rate = \"0Mbit\"\n"));
+        assert_eq!(e, "t.toml:8:8: key 'rate': rate '0Mbit' is impossible: a link rate must be between 8kbit and 100Gbit");
+        let e = error(&format!("{base}a_to_b = {{ rate = \"200Gbit\" }}\n"));
+        assert!(
+            e.starts_with("t.toml:8:19: key 'a_to_b.rate': rate '200Gbit' is impossible"),
+            "{e}"
+        );
+        let e = error(&format!("{base}queue = 0\n"));
+        assert!(
+            e.starts_with("t.toml:8:9: key 'queue': queue of 0 packets is impossible"),
+            "{e}"
+        );
+        let e = error(&format!("{base}jitter = \"2ms\"\n"));
+        assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
+        let e = error(&format!("{base}shaper = \"fq\"\n"));
+        assert!(e.contains("key 'shaper': unknown shaper 'fq'"), "{e}");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(
+            error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be")
+        );
+        assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
+        assert!(error("name = \"a_b\"\n[[host]]\nname = \"a\"\n")
+            .contains("key 'name': testbed name 'a_b'"));
+        assert!(error("").contains("no [[host]]"));
+    }
+
+    #[test]
+    fn services_need_a_real_host_and_a_command() {
+        let base = "[[host]]\nname = \"a\"\n[[switch]]\nname = \"sw\"\n[[service]]\n";
+        assert!(error(&format!(
+            "{base}host = \"b\"\nname = \"web\"\ncommand = \"x\"\n"
+        ))
+        .contains("key 'host': no host"));
+        assert!(error(&format!(
+            "{base}host = \"sw\"\nname = \"web\"\ncommand = \"x\"\n"
+        ))
+        .contains("is a switch"));
+        assert!(error(&format!(
+            "{base}host = \"a\"\nname = \"web\"\ncommand = []\n"
+        ))
+        .contains("key 'command': empty command"));
+        let t = parse(&format!(
+            "{base}host = \"a\"\nname = \"web\"\ncommand = [\"dualbench\", \"serve\"]\n"
+        ))
+        .unwrap();
+        assert_eq!(t.services[0].command.argv(), ["dualbench", "serve"]);
+    }
+}

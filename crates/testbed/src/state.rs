@@ -1,0 +1,153 @@
+//! The state file (`<state-dir>/<testbed>/state.json`): what a testbed is (its layout) and
+//! every object `up` made, each recorded *before* it is made, so that `down` can remove
+//! exactly those even after the controller was killed mid-build. Saved atomically
+//! (write to a temporary file, then rename) after every change.
+
+use crate::plan::Layout;
+use dualbench_common::{Failure, Result};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where testbeds keep their state unless `--state-dir` says otherwise.
+pub const DEFAULT_ROOT: &str = "/run/dualbench/testbeds";
+const FILE: &str = "state.json";
+
+/// Something `up` made that `down` must remove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Object {
+    /// A named network namespace (`/run/netns/<name>`); its veths, bridges and qdiscs go with it.
+    Namespace { name: String },
+    /// `/etc/netns/<ns>/` holding the hosts file `ip netns exec` mounts over `/etc/hosts`.
+    EtcNetns { dir: PathBuf },
+    /// A service or wire emulator. `pid` and `start_time` (clock ticks since boot, from
+    /// `/proc/PID/stat`) are filled in right after it starts; together they name it exactly.
+    Process {
+        role: String,
+        namespace: String,
+        program: String,
+        pid: Option<u32>,
+        start_time: Option<u64>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub testbed: String,
+    pub topology_file: PathBuf,
+    pub created_unix_ns: u64,
+    /// True once `up` finished every step.
+    pub complete: bool,
+    pub layout: Layout,
+    pub objects: Vec<Object>,
+}
+
+/// A state file on disk and its contents in memory, kept in step.
+pub struct StateFile {
+    pub dir: PathBuf,
+    pub state: State,
+}
+
+/// The directory of testbed `name` under `root`.
+pub fn testbed_dir(root: &Path, name: &str) -> PathBuf {
+    root.join(name)
+}
+
+impl StateFile {
+    /// Start a new state file; refuses if one is there already (never clobbers a testbed).
+    pub fn create(dir: &Path, state: State) -> Result<StateFile> {
+        let path = dir.join(FILE);
+        if path.exists() {
+            return Err(Failure::usage(format!(
+                "testbed '{}' already exists (state {}): run `dualbench testbed down --name {}` first",
+                state.testbed,
+                path.display(),
+                state.testbed
+            )));
+        }
+        fs::create_dir_all(dir.join("logs"))
+            .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.display())))?;
+        let file = StateFile {
+            dir: dir.to_path_buf(),
+            state,
+        };
+        file.save()?;
+        Ok(file)
+    }
+
+    pub fn load(dir: &Path) -> Result<StateFile> {
+        let path = dir.join(FILE);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| Failure::runtime(format!("cannot read {}: {e}", path.display())))?;
+        let state = serde_json::from_str(&text).map_err(|e| {
+            Failure::runtime(format!(
+                "{} is not a dualbench testbed state file: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(StateFile {
+            dir: dir.to_path_buf(),
+            state,
+        })
+    }
+
+    pub fn exists(dir: &Path) -> bool {
+        dir.join(FILE).exists()
+    }
+
+    /// Write the whole state to disk: temporary file, fsync, rename.
+    pub fn save(&self) -> Result<()> {
+        let path = self.dir.join(FILE);
+        let tmp = self.dir.join(format!("{FILE}.tmp"));
+        let text = serde_json::to_string_pretty(&self.state)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let write = || -> std::io::Result<()> {
+            let mut f = fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// Add an object and save, before the object is made; returns its index.
+    pub fn record(&mut self, object: Object) -> Result<usize> {
+        self.state.objects.push(object);
+        self.save()?;
+        Ok(self.state.objects.len() - 1)
+    }
+
+    pub fn replace(&mut self, index: usize, object: Object) -> Result<()> {
+        self.state.objects[index] = object;
+        self.save()
+    }
+
+    /// Remove the state directory (state file, logs, wire counters) once everything is gone;
+    /// with `keep_logs`, only the state file goes, so a failed build's logs can be read.
+    pub fn remove(self, keep_logs: bool) -> Result<()> {
+        let (path, result) = if keep_logs {
+            let path = self.dir.join(FILE);
+            let result = fs::remove_file(&path);
+            (path, result)
+        } else {
+            (self.dir.clone(), fs::remove_dir_all(&self.dir))
+        };
+        result.map_err(|e| Failure::runtime(format!("cannot remove {}: {e}", path.display())))
+    }
+}
+
+/// Names of the testbeds that have a state file under `root`, sorted.
+pub fn list(root: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join(FILE).exists())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,242 @@
+//! `dualbench testbed status`: a testbed's nodes with their addresses in both families, its
+//! links with their shaping and what does each part (htb/tbf, pfifo/bfifo, netem or the wire
+//! emulator), its processes and whether they still run, and the wire emulators' counters.
+//! The text is a pure function of the state plus a few liveness facts read beforehand.
+
+use crate::model::{Shaper, Shaping};
+use crate::plan::LinkLayout;
+use crate::shaping::Emulator;
+use crate::state::{Object, State};
+use crate::units::Queue;
+use std::fmt::Write;
+
+/// What `status` learned from the system for each namespace and process of the state.
+pub struct Liveness {
+    pub namespace_exists: Vec<bool>,
+    pub process_running: Vec<bool>,
+    /// Per link (in layout order): the wire emulator's last stats file, if any.
+    pub wire_stats: Vec<Option<serde_json::Value>>,
+}
+
+/// One direction's shaping in words: `rate 100mbit (htb), queue 100p (pfifo), delay 40ms (wire)`.
+pub fn describe(shaping: &Shaping, shaper: Shaper, emulator: Option<Emulator>) -> String {
+    let mut parts = Vec::new();
+    if let Some(rate) = shaping.rate {
+        let by = match shaper {
+            Shaper::Htb => "htb",
+            Shaper::Tbf => "tbf",
+        };
+        parts.push(format!("rate {rate} ({by})"));
+    }
+    if let Some(queue) = shaping.queue {
+        let by = match (queue, emulator) {
+            (_, Some(Emulator::Netem)) if shaping.needs_emulation() => "netem limit",
+            (Queue::Packets(_), _) => "pfifo",
+            (Queue::Bytes(_), _) if shaper == Shaper::Tbf && shaping.rate.is_some() => "tbf limit",
+            (Queue::Bytes(_), _) => "bfifo",
+        };
+        parts.push(format!("queue {queue} ({by})"));
+    }
+    let mut emulated = Vec::new();
+    if let Some(d) = shaping.delay {
+        emulated.push(format!("delay {d}"));
+    }
+    if let Some(j) = shaping.jitter {
+        emulated.push(format!("jitter {j}"));
+    }
+    if let Some(l) = shaping.loss {
+        emulated.push(format!("loss {l}"));
+    }
+    if let (false, Some(e)) = (emulated.is_empty(), emulator) {
+        parts.push(format!("{} ({e})", emulated.join(" ")));
+    }
+    if parts.is_empty() {
+        return "unshaped".into();
+    }
+    parts.join(", ")
+}
+
+/// The whole status report.
+pub fn render(state: &State, live: &Liveness) -> String {
+    let l = &state.layout;
+    let mut out = String::new();
+    let progress = if state.complete {
+        "up"
+    } else {
+        "INCOMPLETE (build was interrupted or failed: run down)"
+    };
+    let _ = writeln!(
+        out,
+        "testbed {} from {}: {progress}",
+        l.testbed,
+        state.topology_file.display()
+    );
+    let _ = writeln!(out, "nodes:");
+    for node in &l.nodes {
+        let kind = format!("{:?}", node.kind).to_lowercase();
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<7} namespace {}",
+            node.name, kind, node.namespace
+        );
+        for i in &node.interfaces {
+            let v4 =
+                i.v4.map_or(String::from("(bridge port)"), |a| format!("{a}/24"));
+            let v6 = i.v6.map_or(String::new(), |a| format!("{a}/64"));
+            let _ = writeln!(out, "    {:<6} {v4:<18} {v6}", i.device);
+        }
+    }
+    let _ = writeln!(out, "links:");
+    for (link, stats) in l.links.iter().zip(&live.wire_stats) {
+        link_lines(&mut out, link, stats.as_ref());
+    }
+    processes(&mut out, state, live);
+    out
+}
+
+fn link_lines(out: &mut String, link: &LinkLayout, stats: Option<&serde_json::Value>) {
+    let _ = writeln!(
+        out,
+        "  link {}: {} eth{n} <-> {} eth{n}",
+        link.number,
+        link.a,
+        link.b,
+        n = link.number
+    );
+    let _ = writeln!(
+        out,
+        "    {} -> {}: {}",
+        link.a,
+        link.b,
+        describe(&link.a_to_b, link.shaper, link.emulator)
+    );
+    let _ = writeln!(
+        out,
+        "    {} -> {}: {}",
+        link.b,
+        link.a,
+        describe(&link.b_to_a, link.shaper, link.emulator)
+    );
+    if let Some(ns) = &link.wire_namespace {
+        let _ = writeln!(out, "    wire emulator in namespace {ns}");
+        match stats {
+            Some(json) => {
+                for line in wire_counters(json, &link.a, &link.b) {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "    wire counters: none yet");
+            }
+        }
+    }
+}
+
+/// The wire emulator's counters (`dualbench.wire/1` stats file), one line per direction.
+pub fn wire_counters(stats: &serde_json::Value, a: &str, b: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (key, from, to) in [("a_to_b", a, b), ("b_to_a", b, a)] {
+        let d = &stats["directions"][key];
+        if d.is_null() {
+            continue;
+        }
+        let n = |k: &str| d[k].as_u64().unwrap_or(0);
+        let ms = |k: &str| d["delay_us"][k].as_f64().unwrap_or(0.0) / 1000.0;
+        lines.push(format!(
+            "wire {from} -> {to}: {} frames in, {} out, {} lost, {} dropped by the queue, delay mean {:.2} ms (p99 {:.2} ms)",
+            n("packets_in"),
+            n("packets_out"),
+            n("dropped_loss"),
+            n("dropped_queue"),
+            ms("mean"),
+            ms("p99")
+        ));
+    }
+    if lines.is_empty() {
+        lines.push("wire counters: unreadable stats file".into());
+    }
+    lines
+}
+
+fn processes(out: &mut String, state: &State, live: &Liveness) {
+    let mut namespaces = live.namespace_exists.iter();
+    let mut running = live.process_running.iter();
+    let mut lines = Vec::new();
+    for object in &state.objects {
+        match object {
+            Object::Namespace { name } => {
+                if !namespaces.next().copied().unwrap_or(false) {
+                    lines.push(format!("  namespace {name}: MISSING"));
+                }
+            }
+            Object::Process { role, pid, .. } => {
+                let up = if running.next().copied().unwrap_or(false) {
+                    "running"
+                } else {
+                    "NOT RUNNING"
+                };
+                let pid = pid.map_or("?".to_string(), |p| p.to_string());
+                lines.push(format!("  {role}: pid {pid}, {up}"));
+            }
+            Object::EtcNetns { .. } => {}
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "processes:");
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    for s in &state.layout.services {
+        let _ = writeln!(
+            out,
+            "  log of {} on {}: {}",
+            s.name,
+            s.node,
+            s.log.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Micros, Ppm, Rate};
+
+    #[test]
+    fn wire_counters_read_per_direction() {
+        let stats: serde_json::Value = serde_json::from_str(
+            r#"{"schema":"dualbench.wire/1","directions":{
+                "a_to_b":{"packets_in":82,"packets_out":78,"dropped_loss":1,"dropped_queue":0,"delay_us":{"mean":40005.3,"p99":40036.4}},
+                "b_to_a":{"packets_in":78,"packets_out":78,"dropped_loss":0,"dropped_queue":2,"delay_us":{"mean":40014.5,"p99":40067.1}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            wire_counters(&stats, "r1", "server"),
+            [
+                "wire r1 -> server: 82 frames in, 78 out, 1 lost, 0 dropped by the queue, delay mean 40.01 ms (p99 40.04 ms)",
+                "wire server -> r1: 78 frames in, 78 out, 0 lost, 2 dropped by the queue, delay mean 40.01 ms (p99 40.07 ms)",
+            ]
+        );
+    }
+
+    #[test]
+    fn each_part_names_its_mechanism() {
+        let s = Shaping {
+            rate: Some(Rate(100_000_000)),
+            queue: Some(Queue::Packets(100)),
+            delay: Some(Micros(40_000)),
+            jitter: None,
+            loss: Some(Ppm(1_000)),
+        };
+        assert_eq!(
+            describe(&s, Shaper::Htb, Some(Emulator::Wire)),
+            "rate 100mbit (htb), queue 100p (pfifo), delay 40ms loss 0.1% (wire)"
+        );
+        assert_eq!(
+            describe(&s, Shaper::Tbf, Some(Emulator::Netem)),
+            "rate 100mbit (tbf), queue 100p (netem limit), delay 40ms loss 0.1% (netem)"
+        );
+        assert_eq!(describe(&Shaping::default(), Shaper::Htb, None), "unshaped");
+    }
+}

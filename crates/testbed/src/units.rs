@@ -1,0 +1,224 @@
+//! Quantities in a topology file, parsed from text and checked for sense: link rates
+//! (`"100Mbit"`), queue limits (`100` packets or `"64kB"`), durations (`"40ms"`) and loss
+//! (`"0.1%"`). The key names and units are those of the link spec shared with
+//! `dualbench wire` (CONTRACTS.md section 3); this module parses them itself so the testbed
+//! does not depend on the wire crate.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Slowest and fastest rates a link may have (8 kbit/s .. 100 Gbit/s).
+pub const MIN_RATE_BPS: u64 = 8_000;
+pub const MAX_RATE_BPS: u64 = 100_000_000_000;
+/// The largest frame on a testbed link: 1500 bytes of IP plus 14 of Ethernet header.
+pub const MAX_FRAME_BYTES: u64 = 1514;
+
+/// A link rate in bits per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rate(pub u64);
+
+/// A queue limit: a count of packets or of bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Queue {
+    #[serde(rename = "packets")]
+    Packets(u64),
+    #[serde(rename = "bytes")]
+    Bytes(u64),
+}
+
+/// A duration in microseconds (delay, jitter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Micros(pub u64);
+
+/// A probability in parts per million (loss), so it prints back exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ppm(pub u64);
+
+/// Split `"100Mbit"` into `(100.0, "Mbit")`.
+fn split_number(text: &str) -> Option<(f64, &str)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let number: f64 = text[..end].parse().ok()?;
+    Some((number, text[end..].trim()))
+}
+
+/// `"100Mbit"`, `"1Gbit"`, `"500kbit"`, `"64000bit"` (k, M, G are powers of 1000, as in tc).
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let bad =
+        || format!("'{text}' is not a rate: write it like \"100Mbit\", \"1Gbit\" or \"500kbit\"");
+    let (number, unit) = split_number(text).ok_or_else(bad)?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "bit" => 1.0,
+        "kbit" => 1e3,
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        "bps" | "kbps" | "mbps" | "gbps" => {
+            return Err(format!(
+                "'{text}' is ambiguous (tc reads 'bps' as bytes per second): write bits, like \"100Mbit\""
+            ))
+        }
+        _ => return Err(bad()),
+    };
+    let bps = (number * scale).round() as u64;
+    if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&bps) {
+        return Err(format!(
+            "rate '{text}' is impossible: a link rate must be between 8kbit and 100Gbit"
+        ));
+    }
+    Ok(Rate(bps))
+}
+
+/// A queue limit from a TOML integer (packets) or a string (`"100"`, `"64kB"`, `"1MB"`, `"1500B"`).
+pub fn parse_queue_text(text: &str) -> Result<Queue, String> {
+    let bad = || format!("'{text}' is not a queue limit: give packets (100) or bytes (\"64kB\")");
+    let (number, unit) = split_number(text).ok_or_else(bad)?;
+    let bytes = |scale: f64| (number * scale).round() as u64;
+    let queue = match unit {
+        "" | "p" | "packets" => Queue::Packets(number as u64),
+        "B" => Queue::Bytes(bytes(1.0)),
+        "kB" | "KB" => Queue::Bytes(bytes(1e3)),
+        "MB" => Queue::Bytes(bytes(1e6)),
+        _ => return Err(bad()),
+    };
+    check_queue(queue)
+}
+
+/// A queue must hold at least one full frame and stay below a million packets / 1 GB.
+pub fn check_queue(queue: Queue) -> Result<Queue, String> {
+    match queue {
+        Queue::Packets(n) if n == 0 || n > 1_000_000 => {
+            Err(format!("queue of {n} packets is impossible: use 1 to 1000000 packets"))
+        }
+        Queue::Bytes(n) if !(MAX_FRAME_BYTES..=1_000_000_000).contains(&n) => Err(format!(
+            "queue of {n} bytes is impossible: it must hold one full frame ({MAX_FRAME_BYTES} bytes) and at most 1GB"
+        )),
+        ok => Ok(ok),
+    }
+}
+
+/// `"40ms"`, `"2.5ms"`, `"500us"`, `"1s"`; at most 60 s.
+pub fn parse_duration(text: &str) -> Result<Micros, String> {
+    let bad = || format!("'{text}' is not a duration: write it like \"40ms\", \"500us\" or \"1s\"");
+    let (number, unit) = split_number(text).ok_or_else(bad)?;
+    let scale = match unit {
+        "us" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => return Err(bad()),
+    };
+    let micros = (number * scale).round() as u64;
+    if micros > 60_000_000 {
+        return Err(format!(
+            "'{text}' is too long: delays and jitter are at most 60s"
+        ));
+    }
+    Ok(Micros(micros))
+}
+
+/// `"0.1%"` (or a plain fraction like `"0.001"`), between 0 and 100%.
+pub fn parse_loss(text: &str) -> Result<Ppm, String> {
+    let bad = || format!("'{text}' is not a loss rate: write it like \"0.1%\"");
+    let (number, unit) = split_number(text).ok_or_else(bad)?;
+    let fraction = match unit {
+        "%" => number / 100.0,
+        "" => number,
+        _ => return Err(bad()),
+    };
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(format!(
+            "loss '{text}' is impossible: it must be between 0% and 100%"
+        ));
+    }
+    Ok(Ppm((fraction * 1e6).round() as u64))
+}
+
+impl fmt::Display for Rate {
+    /// The largest unit that keeps the number whole, in tc's spelling: `100mbit`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bps = self.0;
+        for (scale, unit) in [
+            (1_000_000_000, "gbit"),
+            (1_000_000, "mbit"),
+            (1_000, "kbit"),
+        ] {
+            if bps.checked_rem(scale) == Some(0) {
+                return write!(f, "{}{unit}", bps / scale);
+            }
+        }
+        write!(f, "{bps}bit")
+    }
+}
+
+impl fmt::Display for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Queue::Packets(n) => write!(f, "{n}p"),
+            Queue::Bytes(n) => write!(f, "{n}B"),
+        }
+    }
+}
+
+impl fmt::Display for Micros {
+    /// `40ms`, `2500us`, `1s`: whole numbers in the largest exact unit (tc and wire read these).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = self.0;
+        if us != 0 && us.checked_rem(1_000_000) == Some(0) {
+            write!(f, "{}s", us / 1_000_000)
+        } else if us.checked_rem(1_000) == Some(0) {
+            write!(f, "{}ms", us / 1_000)
+        } else {
+            write!(f, "{us}us")
+        }
+    }
+}
+
+impl fmt::Display for Ppm {
+    /// Percent with as many decimals as needed: `0.1%`, `5%`, `0.0001%`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let whole = self.0 / 10_000;
+        let rest = self.0 % 10_000;
+        if rest == 0 {
+            return write!(f, "{whole}%");
+        }
+        let decimals = format!("{rest:04}");
+        write!(f, "{whole}.{}%", decimals.trim_end_matches('0'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_use_powers_of_1000_and_print_back() {
+        assert_eq!(parse_rate("100Mbit"), Ok(Rate(100_000_000)));
+        assert_eq!(parse_rate("1Gbit"), Ok(Rate(1_000_000_000)));
+        assert_eq!(
+            parse_rate("1.5Mbit").map(|r| r.to_string()),
+            Ok("1500kbit".into())
+        );
+        assert_eq!(Rate(100_000_000).to_string(), "100mbit");
+        assert!(parse_rate("100Mbps").unwrap_err().contains("ambiguous"));
+        assert!(parse_rate("0Mbit").unwrap_err().contains("impossible"));
+        assert!(parse_rate("900Gbit").unwrap_err().contains("impossible"));
+        assert!(parse_rate("fast").unwrap_err().contains("not a rate"));
+    }
+
+    #[test]
+    fn queues_durations_and_loss() {
+        assert_eq!(parse_queue_text("64kB"), Ok(Queue::Bytes(64_000)));
+        assert_eq!(parse_queue_text("100"), Ok(Queue::Packets(100)));
+        assert!(parse_queue_text("100B")
+            .unwrap_err()
+            .contains("one full frame"));
+        assert_eq!(parse_duration("40ms"), Ok(Micros(40_000)));
+        assert_eq!(Micros(2_500).to_string(), "2500us");
+        assert_eq!(Micros(1_000_000).to_string(), "1s");
+        assert_eq!(parse_loss("0.1%"), Ok(Ppm(1_000)));
+        assert_eq!(Ppm(1_000).to_string(), "0.1%");
+        assert_eq!(Ppm(50_000).to_string(), "5%");
+        assert!(parse_loss("120%").unwrap_err().contains("impossible"));
+    }
+}

@@ -1,0 +1,289 @@
+//! The `dualbench traffic send|sink` command line: flags into checked settings, the run,
+//! then the JSON summary to a file or stdout and a one-line account on stderr.
+
+use crate::plan::{plan, FlowPlan};
+use crate::profile::{self, Profile};
+use crate::rate::{message_bytes, Counting};
+use crate::script::{self, Script};
+use crate::signals::Stop;
+use crate::{send, sink};
+use clap::{Args, Subcommand};
+use dualbench_common::{Failure, Family, Result};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// Flags of `dualbench traffic`.
+#[derive(Debug, Args)]
+pub struct TrafficCli {
+    #[command(subcommand)]
+    command: TrafficCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TrafficCommand {
+    /// Send the flows of an MGEN script, a TOML profile or a preset (C1B..C6B).
+    Send(SendArgs),
+    /// Receive UDP and TCP flows and measure them per flow and per family.
+    Sink(SinkArgs),
+}
+
+#[derive(Debug, Args)]
+struct SendArgs {
+    /// An MGEN script file, a profile (*.toml) or a preset name: C1B, C2B, ... C6B.
+    source: String,
+    /// Stop every flow after this many seconds (required unless every flow has OFF or COUNT).
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// IPv4 destination ADDR/PORT for profile flows (repeat for several; replaces the profile's).
+    #[arg(long = "dst4", value_name = "ADDR/PORT")]
+    dst4: Vec<String>,
+    /// IPv6 destination ADDR/PORT for profile flows (repeat for several).
+    #[arg(long = "dst6", value_name = "ADDR/PORT")]
+    dst6: Vec<String>,
+    /// Which bytes a profile's bit rate counts (default ip: headers included, per family).
+    #[arg(long, value_enum)]
+    counting: Option<Counting>,
+    /// Let messages leave up to this many microseconds early so one wake-up sends them in
+    /// one sendmmsg batch (less CPU per message at high rates; 0 = each on its time).
+    #[arg(long, default_value_t = 0, value_name = "MICROSECONDS")]
+    batch_window: u64,
+    /// Run the flow threads under SCHED_FIFO at this priority (1-99, needs root), so that
+    /// other work on a busy machine does not delay sends.
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(i32).range(1..=99))]
+    realtime: Option<i32>,
+    /// Seed for POISSON arrivals and random bursts.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the JSON summary here instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the flows and their rates, send nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+struct SinkArgs {
+    /// Address to receive on, UDP and TCP alike: 127.0.0.1:5000, [::1]:5000, ::1/5000.
+    #[arg(long, required = true, num_args = 1.., value_name = "ADDR:PORT")]
+    listen: Vec<String>,
+    /// Stop after this many seconds (SIGINT/SIGTERM stop it earlier).
+    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    duration: f64,
+    /// Width of the rate-over-time windows.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    window: f64,
+    /// Write the JSON summary here instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Also write MGEN-style RECV log lines to this file (for trpr and friends).
+    #[arg(long, value_name = "FILE")]
+    mgen_log: Option<PathBuf>,
+}
+
+/// Entry point of `dualbench traffic`.
+pub fn main(cli: TrafficCli) -> Result<()> {
+    match cli.command {
+        TrafficCommand::Send(a) => send_main(a),
+        TrafficCommand::Sink(a) => sink_main(a),
+    }
+}
+
+fn seconds(flag: &str, s: f64) -> Result<u64> {
+    if s > 0.0 && s.is_finite() && s < 1e7 {
+        Ok((s * 1e9).round() as u64)
+    } else {
+        Err(Failure::usage(format!(
+            "{flag} {s}: give a positive number of seconds"
+        )))
+    }
+}
+
+fn send_main(a: SendArgs) -> Result<()> {
+    let limit_ns = a.duration.map(|d| seconds("--duration", d)).transpose()?;
+    let (script, counting) = load_source(&a)?;
+    let plans = plan(&script, limit_ns)?;
+    if a.dry_run {
+        print!("{}", describe(&plans));
+        return Ok(());
+    }
+    let out = open_output(a.output.as_deref())?;
+    let stop = Stop::on_signals()?;
+    let unix_before = dualbench_common::clock::unix_ns();
+    let mono_before = dualbench_common::clock::monotonic_ns();
+    let options = send::SendOptions {
+        seed: a.seed,
+        window_ns: a.batch_window.min(1_000_000) * 1_000,
+        realtime: a.realtime,
+    };
+    let run = send::run(plans, options, &stop);
+    let unix_at_t0 = unix_before + (run.t0_ns - mono_before);
+    let summary = send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
+    for f in summary.flows.iter().filter(|f| f.status != "completed") {
+        let why = f.error.as_deref().unwrap_or("");
+        eprintln!(
+            "dualbench traffic: flow {} ({} to {}): {} {}",
+            f.flow, f.proto, f.dst, f.status, why
+        );
+    }
+    let t = &summary.total;
+    eprintln!(
+        "dualbench traffic: sent {} messages in {} flows, {} failed, {:.3} Mbit/s IP",
+        t.sent,
+        t.flows,
+        t.failed,
+        t.rate_bps.ip / 1e6
+    );
+    write_json(out, &summary)
+}
+
+/// The script a source stands for, and the counting its rates use.
+fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
+    if let Some(mut p) = profile::preset(&a.source) {
+        return profile_script(&mut p, a);
+    }
+    let path = Path::new(&a.source);
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let presets = profile::preset_names().join(", ");
+        Failure::usage(format!(
+            "reading {}: {e} (give an MGEN script, a .toml profile or a preset: {presets})",
+            a.source
+        ))
+    })?;
+    if path.extension().is_some_and(|e| e == "toml") {
+        let mut p = profile::parse_profile(&text, &a.source)?;
+        return profile_script(&mut p, a);
+    }
+    if !a.dst4.is_empty() || !a.dst6.is_empty() {
+        return Err(Failure::usage(
+            "--dst4/--dst6 apply to profiles; a script names its destinations with DST",
+        ));
+    }
+    let script = script::parse(&text).map_err(|e| e.into_failure(&a.source))?;
+    Ok((script, a.counting.unwrap_or_default()))
+}
+
+fn profile_script(p: &mut Profile, a: &SendArgs) -> Result<(Script, Counting)> {
+    for (family, list) in [(Family::V4, &a.dst4), (Family::V6, &a.dst6)] {
+        if !list.is_empty() {
+            p.destinations[family.index()] =
+                profile::parse_destinations(list, family).map_err(Failure::usage)?;
+        }
+    }
+    if let Some(c) = a.counting {
+        p.counting = c;
+    }
+    Ok((profile::to_script(p, a.duration)?, p.counting))
+}
+
+/// One line per flow phase: what `--dry-run` prints.
+fn describe(plans: &[FlowPlan]) -> String {
+    let mut out = String::new();
+    for p in plans {
+        let family = Family::of_addr(&p.dst);
+        for ph in &p.phases {
+            let (kind, rate, size, on_fraction) = pattern_terms(&ph.pattern);
+            let b = message_bytes(p.proto, family, size);
+            let mbit = |bytes: u64| rate * on_fraction * 8.0 * bytes as f64 / 1e6;
+            let end = match ph.end_ns {
+                u64::MAX => "COUNT".to_string(),
+                e => format!("{:.3}s", e as f64 / 1e9),
+            };
+            out.push_str(&format!(
+                "flow {} {} {} -> {} {:.3}s..{end} {kind} {rate:.3} msg/s x {size} B: \
+                 payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
+                p.flow,
+                p.proto,
+                family,
+                p.dst,
+                ph.start_ns as f64 / 1e9,
+                mbit(b.payload),
+                mbit(b.ip),
+                mbit(b.wire),
+            ));
+        }
+    }
+    out
+}
+
+/// Name, message rate, size and mean fraction of time on (BURST) of a pattern.
+fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
+    match pattern {
+        script::Pattern::Periodic { rate, size } => ("PERIODIC", *rate, *size, 1.0),
+        script::Pattern::Poisson { rate, size } => ("POISSON", *rate, *size, 1.0),
+        script::Pattern::Burst(b) => {
+            let (_, rate, size, _) = pattern_terms(&b.inner);
+            ("BURST", rate, size, (b.duration_s / b.interval_s).min(1.0))
+        }
+    }
+}
+
+fn sink_main(a: SinkArgs) -> Result<()> {
+    let duration_ns = seconds("--duration", a.duration)?;
+    let window_ns = seconds("--window", a.window)?;
+    let listen: Vec<SocketAddr> = a
+        .listen
+        .iter()
+        .map(|l| {
+            l.parse::<SocketAddr>()
+                .or_else(|_| script::parse_addr_port(l))
+                .map_err(|_| {
+                    Failure::usage(format!(
+                        "--listen {l}: give ADDR:PORT, e.g. 127.0.0.1:5000 or [::1]:5000"
+                    ))
+                })
+        })
+        .collect::<Result<_>>()?;
+    let out = open_output(a.output.as_deref())?;
+    let mgen_log: Option<Box<dyn Write>> = match &a.mgen_log {
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .map_err(|e| Failure::usage(format!("creating {}: {e}", path.display())))?;
+            Some(Box::new(std::io::BufWriter::new(f)))
+        }
+        None => None,
+    };
+    let stop = Stop::on_signals()?;
+    let bound = sink::bind(&listen)?;
+    let shown: Vec<String> = bound.addrs.iter().map(|a| a.to_string()).collect();
+    eprintln!("dualbench traffic sink: listening on {}", shown.join(" "));
+    let run = sink::run(
+        sink::SinkConfig {
+            duration_ns,
+            window_ns,
+            mgen_log,
+        },
+        bound,
+        &stop,
+    )?;
+    let summary = sink::summary::summarize(&run, stop.reason());
+    let t = &summary.total.traffic;
+    eprintln!(
+        "dualbench traffic sink: received {} messages in {} flows, {} lost",
+        t.messages,
+        summary.flows.len(),
+        t.loss.lost
+    );
+    write_json(out, &summary)
+}
+
+/// Open the summary's destination before the run, so a bad path fails at once.
+fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
+    match path {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| Failure::usage(format!("creating {}: {e}", p.display())))?;
+            Ok(Box::new(f))
+        }
+        None => Ok(Box::new(std::io::stdout())),
+    }
+}
+
+fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(summary)
+        .map_err(|e| Failure::runtime(format!("encoding the summary: {e}")))?;
+    writeln!(out, "{text}")
+        .and_then(|_| out.flush())
+        .map_err(|e| Failure::runtime(format!("writing the summary: {e}")))
+}

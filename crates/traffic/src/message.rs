@@ -1,0 +1,119 @@
+//! The bytes at the front of every message a sender emits, so the sink can tell flows apart,
+//! count losses and measure one-way delay. Layout (big-endian, 28 bytes, the rest of the
+//! message is zero padding up to its size):
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `DBT1` |
+//! | 4 | 4 | flow id |
+//! | 8 | 4 | sequence number (0, 1, 2, ... per flow) |
+//! | 12 | 4 | message length in bytes, header included (TCP framing) |
+//! | 16 | 8 | send time, CLOCK_MONOTONIC ns (sender and sink share the clock on one machine) |
+//! | 24 | 4 | flags: bit 0 = TCP |
+//!
+//! Parsing is pure and checked: untrusted bytes give `None`, never a panic.
+
+use crate::rate::Proto;
+
+pub const MAGIC: [u8; 4] = *b"DBT1";
+pub const HEADER_LEN: usize = 28;
+/// The smallest message size a flow may use: the header itself.
+pub const MIN_SIZE: u64 = HEADER_LEN as u64;
+/// The largest: what one UDP datagram can carry over IPv6 without jumbograms.
+pub const MAX_SIZE: u64 = 65_487;
+
+/// One message's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub flow: u32,
+    pub seq: u32,
+    pub len: u32,
+    pub sent_ns: u64,
+    pub proto: Proto,
+}
+
+impl Header {
+    /// Write the header into the first [`HEADER_LEN`] bytes of `buf`.
+    pub fn emit(&self, buf: &mut [u8]) {
+        buf[0..4].copy_from_slice(&MAGIC);
+        buf[4..8].copy_from_slice(&self.flow.to_be_bytes());
+        buf[8..12].copy_from_slice(&self.seq.to_be_bytes());
+        buf[12..16].copy_from_slice(&self.len.to_be_bytes());
+        buf[16..24].copy_from_slice(&self.sent_ns.to_be_bytes());
+        let flags: u32 = if self.proto == Proto::Tcp { 1 } else { 0 };
+        buf[24..28].copy_from_slice(&flags.to_be_bytes());
+    }
+
+    /// Read a header; `None` when the bytes are too short, the magic is wrong or the
+    /// length cannot hold the header.
+    pub fn parse(buf: &[u8]) -> Option<Header> {
+        if buf.len() < HEADER_LEN || buf[0..4] != MAGIC {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_be_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+        let mut sent = [0u8; 8];
+        sent.copy_from_slice(&buf[16..24]);
+        let len = u32_at(12);
+        if (len as usize) < HEADER_LEN {
+            return None;
+        }
+        let proto = if u32_at(24) & 1 == 1 {
+            Proto::Tcp
+        } else {
+            Proto::Udp
+        };
+        Some(Header {
+            flow: u32_at(4),
+            seq: u32_at(8),
+            len,
+            sent_ns: u64::from_be_bytes(sent),
+            proto,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_fixed_bytes() {
+        let h = Header {
+            flow: 7,
+            seq: 258,
+            len: 100,
+            sent_ns: 0x0102_0304_0506_0708,
+            proto: Proto::Tcp,
+        };
+        let mut buf = [0u8; 28];
+        h.emit(&mut buf);
+        assert_eq!(
+            buf,
+            [
+                b'D', b'B', b'T', b'1', 0, 0, 0, 7, 0, 0, 1, 2, 0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7,
+                8, 0, 0, 0, 1
+            ]
+        );
+        assert_eq!(Header::parse(&buf), Some(h));
+    }
+
+    #[test]
+    fn rejects_short_foreign_and_bad_length() {
+        let mut buf = [0u8; 28];
+        Header {
+            flow: 1,
+            seq: 0,
+            len: 28,
+            sent_ns: 0,
+            proto: Proto::Udp,
+        }
+        .emit(&mut buf);
+        assert!(Header::parse(&buf[..27]).is_none());
+        let mut foreign = buf;
+        foreign[0] = b'X';
+        assert!(Header::parse(&foreign).is_none());
+        let mut short_len = buf;
+        short_len[15] = 27;
+        assert!(Header::parse(&short_len).is_none());
+    }
+}

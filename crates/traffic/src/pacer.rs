@@ -1,0 +1,177 @@
+//! When each message of one flow is due: the flow's phases laid end to end, each phase a
+//! [`dualbench_pace::Schedule`] (constant rate for PERIODIC, seeded Poisson for POISSON)
+//! offset to the phase's start. BURST, which `pace` does not have, is built here on top of
+//! it: each on-period is a bounded inner schedule, and on-periods start every interval
+//! (REGULAR) or after seeded exponential gaps (RANDOM). Pure: no clock, no sockets.
+
+use crate::plan::Phase;
+use crate::script::{Burst, Pattern};
+use dualbench_pace::{Arrival, Schedule};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// A message that is due: its sequence number and intended time (ns since run start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub seq: u64,
+    pub intended_ns: u64,
+    /// Index of the phase it belongs to (its size, TOS and TTL).
+    pub phase: usize,
+}
+
+/// The intended times of one flow, in order.
+pub struct FlowPacer {
+    phases: Vec<Phase>,
+    seed: u64,
+    phase: usize,
+    /// Start of the current on-period (ns since run start) and the schedule inside it.
+    current: Option<(u64, Schedule)>,
+    burst_rng: StdRng,
+    next_burst_ns: u64,
+    seq: u64,
+}
+
+impl FlowPacer {
+    /// `seed` makes POISSON and RANDOM/EXP bursts repeat; mix the flow id into it.
+    pub fn new(phases: Vec<Phase>, seed: u64) -> FlowPacer {
+        let next_burst_ns = phases.first().map_or(0, |p| p.start_ns);
+        let mut pacer = FlowPacer {
+            phases,
+            seed,
+            phase: 0,
+            current: None,
+            burst_rng: StdRng::seed_from_u64(seed ^ 0x6275_7273_7400),
+            next_burst_ns,
+            seq: 0,
+        };
+        pacer.open_period();
+        pacer
+    }
+
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+
+    /// The phase of the next message (valid after [`FlowPacer::peek`]).
+    pub fn phase_index(&self) -> usize {
+        self.phase
+    }
+
+    /// Messages handed out so far.
+    pub fn issued(&self) -> u64 {
+        self.seq
+    }
+
+    /// The intended time of the next message, or `None` when the flow is over.
+    pub fn peek(&mut self) -> Option<u64> {
+        loop {
+            let phase = self.phases.get(self.phase)?;
+            if phase.count.is_some_and(|c| self.seq >= c) {
+                return None;
+            }
+            if let Some((start, schedule)) = &self.current {
+                if let Some(t) = schedule.peek() {
+                    return Some(start + t);
+                }
+            }
+            self.advance();
+        }
+    }
+
+    /// Take the next message.
+    pub fn take(&mut self) -> Option<Slot> {
+        let intended_ns = self.peek()?;
+        if let Some((_, schedule)) = self.current.as_mut() {
+            schedule.take();
+        }
+        let slot = Slot {
+            seq: self.seq,
+            intended_ns,
+            phase: self.phase,
+        };
+        self.seq += 1;
+        Some(slot)
+    }
+
+    /// The current on-period is exhausted: open the next burst, or the next phase.
+    fn advance(&mut self) {
+        self.current = None;
+        let Some(phase) = self.phases.get(self.phase) else {
+            return;
+        };
+        if matches!(phase.pattern, Pattern::Burst(_)) && self.next_burst_ns < phase.end_ns {
+            self.open_period();
+            if self.current.is_some() {
+                return;
+            }
+        }
+        self.phase += 1;
+        if let Some(next) = self.phases.get(self.phase) {
+            self.next_burst_ns = next.start_ns;
+            self.open_period();
+        }
+    }
+
+    /// Build the schedule for the phase's next on-period (the whole phase unless BURST).
+    fn open_period(&mut self) {
+        let Some(phase) = self.phases.get(self.phase).cloned() else {
+            return;
+        };
+        let seed = self
+            .seed
+            .wrapping_add(self.phase as u64 * 7919)
+            .wrapping_add(self.next_burst_ns);
+        match &phase.pattern {
+            Pattern::Periodic { .. } | Pattern::Poisson { .. } => {
+                let schedule = Schedule::new(
+                    arrival(&phase.pattern, seed),
+                    None,
+                    Some(phase.end_ns - phase.start_ns),
+                );
+                self.current = Some((phase.start_ns, schedule));
+                self.next_burst_ns = phase.end_ns;
+            }
+            Pattern::Burst(b) => {
+                let start = self.next_burst_ns;
+                if start >= phase.end_ns {
+                    return;
+                }
+                let (on_ns, gap_ns) = self.draw_burst(b);
+                let len = on_ns.min(phase.end_ns - start);
+                self.current = Some((
+                    start,
+                    Schedule::new(arrival(&b.inner, seed), None, Some(len)),
+                ));
+                self.next_burst_ns = start + gap_ns.max(on_ns).max(1);
+            }
+        }
+    }
+
+    /// The on-period's length and the time from its start to the next one's (ns).
+    fn draw_burst(&mut self, b: &Burst) -> (u64, u64) {
+        let mut draw = |mean_s: f64, random: bool| -> u64 {
+            let s = if random {
+                -self.burst_rng.gen_range(f64::MIN_POSITIVE..1.0f64).ln() * mean_s
+            } else {
+                mean_s
+            };
+            (s * 1e9) as u64
+        };
+        let on = draw(b.duration_s, b.random_duration);
+        let gap = draw(b.interval_s, b.random_interval);
+        (on, gap)
+    }
+}
+
+fn arrival(pattern: &Pattern, seed: u64) -> Arrival {
+    match pattern {
+        Pattern::Periodic { rate, .. } => Arrival::Constant { rate: *rate },
+        Pattern::Poisson { rate, .. } => Arrival::Poisson { rate: *rate, seed },
+        // A nested burst is rejected by the parser; treat it as closed (never reached).
+        Pattern::Burst(_) => Arrival::Closed,
+    }
+}
+
+#[cfg(test)]
+#[path = "pacer_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+//! From a script's events to one plan per flow: where it goes, and its phases (an `ON` and
+//! each `MOD` start a phase, the next `MOD` or the `OFF` ends it). The run's duration limit
+//! closes every phase that would run past it, and a flow that nothing would stop is a usage
+//! error, so every run is bounded.
+
+use crate::rate::Proto;
+use crate::script::{Action, Pattern, Script};
+use dualbench_common::{Failure, Result};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+/// One flow's whole life.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowPlan {
+    pub flow: u32,
+    pub proto: Proto,
+    pub dst: SocketAddr,
+    pub src_port: Option<u16>,
+    pub txbuffer: Option<usize>,
+    /// Line of the `ON` event, to name the flow in messages.
+    pub line: usize,
+    pub phases: Vec<Phase>,
+}
+
+/// A stretch of time with one pattern (ns since the start of the run, end exclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub pattern: Pattern,
+    /// The flow stops once it has sent this many messages in all.
+    pub count: Option<u64>,
+    pub tos: Option<u8>,
+    pub ttl: Option<u8>,
+}
+
+impl FlowPlan {
+    pub fn start_ns(&self) -> u64 {
+        self.phases.first().map_or(0, |p| p.start_ns)
+    }
+
+    pub fn end_ns(&self) -> u64 {
+        self.phases.last().map_or(0, |p| p.end_ns)
+    }
+
+    /// The message size of the first phase (MOD may change it later).
+    pub fn size(&self) -> u64 {
+        self.phases.first().map_or(0, |p| p.pattern.size())
+    }
+}
+
+/// Build the flow plans. `limit_ns` is `--duration`; without it every flow needs an `OFF`
+/// or a `COUNT`.
+pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
+    let mut flows: BTreeMap<u32, FlowPlan> = BTreeMap::new();
+    let mut open: BTreeMap<u32, Phase> = BTreeMap::new();
+    for e in &script.events {
+        if limit_ns.is_some_and(|l| e.at_ns >= l) {
+            continue;
+        }
+        match &e.action {
+            Action::On(spec) => {
+                let plan = FlowPlan {
+                    flow: e.flow,
+                    proto: spec.proto,
+                    dst: spec.dst,
+                    src_port: spec.src_port,
+                    txbuffer: spec.txbuffer.or(script.globals.txbuffer),
+                    line: e.line,
+                    phases: Vec::new(),
+                };
+                flows.insert(e.flow, plan);
+                let tos = spec.tos.or(script.globals.tos);
+                let phase = Phase {
+                    start_ns: e.at_ns,
+                    end_ns: u64::MAX,
+                    pattern: spec.pattern.clone(),
+                    count: spec.count,
+                    tos,
+                    ttl: spec.ttl,
+                };
+                open.insert(e.flow, phase);
+            }
+            Action::Mod(change) => {
+                let Some(prev) = open.remove(&e.flow) else {
+                    continue;
+                };
+                let next = Phase {
+                    start_ns: e.at_ns,
+                    end_ns: u64::MAX,
+                    pattern: change
+                        .pattern
+                        .clone()
+                        .unwrap_or_else(|| prev.pattern.clone()),
+                    count: change.count.or(prev.count),
+                    tos: change.tos.or(prev.tos),
+                    ttl: change.ttl.or(prev.ttl),
+                };
+                close(&mut flows, e.flow, prev, e.at_ns);
+                open.insert(e.flow, next);
+            }
+            Action::Off => {
+                if let Some(prev) = open.remove(&e.flow) {
+                    close(&mut flows, e.flow, prev, e.at_ns);
+                }
+            }
+        }
+    }
+    for (flow, phase) in std::mem::take(&mut open) {
+        if limit_ns.is_none() && phase.count.is_none() {
+            let line = flows.get(&flow).map_or(0, |f| f.line);
+            return Err(Failure::usage(format!(
+                "flow {flow} (line {line}) never stops: add an OFF event or a COUNT, or pass --duration SECONDS"
+            )));
+        }
+        let end = limit_ns.unwrap_or(u64::MAX);
+        close(&mut flows, flow, phase, end);
+    }
+    let plans: Vec<FlowPlan> = flows
+        .into_values()
+        .filter(|f| !f.phases.is_empty())
+        .collect();
+    if plans.is_empty() {
+        return Err(Failure::usage(
+            "the script starts no flow before the duration limit",
+        ));
+    }
+    Ok(plans)
+}
+
+fn close(flows: &mut BTreeMap<u32, FlowPlan>, flow: u32, mut phase: Phase, end_ns: u64) {
+    phase.end_ns = end_ns;
+    if let Some(f) = flows.get_mut(&flow) {
+        if phase.end_ns > phase.start_ns {
+            f.phases.push(phase);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::parse;
+
+    const S: &str = "\
+0 ON 1 UDP DST 127.0.0.1/5000 PERIODIC [10 100] TOS 4
+2 MOD 1 PERIODIC [20 100]
+4 OFF 1
+1 ON 2 TCP DST ::1/5000 PERIODIC [5 1440]
+";
+
+    #[test]
+    fn phases_follow_mod_and_off() {
+        let plans = plan(&parse(S).unwrap(), Some(10_000_000_000)).unwrap();
+        assert_eq!(plans.len(), 2);
+        let p1 = &plans[0];
+        assert_eq!(p1.phases.len(), 2);
+        assert_eq!(
+            (p1.phases[0].start_ns, p1.phases[0].end_ns),
+            (0, 2_000_000_000)
+        );
+        assert_eq!(
+            (p1.phases[1].start_ns, p1.phases[1].end_ns),
+            (2_000_000_000, 4_000_000_000)
+        );
+        assert_eq!(p1.phases[1].tos, Some(4));
+        assert_eq!(
+            p1.phases[1].pattern,
+            Pattern::Periodic {
+                rate: 20.0,
+                size: 100
+            }
+        );
+        // Flow 2 has no OFF: the duration limit ends it.
+        assert_eq!(
+            (plans[1].start_ns(), plans[1].end_ns()),
+            (1_000_000_000, 10_000_000_000)
+        );
+    }
+
+    #[test]
+    fn duration_cuts_phases_and_drops_late_flows() {
+        let plans = plan(&parse(S).unwrap(), Some(1_000_000_000)).unwrap();
+        assert_eq!(plans.len(), 1);
+        assert_eq!(plans[0].end_ns(), 1_000_000_000);
+    }
+
+    #[test]
+    fn unbounded_flow_is_a_usage_error() {
+        let e = plan(&parse(S).unwrap(), None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message.starts_with("flow 2 (line 4) never stops"),
+            "{}",
+            e.message
+        );
+        let counted = "0 ON 1 UDP DST ::1/9 PERIODIC [1 100] COUNT 3\n";
+        assert_eq!(
+            plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(),
+            u64::MAX
+        );
+    }
+}

@@ -1,0 +1,368 @@
+//! The profile form of a traffic run: a total bit rate split over four classes (TCP/UDP ×
+//! IPv4/IPv6) by percentage, a number of flows, a duration and destinations per family —
+//! read from TOML or taken from the named presets `C1B`…`C6B` (study S3's congestion
+//! levels). A profile becomes an ordinary [`Script`]: one PERIODIC (or POISSON) `ON` per
+//! flow at time 0 and an `OFF` at the duration, so scripts and profiles run alike.
+//!
+//! ```toml
+//! rate = "75Mbit"            # total, counting `counting` bytes (payload | ip | wire; default ip)
+//! mix = { tcp_v4 = 45, tcp_v6 = 45, udp_v4 = 5, udp_v6 = 5 }
+//! flows = 10                 # each class with a share gets at least one flow
+//! duration = 30              # seconds (or --duration)
+//! pattern = "periodic"       # or "poisson"
+//! tcp_size = { ipv4 = 1460, ipv6 = 1440 }   # message payload bytes (these are the defaults)
+//! udp_size = { ipv4 = 1460, ipv6 = 1440 }
+//! [destinations]
+//! ipv4 = ["198.18.1.2/5000"] # flows of a family take its destinations in turn
+//! ipv6 = ["2001:2:0:1::2/5000"]
+//! ```
+
+use crate::rate::{message_bytes, parse_bitrate, Counting, Proto};
+use crate::script::{parse_addr_port, Action, Event, FlowSpec, Pattern, Script};
+use dualbench_common::{Failure, Family, Result};
+use serde::Deserialize;
+use std::net::SocketAddr;
+
+/// The four classes in report order.
+pub const CLASSES: [(Proto, Family); 4] = [
+    (Proto::Tcp, Family::V4),
+    (Proto::Tcp, Family::V6),
+    (Proto::Udp, Family::V4),
+    (Proto::Udp, Family::V6),
+];
+
+/// `"tcp_v4"`, as in a profile's `mix` and in reports.
+pub fn class_key(proto: Proto, family: Family) -> &'static str {
+    match (proto, family) {
+        (Proto::Tcp, Family::V4) => "tcp_v4",
+        (Proto::Tcp, Family::V6) => "tcp_v6",
+        (Proto::Udp, Family::V4) => "udp_v4",
+        (Proto::Udp, Family::V6) => "udp_v6",
+    }
+}
+
+/// A checked profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    pub rate_bps: f64,
+    pub counting: Counting,
+    /// Percentages in [`CLASSES`] order.
+    pub mix: [f64; 4],
+    pub flows: u32,
+    pub duration_s: Option<f64>,
+    pub poisson: bool,
+    pub tcp_size: [u64; 2],
+    pub udp_size: [u64; 2],
+    pub destinations: [Vec<SocketAddr>; 2],
+}
+
+/// S3's six levels: TCP v4, TCP v6, UDP v4, UDP v6 percentages and total Mbit/s.
+const PRESETS: [(&str, [f64; 4], f64); 6] = [
+    ("C1B", [45.0, 45.0, 5.0, 5.0], 75.0),
+    ("C2B", [22.5, 67.5, 2.5, 7.5], 75.0),
+    ("C3B", [67.5, 22.5, 7.5, 2.5], 75.0),
+    ("C4B", [45.0, 45.0, 5.0, 5.0], 100.0),
+    ("C5B", [22.5, 67.5, 2.5, 7.5], 100.0),
+    ("C6B", [67.5, 22.5, 7.5, 2.5], 100.0),
+];
+
+/// The preset of that name (case-insensitive), with no destinations and no duration yet.
+pub fn preset(name: &str) -> Option<Profile> {
+    let (_, mix, mbit) = PRESETS
+        .iter()
+        .find(|(n, _, _)| n.eq_ignore_ascii_case(name))?;
+    Some(Profile {
+        rate_bps: mbit * 1e6,
+        counting: Counting::Ip,
+        mix: *mix,
+        flows: 10,
+        duration_s: None,
+        poisson: false,
+        tcp_size: [1460, 1440],
+        udp_size: [1460, 1440],
+        destinations: [Vec::new(), Vec::new()],
+    })
+}
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _, _)| *n).collect()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    rate: String,
+    counting: Option<Counting>,
+    mix: MixFile,
+    flows: u32,
+    duration: Option<f64>,
+    pattern: Option<String>,
+    tcp_size: Option<SizeFile>,
+    udp_size: Option<SizeFile>,
+    #[serde(default)]
+    destinations: DestFile,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct MixFile {
+    #[serde(default)]
+    tcp_v4: f64,
+    #[serde(default)]
+    tcp_v6: f64,
+    #[serde(default)]
+    udp_v4: f64,
+    #[serde(default)]
+    udp_v6: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SizeFile {
+    ipv4: u64,
+    ipv6: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DestFile {
+    #[serde(default)]
+    ipv4: Vec<String>,
+    #[serde(default)]
+    ipv6: Vec<String>,
+}
+
+/// Parse and check a TOML profile (`file` names it in errors).
+pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
+    let bad = |m: String| Failure::usage(format!("{file}: {m}"));
+    let f: ProfileFile = toml::from_str(text).map_err(|e| bad(e.message().to_string()))?;
+    let rate_bps = parse_bitrate(&f.rate).map_err(bad)?;
+    let poisson = match f.pattern.as_deref().unwrap_or("periodic") {
+        "periodic" => false,
+        "poisson" => true,
+        other => {
+            return Err(bad(format!(
+                "pattern '{other}' must be \"periodic\" or \"poisson\""
+            )))
+        }
+    };
+    let mut destinations = [Vec::new(), Vec::new()];
+    for (family, list) in [
+        (Family::V4, &f.destinations.ipv4),
+        (Family::V6, &f.destinations.ipv6),
+    ] {
+        destinations[family.index()] = parse_destinations(list, family).map_err(bad)?;
+    }
+    let profile = Profile {
+        rate_bps,
+        counting: f.counting.unwrap_or_default(),
+        mix: [f.mix.tcp_v4, f.mix.tcp_v6, f.mix.udp_v4, f.mix.udp_v6],
+        flows: f.flows,
+        duration_s: f.duration,
+        poisson,
+        tcp_size: f.tcp_size.map_or([1460, 1440], |s| [s.ipv4, s.ipv6]),
+        udp_size: f.udp_size.map_or([1460, 1440], |s| [s.ipv4, s.ipv6]),
+        destinations,
+    };
+    check(&profile).map_err(bad)?;
+    Ok(profile)
+}
+
+/// Destinations as `addr/port` (or `addr:port`), all of one family.
+pub fn parse_destinations(
+    list: &[String],
+    family: Family,
+) -> std::result::Result<Vec<SocketAddr>, String> {
+    list.iter()
+        .map(|d| {
+            let addr = d
+                .parse::<SocketAddr>()
+                .or_else(|_| parse_addr_port(d))
+                .map_err(|e| format!("destination '{d}': {e}"))?;
+            if Family::of_addr(&addr) != family {
+                return Err(format!(
+                    "destination '{d}' is not an {} address",
+                    family.label()
+                ));
+            }
+            Ok(addr)
+        })
+        .collect()
+}
+
+fn check(p: &Profile) -> std::result::Result<(), String> {
+    if p.mix.iter().any(|s| *s < 0.0 || !s.is_finite()) || p.mix.iter().sum::<f64>() <= 0.0 {
+        return Err(
+            "mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)".into(),
+        );
+    }
+    let classes = p.mix.iter().filter(|s| **s > 0.0).count() as u32;
+    if p.flows < classes || p.flows > 10_000 {
+        return Err(format!(
+            "flows = {} must be between {classes} (one per class in the mix) and 10000",
+            p.flows
+        ));
+    }
+    if p.duration_s.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+        return Err("duration must be a positive number of seconds".into());
+    }
+    for size in p.tcp_size.iter().chain(&p.udp_size) {
+        if !(crate::message::MIN_SIZE..=crate::message::MAX_SIZE).contains(size) {
+            return Err(format!("message size {size} must be 28..=65487 bytes"));
+        }
+    }
+    Ok(())
+}
+
+/// How many flows each class gets: proportional to its share (largest remainder), at
+/// least one for every class with a share, none for the others.
+pub fn allocate_flows(mix: &[f64; 4], flows: u32) -> [u32; 4] {
+    let mut out = [0u32; 4];
+    let active: Vec<usize> = (0..4).filter(|&i| mix[i] > 0.0).collect();
+    for &i in &active {
+        out[i] = 1;
+    }
+    let spare = flows.saturating_sub(active.len() as u32);
+    let total: f64 = mix.iter().sum();
+    // Ideal extra flows per class beyond the guaranteed one, then largest remainder.
+    let ideal: Vec<f64> = (0..4)
+        .map(|i| (mix[i] / total * flows as f64 - 1.0).max(0.0))
+        .collect();
+    let ideal_sum: f64 = ideal.iter().sum();
+    let scaled: Vec<f64> = ideal
+        .iter()
+        .map(|x| {
+            if ideal_sum > 0.0 {
+                x / ideal_sum * spare as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut given = 0;
+    for &i in &active {
+        out[i] += scaled[i].floor() as u32;
+        given += scaled[i].floor() as u32;
+    }
+    let mut order = active.clone();
+    order.sort_by(|&a, &b| {
+        (scaled[b] - scaled[b].floor())
+            .total_cmp(&(scaled[a] - scaled[a].floor()))
+            .then(a.cmp(&b))
+    });
+    for &i in order.iter().cycle().take((spare - given) as usize) {
+        out[i] += 1;
+    }
+    out
+}
+
+/// One flow of a profile, before it becomes a script event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileFlow {
+    pub proto: Proto,
+    pub family: Family,
+    pub size: u64,
+    /// Messages per second.
+    pub rate: f64,
+    /// Bits per second of the profile's counting.
+    pub bps: f64,
+}
+
+/// The flows of a profile in [`CLASSES`] order: each class's rate split evenly over its flows.
+pub fn flows(p: &Profile) -> Vec<ProfileFlow> {
+    let total: f64 = p.mix.iter().sum();
+    let per_class = allocate_flows(&p.mix, p.flows);
+    let mut out = Vec::new();
+    for (i, (proto, family)) in CLASSES.iter().copied().enumerate() {
+        if per_class[i] == 0 {
+            continue;
+        }
+        let class_bps = p.rate_bps * p.mix[i] / total;
+        let bps = class_bps / per_class[i] as f64;
+        let size = match proto {
+            Proto::Tcp => p.tcp_size[family.index()],
+            Proto::Udp => p.udp_size[family.index()],
+        };
+        let bits_per_msg = 8.0 * message_bytes(proto, family, size).counted(p.counting) as f64;
+        for _ in 0..per_class[i] {
+            out.push(ProfileFlow {
+                proto,
+                family,
+                size,
+                rate: bps / bits_per_msg,
+                bps,
+            });
+        }
+    }
+    out
+}
+
+/// The script a profile stands for. `duration_s` overrides the profile's own.
+pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
+    let duration = duration_s.or(p.duration_s).ok_or_else(|| {
+        Failure::usage("a profile needs a duration: set duration = S in it or pass --duration S")
+    })?;
+    let end_ns = (duration * 1e9).round() as u64;
+    let mut events = Vec::new();
+    let mut next_dst = [0usize; 2];
+    for (k, f) in flows(p).into_iter().enumerate() {
+        let dsts = &p.destinations[f.family.index()];
+        if dsts.is_empty() {
+            let flag = if f.family == Family::V4 {
+                "--dst4"
+            } else {
+                "--dst6"
+            };
+            return Err(Failure::usage(format!(
+                "the mix has {} flows but no {} destination: pass {flag} ADDR/PORT",
+                class_key(f.proto, f.family),
+                f.family.label()
+            )));
+        }
+        let dst = dsts[next_dst[f.family.index()] % dsts.len()];
+        next_dst[f.family.index()] += 1;
+        let pattern = if p.poisson {
+            Pattern::Poisson {
+                rate: f.rate,
+                size: f.size,
+            }
+        } else {
+            Pattern::Periodic {
+                rate: f.rate,
+                size: f.size,
+            }
+        };
+        let spec = FlowSpec {
+            proto: f.proto,
+            dst,
+            pattern,
+            src_port: None,
+            count: None,
+            tos: None,
+            ttl: None,
+            txbuffer: None,
+        };
+        let flow = k as u32 + 1;
+        events.push(Event {
+            at_ns: 0,
+            line: 0,
+            flow,
+            action: Action::On(spec),
+        });
+        events.push(Event {
+            at_ns: end_ns,
+            line: 0,
+            flow,
+            action: Action::Off,
+        });
+    }
+    events.sort_by_key(|e| e.at_ns);
+    Ok(Script {
+        globals: Default::default(),
+        events,
+    })
+}
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+//! Profiles and presets: flow allocation, class shares of the rate, and the script they become.
+
+use super::*;
+
+fn class_bps(p: &Profile) -> [f64; 4] {
+    let mut out = [0.0; 4];
+    for f in flows(p) {
+        let i = CLASSES
+            .iter()
+            .position(|c| *c == (f.proto, f.family))
+            .unwrap();
+        // What the sender will emit: messages per second times counted bits per message.
+        out[i] +=
+            f.rate * 8.0 * message_bytes(f.proto, f.family, f.size).counted(p.counting) as f64;
+    }
+    out
+}
+
+#[test]
+fn presets_have_s3_class_shares() {
+    let expected: [(&str, [f64; 4], f64); 6] = [
+        ("C1B", [45.0, 45.0, 5.0, 5.0], 75e6),
+        ("c2b", [22.5, 67.5, 2.5, 7.5], 75e6),
+        ("C3B", [67.5, 22.5, 7.5, 2.5], 75e6),
+        ("C4B", [45.0, 45.0, 5.0, 5.0], 100e6),
+        ("C5B", [22.5, 67.5, 2.5, 7.5], 100e6),
+        ("C6B", [67.5, 22.5, 7.5, 2.5], 100e6),
+    ];
+    for (name, shares, total) in expected {
+        let p = preset(name).unwrap();
+        let got = class_bps(&p);
+        for i in 0..4 {
+            let want = total * shares[i] / 100.0;
+            assert!(
+                (got[i] - want).abs() < 1e-6 * total,
+                "{name} class {i}: {} vs {want}",
+                got[i]
+            );
+        }
+        assert_eq!(flows(&p).len(), 10);
+    }
+    assert!(preset("C7B").is_none());
+}
+
+#[test]
+fn flows_are_allocated_by_share_with_one_per_class() {
+    assert_eq!(allocate_flows(&[45.0, 45.0, 5.0, 5.0], 10), [4, 4, 1, 1]);
+    assert_eq!(allocate_flows(&[22.5, 67.5, 2.5, 7.5], 10), [2, 6, 1, 1]);
+    assert_eq!(allocate_flows(&[67.5, 22.5, 7.5, 2.5], 10), [6, 2, 1, 1]);
+    assert_eq!(allocate_flows(&[50.0, 50.0, 0.0, 0.0], 3), [2, 1, 0, 0]);
+    assert_eq!(allocate_flows(&[0.0, 0.0, 0.0, 1.0], 4), [0, 0, 0, 4]);
+    for flows in 4..40 {
+        assert_eq!(
+            allocate_flows(&[22.5, 67.5, 2.5, 7.5], flows)
+                .iter()
+                .sum::<u32>(),
+            flows
+        );
+    }
+}
+
+#[test]
+fn c1b_message_rates_and_sizes() {
+    // 75 Mbit/s of IP bytes: a TCP/IPv4 flow carries 75e6 * 0.45 / 4 bits/s in messages of
+    // 1460 payload bytes, 1564 IP bytes (two segments); a UDP/IPv6 flow 75e6 * 0.05 in
+    // 1488-byte datagrams.
+    let f = flows(&preset("C1B").unwrap());
+    assert_eq!(
+        (f[0].proto, f[0].family, f[0].size),
+        (Proto::Tcp, Family::V4, 1460)
+    );
+    assert!((f[0].rate - 75e6 * 0.45 / 4.0 / (8.0 * 1564.0)).abs() < 1e-9);
+    let last = f.last().unwrap();
+    assert_eq!(
+        (last.proto, last.family, last.size),
+        (Proto::Udp, Family::V6, 1440)
+    );
+    assert!((last.rate - 75e6 * 0.05 / (8.0 * 1488.0)).abs() < 1e-9);
+}
+
+const TOML: &str = r#"
+rate = "20Mbit"
+counting = "payload"
+mix = { tcp_v4 = 1, udp_v6 = 3 }
+flows = 4
+duration = 2.5
+pattern = "poisson"
+udp_size = { ipv4 = 500, ipv6 = 1000 }
+[destinations]
+ipv4 = ["127.0.0.1/5000"]
+ipv6 = ["::1/5000", "[::1]:5001"]
+"#;
+
+#[test]
+fn toml_profile_becomes_a_script() {
+    let p = parse_profile(TOML, "p.toml").unwrap();
+    assert_eq!(p.counting, Counting::Payload);
+    assert_eq!(allocate_flows(&p.mix, p.flows), [1, 0, 0, 3]);
+    let script = to_script(&p, None).unwrap();
+    let ons: Vec<&FlowSpec> = script
+        .events
+        .iter()
+        .filter_map(|e| {
+            if let Action::On(s) = &e.action {
+                Some(s)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(ons.len(), 4);
+    let dsts: Vec<String> = ons.iter().map(|s| s.dst.to_string()).collect();
+    assert_eq!(
+        dsts,
+        vec!["127.0.0.1:5000", "[::1]:5000", "[::1]:5001", "[::1]:5000"]
+    );
+    // 15 Mbit/s of UDP payload over 3 flows of 1000-byte messages: 625 messages/s each.
+    assert_eq!(
+        ons[1].pattern,
+        Pattern::Poisson {
+            rate: 625.0,
+            size: 1000
+        }
+    );
+    let off = script.events.last().unwrap();
+    assert_eq!((off.at_ns, &off.action), (2_500_000_000, &Action::Off));
+}
+
+#[test]
+fn profile_errors_name_the_file_and_cause() {
+    let e = parse_profile("rate = \"75\"\nmix = {tcp_v4 = 1}\nflows = 1\n", "x.toml").unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.message.starts_with("x.toml: rate '75' has no unit"),
+        "{}",
+        e.message
+    );
+    let e = parse_profile(
+        "rate = \"1Mbit\"\nmix = {tcp_v4 = 1, udp_v4 = 1}\nflows = 1\n",
+        "x.toml",
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("flows = 1 must be between 2"),
+        "{}",
+        e.message
+    );
+    let e = parse_profile(
+        "rate = \"1Mbit\"\nmix = {tcp_v9 = 1}\nflows = 1\n",
+        "x.toml",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("tcp_v9"), "{}", e.message);
+    let mut p = preset("C1B").unwrap();
+    let e = to_script(&p, Some(1.0)).unwrap_err();
+    assert!(
+        e.message.contains("no IPv4 destination: pass --dst4"),
+        "{}",
+        e.message
+    );
+    p.destinations = [
+        vec!["127.0.0.1:9".parse().unwrap()],
+        vec!["[::1]:9".parse().unwrap()],
+    ];
+    assert!(to_script(&p, None)
+        .unwrap_err()
+        .message
+        .contains("needs a duration"));
+    let e = parse_destinations(&["::1/80".to_string()], Family::V4).unwrap_err();
+    assert!(e.contains("not an IPv4 address"), "{e}");
+}

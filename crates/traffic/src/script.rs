@@ -1,0 +1,558 @@
+//! The MGEN script subset `dualbench traffic send` reads, parsed without I/O into a list of
+//! timed flow events. One event per logical line (a trailing `\` continues a line, `#`
+//! starts a comment, keywords are case-insensitive):
+//!
+//! ```text
+//! <time> ON  <flow> UDP|TCP DST <addr>/<port> <pattern> [SRC <port>] [COUNT <n>] [TOS <x>] [TTL <n>] [TXBUFFER <bytes>]
+//! <time> MOD <flow> [<pattern>] [COUNT <n>] [TOS <x>] [TTL <n>]
+//! <time> OFF <flow>
+//! TOS <x> | TXBUFFER <bytes>            (global defaults, no time)
+//! <pattern> = PERIODIC [<msgs/s> <size>] | POISSON [<msgs/s> <size>]
+//!           | BURST [REGULAR|RANDOM <interval_s> PERIODIC|POISSON [<msgs/s> <size>] FIXED|EXP <duration_s>]
+//! ```
+//!
+//! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Errors name
+//! the line and the token; [`ScriptError::into_failure`] adds the file name.
+
+use crate::message::{MAX_SIZE, MIN_SIZE};
+use crate::rate::Proto;
+use dualbench_common::Failure;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+
+/// Largest TCP message a script may ask for (MGEN allows multi-megabyte TCP messages).
+pub const MAX_TCP_SIZE: u64 = 16 << 20;
+
+/// A parsed script: global defaults and events sorted by time (stable for equal times).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Script {
+    pub globals: Globals,
+    pub events: Vec<Event>,
+}
+
+/// Defaults set by global command lines.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Globals {
+    pub tos: Option<u8>,
+    pub txbuffer: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub at_ns: u64,
+    /// 1-based line of the script where the event starts.
+    pub line: usize,
+    pub flow: u32,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    On(FlowSpec),
+    Mod(Change),
+    Off,
+}
+
+/// Everything an `ON` line says about a flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSpec {
+    pub proto: Proto,
+    pub dst: SocketAddr,
+    pub pattern: Pattern,
+    pub src_port: Option<u16>,
+    pub count: Option<u64>,
+    pub tos: Option<u8>,
+    pub ttl: Option<u8>,
+    pub txbuffer: Option<usize>,
+}
+
+/// What a `MOD` line changes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Change {
+    pub pattern: Option<Pattern>,
+    pub count: Option<u64>,
+    pub tos: Option<u8>,
+    pub ttl: Option<u8>,
+}
+
+/// When a flow's messages go out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    Periodic { rate: f64, size: u64 },
+    Poisson { rate: f64, size: u64 },
+    Burst(Burst),
+}
+
+/// MGEN's BURST: on-periods of an inner PERIODIC or POISSON pattern, started every
+/// `interval_s` (REGULAR) or after exponential gaps of that mean (RANDOM), each lasting
+/// `duration_s` (FIXED) or an exponential time of that mean (EXP).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Burst {
+    pub random_interval: bool,
+    pub interval_s: f64,
+    pub inner: Box<Pattern>,
+    pub random_duration: bool,
+    pub duration_s: f64,
+}
+
+impl Pattern {
+    pub fn size(&self) -> u64 {
+        match self {
+            Pattern::Periodic { size, .. } | Pattern::Poisson { size, .. } => *size,
+            Pattern::Burst(b) => b.inner.size(),
+        }
+    }
+}
+
+/// A script error at a line, naming the token that caused it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    pub line: usize,
+    pub token: String,
+    pub message: String,
+}
+
+impl ScriptError {
+    /// `"flows.mgn:3: at 'PERIODK': unknown pattern ..."`, a usage error.
+    pub fn into_failure(self, file: &str) -> Failure {
+        Failure::usage(format!(
+            "{file}:{}: at '{}': {}",
+            self.line, self.token, self.message
+        ))
+    }
+}
+
+/// Parse a whole script.
+pub fn parse(text: &str) -> Result<Script, ScriptError> {
+    let mut script = Script::default();
+    for (line, tokens) in logical_lines(text) {
+        if tokens.is_empty() {
+            continue;
+        }
+        let mut cur = Cursor {
+            toks: &tokens,
+            i: 0,
+            line,
+        };
+        match parse_time(&tokens[0]) {
+            Some(at_ns) => {
+                cur.i = 1;
+                script.events.push(parse_event(&mut cur, at_ns)?);
+            }
+            None => parse_global(&mut cur, &mut script.globals)?,
+        }
+    }
+    script.events.sort_by_key(|e| e.at_ns);
+    check_flow_order(&script.events)?;
+    Ok(script)
+}
+
+/// Join `\`-continued lines, strip comments and split into tokens, `[` and `]` apart.
+fn logical_lines(text: &str) -> Vec<(usize, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let body = raw.split('#').next().unwrap_or("").trim_end();
+        let (body, continued) = match body.strip_suffix('\\') {
+            Some(b) => (b, true),
+            None => (body, false),
+        };
+        let (start, mut acc) = pending.take().unwrap_or((i + 1, String::new()));
+        acc.push(' ');
+        acc.push_str(body);
+        if continued {
+            pending = Some((start, acc));
+        } else {
+            out.push((start, tokenize(&acc)));
+        }
+    }
+    if let Some((start, acc)) = pending {
+        out.push((start, tokenize(&acc)));
+    }
+    out
+}
+
+fn tokenize(s: &str) -> Vec<String> {
+    let spaced = s.replace('[', " [ ").replace(']', " ] ");
+    // `[::1]/5000` is an address, not a bracket list: glue it back together.
+    let mut toks: Vec<String> = Vec::new();
+    let raw: Vec<&str> = spaced.split_whitespace().collect();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] == "[" && i + 2 < raw.len() && raw[i + 1].contains(':') && raw[i + 2] == "]" {
+            let port = raw
+                .get(i + 3)
+                .filter(|p| p.starts_with('/') || p.starts_with(':'))
+                .copied()
+                .unwrap_or("");
+            toks.push(format!("[{}]{}", raw[i + 1], port));
+            i += if port.is_empty() { 3 } else { 4 };
+            continue;
+        }
+        toks.push(raw[i].to_string());
+        i += 1;
+    }
+    toks
+}
+
+fn parse_time(token: &str) -> Option<u64> {
+    let t: f64 = token.parse().ok()?;
+    (t >= 0.0 && t.is_finite() && t < 1e9).then(|| (t * 1e9).round() as u64)
+}
+
+struct Cursor<'a> {
+    toks: &'a [String],
+    i: usize,
+    line: usize,
+}
+
+impl Cursor<'_> {
+    fn err(&self, token: &str, message: impl Into<String>) -> ScriptError {
+        ScriptError {
+            line: self.line,
+            token: token.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn next(&mut self, what: &str) -> Result<&str, ScriptError> {
+        match self.toks.get(self.i) {
+            Some(t) => {
+                self.i += 1;
+                Ok(t)
+            }
+            None => {
+                let last = self.toks.last().map(String::as_str).unwrap_or("");
+                Err(self.err(last, format!("line ends where {what} was expected")))
+            }
+        }
+    }
+
+    fn peek_upper(&self) -> Option<String> {
+        self.toks.get(self.i).map(|t| t.to_ascii_uppercase())
+    }
+
+    fn expect(&mut self, want: &str) -> Result<(), ScriptError> {
+        let t = self.next(&format!("'{want}'"))?.to_string();
+        if t == want {
+            Ok(())
+        } else {
+            Err(self.err(&t, format!("expected '{want}'")))
+        }
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, ScriptError> {
+        let t = self.next(what)?.to_string();
+        t.parse()
+            .map_err(|_| self.err(&t, format!("{what} must be a number")))
+    }
+
+    fn positive(&mut self, what: &str, max: f64) -> Result<f64, ScriptError> {
+        let t = self.next(what)?.to_string();
+        match t.parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= max => Ok(v),
+            _ => Err(self.err(
+                &t,
+                format!("{what} must be a number above 0 and at most {max}"),
+            )),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.i >= self.toks.len()
+    }
+}
+
+fn parse_global(cur: &mut Cursor, globals: &mut Globals) -> Result<(), ScriptError> {
+    let word = cur.next("a command")?.to_ascii_uppercase();
+    match word.as_str() {
+        "TOS" => globals.tos = Some(parse_tos(cur)?),
+        "TXBUFFER" => globals.txbuffer = Some(cur.number("TXBUFFER bytes")?),
+        _ => {
+            let t = cur.toks[0].clone();
+            return Err(cur.err(
+                &t,
+                "expected an event time in seconds (or a global TOS/TXBUFFER)",
+            ));
+        }
+    }
+    match cur.toks.get(cur.i) {
+        None => Ok(()),
+        Some(extra) => Err(cur.err(extra, "unexpected token after the global command")),
+    }
+}
+
+fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
+    let word = cur.next("ON, MOD or OFF")?.to_string();
+    let upper = word.to_ascii_uppercase();
+    let action_word = match upper.as_str() {
+        "ON" | "MOD" | "OFF" => upper,
+        "LISTEN" | "JOIN" | "LEAVE" | "IGNORE" => return Err(cur.err(
+            &word,
+            "reception events are not scripted: run `dualbench traffic sink --listen ADDR:PORT`",
+        )),
+        _ => return Err(cur.err(&word, "expected ON, MOD or OFF")),
+    };
+    let flow_tok = cur.next("a flow id")?.to_string();
+    let flow: u32 = flow_tok
+        .parse()
+        .map_err(|_| cur.err(&flow_tok, "flow id must be a whole number"))?;
+    let action = match action_word.as_str() {
+        "ON" => Action::On(parse_on(cur)?),
+        "MOD" => Action::Mod(parse_mod(cur)?),
+        _ => match cur.toks.get(cur.i) {
+            None => Action::Off,
+            Some(extra) => return Err(cur.err(extra, "OFF takes only a flow id")),
+        },
+    };
+    Ok(Event {
+        at_ns,
+        line: cur.line,
+        flow,
+        action,
+    })
+}
+
+fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
+    let proto_tok = cur.next("UDP or TCP")?.to_string();
+    let proto = match proto_tok.to_ascii_uppercase().as_str() {
+        "UDP" => Proto::Udp,
+        "TCP" => Proto::Tcp,
+        _ => return Err(cur.err(&proto_tok, "protocol must be UDP or TCP")),
+    };
+    let (mut dst, mut pattern) = (None, None);
+    let mut spec_opts = Change::default();
+    let (mut src_port, mut txbuffer) = (None, None);
+    while !cur.done() {
+        let tok = cur.next("an option")?.to_string();
+        match tok.to_ascii_uppercase().as_str() {
+            "DST" => dst = Some(parse_dst(cur)?),
+            "SRC" => src_port = Some(cur.number::<u16>("SRC port")?),
+            "TXBUFFER" => txbuffer = Some(cur.number::<usize>("TXBUFFER bytes")?),
+            _ => {
+                cur.i -= 1;
+                parse_common_option(cur, &mut spec_opts, &mut pattern)?;
+            }
+        }
+    }
+    let last = cur.toks.last().cloned().unwrap_or_default();
+    let dst = dst.ok_or_else(|| cur.err(&last, "ON needs DST <addr>/<port>"))?;
+    let pattern =
+        pattern.ok_or_else(|| cur.err(&last, "ON needs a pattern: PERIODIC, POISSON or BURST"))?;
+    check_size(cur, proto, &pattern)?;
+    Ok(FlowSpec {
+        proto,
+        dst,
+        pattern,
+        src_port,
+        count: spec_opts.count,
+        tos: spec_opts.tos,
+        ttl: spec_opts.ttl,
+        txbuffer,
+    })
+}
+
+fn parse_mod(cur: &mut Cursor) -> Result<Change, ScriptError> {
+    let mut change = Change::default();
+    let mut pattern = None;
+    while !cur.done() {
+        if cur.peek_upper().as_deref() == Some("DST") {
+            let t = cur.toks[cur.i].clone();
+            return Err(cur.err(&t, "MOD cannot change DST: OFF this flow and ON a new one"));
+        }
+        parse_common_option(cur, &mut change, &mut pattern)?;
+    }
+    change.pattern = pattern;
+    Ok(change)
+}
+
+/// Options ON and MOD share: a pattern, COUNT, TOS, TTL.
+fn parse_common_option(
+    cur: &mut Cursor,
+    change: &mut Change,
+    pattern: &mut Option<Pattern>,
+) -> Result<(), ScriptError> {
+    let tok = cur.next("an option")?.to_string();
+    match tok.to_ascii_uppercase().as_str() {
+        "PERIODIC" | "POISSON" | "BURST" => {
+            cur.i -= 1;
+            *pattern = Some(parse_pattern(cur)?);
+        }
+        "COUNT" => {
+            let n: u64 = cur.number("COUNT")?;
+            if n == 0 {
+                return Err(cur.err("0", "COUNT must be at least 1"));
+            }
+            change.count = Some(n);
+        }
+        "TOS" => change.tos = Some(parse_tos(cur)?),
+        "TTL" => change.ttl = Some(cur.number::<u8>("TTL (0-255)")?),
+        _ => {
+            return Err(cur.err(&tok, "unknown option (supported: DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, BURST)"))
+        }
+    }
+    Ok(())
+}
+
+fn parse_tos(cur: &mut Cursor) -> Result<u8, ScriptError> {
+    let t = cur.next("a TOS value")?.to_string();
+    let value = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16).ok(),
+        None => t.parse::<u8>().ok(),
+    };
+    value.ok_or_else(|| cur.err(&t, "TOS must be 0-255 (decimal or 0x hex)"))
+}
+
+fn parse_dst(cur: &mut Cursor) -> Result<SocketAddr, ScriptError> {
+    let t = cur.next("<addr>/<port>")?.to_string();
+    parse_addr_port(&t).map_err(|m| cur.err(&t, m))
+}
+
+/// `127.0.0.1/5000`, `::1/5000` or `[::1]/5000` (MGEN's slash form), or the usual
+/// `127.0.0.1:5000` / `[::1]:5000`; IP literals only.
+pub fn parse_addr_port(t: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = t.parse::<SocketAddr>() {
+        if addr.port() == 0 {
+            return Err("port 0 is not a destination".into());
+        }
+        return Ok(addr);
+    }
+    let (addr, port) = t
+        .rsplit_once('/')
+        .ok_or("DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000")?;
+    let addr = addr.trim_start_matches('[').trim_end_matches(']');
+    let ip: IpAddr = addr
+        .parse()
+        .map_err(|_| format!("'{addr}' is not an IPv4 or IPv6 address"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("'{port}' is not a port number"))?;
+    if port == 0 {
+        return Err("port 0 is not a destination".into());
+    }
+    Ok(SocketAddr::new(ip, port))
+}
+
+fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
+    let tok = cur.next("a pattern")?.to_string();
+    match tok.to_ascii_uppercase().as_str() {
+        "PERIODIC" => {
+            let (rate, size) = parse_rate_size(cur)?;
+            Ok(Pattern::Periodic { rate, size })
+        }
+        "POISSON" => {
+            let (rate, size) = parse_rate_size(cur)?;
+            Ok(Pattern::Poisson { rate, size })
+        }
+        "BURST" => parse_burst(cur),
+        _ => Err(cur.err(
+            &tok,
+            "unknown pattern: use PERIODIC, POISSON or BURST (JITTER and CLONE are not supported)",
+        )),
+    }
+}
+
+/// Highest message rate a pattern may ask for, per flow.
+pub const MAX_RATE: f64 = 1e7;
+
+fn parse_rate_size(cur: &mut Cursor) -> Result<(f64, u64), ScriptError> {
+    cur.expect("[")?;
+    let rate = cur.positive("rate (messages per second)", MAX_RATE)?;
+    let size: u64 = cur.number("size (bytes)")?;
+    cur.expect("]")?;
+    Ok((rate, size))
+}
+
+fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
+    cur.expect("[")?;
+    let kind = cur.next("REGULAR or RANDOM")?.to_string();
+    let random_interval = match kind.to_ascii_uppercase().as_str() {
+        "REGULAR" => false,
+        "RANDOM" => true,
+        _ => return Err(cur.err(&kind, "BURST interval must be REGULAR or RANDOM")),
+    };
+    let interval_s = cur.positive("burst interval (s)", 1e6)?;
+    let inner = parse_pattern(cur)?;
+    if let Pattern::Burst(_) = inner {
+        return Err(cur.err("BURST", "a BURST cannot contain another BURST"));
+    }
+    let dur = cur.next("FIXED or EXP")?.to_string();
+    let random_duration = match dur.to_ascii_uppercase().as_str() {
+        "FIXED" => false,
+        "EXP" | "EXPONENTIAL" => true,
+        _ => return Err(cur.err(&dur, "BURST duration must be FIXED or EXP")),
+    };
+    let duration_s = cur.positive("burst duration (s)", 1e6)?;
+    cur.expect("]")?;
+    Ok(Pattern::Burst(Burst {
+        random_interval,
+        interval_s,
+        inner: Box::new(inner),
+        random_duration,
+        duration_s,
+    }))
+}
+
+fn check_size(cur: &Cursor, proto: Proto, pattern: &Pattern) -> Result<(), ScriptError> {
+    let size = pattern.size();
+    let max = if proto == Proto::Tcp {
+        MAX_TCP_SIZE
+    } else {
+        MAX_SIZE
+    };
+    if size < MIN_SIZE || size > max {
+        let msg = format!("{proto} message size must be {MIN_SIZE}..={max} bytes (dualbench's header takes {MIN_SIZE})");
+        return Err(cur.err(&size.to_string(), msg));
+    }
+    Ok(())
+}
+
+/// Every MOD/OFF follows its flow's ON, a flow is ON once, and MOD keeps sizes in range.
+fn check_flow_order(events: &[Event]) -> Result<(), ScriptError> {
+    #[derive(PartialEq)]
+    enum State {
+        On(Proto),
+        Off,
+    }
+    let mut state: HashMap<u32, State> = HashMap::new();
+    for e in events {
+        let at = |msg: String| ScriptError {
+            line: e.line,
+            token: e.flow.to_string(),
+            message: msg,
+        };
+        match (&e.action, state.get(&e.flow)) {
+            (Action::On(spec), None) => {
+                state.insert(e.flow, State::On(spec.proto));
+            }
+            (Action::On(_), Some(_)) => {
+                return Err(at(format!(
+                    "flow {} is already used; give a new flow id",
+                    e.flow
+                )))
+            }
+            (Action::Mod(change), Some(State::On(proto))) => {
+                if let Some(p) = &change.pattern {
+                    let cur = Cursor {
+                        toks: &[],
+                        i: 0,
+                        line: e.line,
+                    };
+                    check_size(&cur, *proto, p)?;
+                }
+            }
+            (Action::Off, Some(State::On(_))) => {
+                state.insert(e.flow, State::Off);
+            }
+            (_, Some(State::Off)) => {
+                return Err(at(format!("flow {} is already OFF at this time", e.flow)))
+            }
+            (_, None) => return Err(at(format!("flow {} has no earlier ON event", e.flow))),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "script_tests.rs"]
+mod tests;

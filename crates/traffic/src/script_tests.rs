@@ -1,0 +1,200 @@
+//! Script parser against fixed inputs: valid scripts over both families, and errors that
+//! name the line and the token.
+
+use super::*;
+
+const BOTH_FAMILIES: &str = "\
+# two constant-rate UDP flows, one per family, and a TCP flow
+TOS 0x10
+0.0 ON 1 UDP SRC 7001 DST 198.18.0.2/7000 PERIODIC [100 512]
+0.0 on 2 udp dst 2001:2::2/7000 periodic [100 512] TOS 32
+0.5 ON 3 TCP DST [2001:2::3]/7100 POISSON [ 20 1440 ] COUNT 50
+1.5 ON 4 UDP DST ::1/7000 \\
+    BURST [RANDOM 2.0 PERIODIC [50 256] EXP 0.5]
+2.0 MOD 1 POISSON [200 1024] TTL 9
+5 OFF 1
+5.0 OFF 2
+9.25 OFF 3
+";
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+#[test]
+fn parses_a_script_over_both_families() {
+    let s = parse(BOTH_FAMILIES).unwrap();
+    assert_eq!(
+        s.globals,
+        Globals {
+            tos: Some(16),
+            txbuffer: None
+        }
+    );
+    assert_eq!(s.events.len(), 8);
+    let first = &s.events[0];
+    assert_eq!((first.at_ns, first.line, first.flow), (0, 3, 1));
+    let Action::On(spec) = &first.action else {
+        panic!("ON expected")
+    };
+    assert_eq!(spec.proto, Proto::Udp);
+    assert_eq!(spec.dst, addr("198.18.0.2:7000"));
+    assert_eq!(spec.src_port, Some(7001));
+    assert_eq!(
+        spec.pattern,
+        Pattern::Periodic {
+            rate: 100.0,
+            size: 512
+        }
+    );
+
+    let Action::On(v6) = &s.events[1].action else {
+        panic!("ON expected")
+    };
+    assert_eq!(v6.dst, addr("[2001:2::2]:7000"));
+    assert_eq!(v6.tos, Some(32));
+
+    let Action::On(tcp) = &s.events[2].action else {
+        panic!("ON expected")
+    };
+    assert_eq!((tcp.proto, tcp.count), (Proto::Tcp, Some(50)));
+    assert_eq!(tcp.dst, addr("[2001:2::3]:7100"));
+    assert_eq!(
+        tcp.pattern,
+        Pattern::Poisson {
+            rate: 20.0,
+            size: 1440
+        }
+    );
+    assert_eq!(s.events[2].at_ns, 500_000_000);
+}
+
+#[test]
+fn burst_continuation_and_mod() {
+    let s = parse(BOTH_FAMILIES).unwrap();
+    let burst = &s.events[3];
+    assert_eq!((burst.line, burst.at_ns), (6, 1_500_000_000));
+    let Action::On(spec) = &burst.action else {
+        panic!("ON expected")
+    };
+    assert_eq!(spec.dst, addr("[::1]:7000"));
+    let expected = Burst {
+        random_interval: true,
+        interval_s: 2.0,
+        inner: Box::new(Pattern::Periodic {
+            rate: 50.0,
+            size: 256,
+        }),
+        random_duration: true,
+        duration_s: 0.5,
+    };
+    assert_eq!(spec.pattern, Pattern::Burst(expected));
+    let Action::Mod(change) = &s.events[4].action else {
+        panic!("MOD expected")
+    };
+    assert_eq!(
+        change.pattern,
+        Some(Pattern::Poisson {
+            rate: 200.0,
+            size: 1024
+        })
+    );
+    assert_eq!(change.ttl, Some(9));
+    assert_eq!(s.events[7].action, Action::Off);
+    assert_eq!(s.events[7].at_ns, 9_250_000_000);
+}
+
+#[test]
+fn events_are_sorted_by_time_stably() {
+    let s = parse("3 OFF 1\n0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [1 64]\n").unwrap();
+    assert_eq!(
+        s.events.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![2, 1]
+    );
+}
+
+fn error(text: &str) -> (usize, String, String) {
+    let e = parse(text).unwrap_err();
+    (e.line, e.token, e.message)
+}
+
+#[test]
+fn errors_name_line_and_token() {
+    let ok = "0.0 ON 1 UDP DST 127.0.0.1/5000 PERIODIC [10 100]\n";
+    let (line, token, msg) = error(&format!(
+        "{ok}\n1.0 ON 2 UDP DST 127.0.0.1/5000 PERIODK [10 100]\n"
+    ));
+    assert_eq!((line, token.as_str()), (3, "PERIODK"));
+    assert!(msg.contains("unknown option"), "{msg}");
+
+    let (line, token, _) = error("0 ON 1 SCTP DST ::1/5000 PERIODIC [1 100]");
+    assert_eq!((line, token.as_str()), (1, "SCTP"));
+
+    let (line, token, msg) = error("0 ON 1 UDP DST fe80::zz/5000 PERIODIC [1 100]");
+    assert_eq!((line, token.as_str()), (1, "fe80::zz/5000"));
+    assert!(msg.contains("not an IPv4 or IPv6 address"), "{msg}");
+
+    let (_, token, msg) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [1 10]");
+    assert_eq!(token, "10");
+    assert!(msg.contains("28..="), "{msg}");
+
+    let (_, token, _) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [0 100]");
+    assert_eq!(token, "0");
+
+    let (_, token, msg) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [5 100");
+    assert_eq!(token, "100");
+    assert!(msg.contains("line ends"), "{msg}");
+}
+
+#[test]
+fn flow_order_errors() {
+    let on = "0 ON 4 UDP DST ::1/5000 PERIODIC [1 100]\n";
+    let (line, token, msg) = error("1 OFF 4\n");
+    assert_eq!((line, token.as_str()), (1, "4"));
+    assert!(msg.contains("no earlier ON"), "{msg}");
+    let (line, _, msg) = error(&format!("{on}2 OFF 4\n3 MOD 4 PERIODIC [2 100]\n"));
+    assert_eq!(line, 3);
+    assert!(msg.contains("already OFF"), "{msg}");
+    let (line, _, msg) = error(&format!("{on}1 ON 4 UDP DST ::1/5000 PERIODIC [1 100]\n"));
+    assert_eq!(line, 2);
+    assert!(msg.contains("already used"), "{msg}");
+    let (line, token, _) = error(&format!("{on}1 MOD 4 DST ::1/6000\n"));
+    assert_eq!((line, token.as_str()), (2, "DST"));
+}
+
+#[test]
+fn reception_events_and_bad_times_are_rejected() {
+    let (_, token, msg) = error("0.0 LISTEN UDP 5000");
+    assert_eq!(token, "LISTEN");
+    assert!(msg.contains("dualbench traffic sink"), "{msg}");
+    let (_, token, _) = error("-1 ON 1 UDP DST ::1/5000 PERIODIC [1 100]");
+    assert_eq!(token, "-1");
+    let e = parse("soon ON 1").unwrap_err().into_failure("a.mgn");
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.message.starts_with("a.mgn:1: at 'soon': "),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn colon_port_forms_are_accepted_too() {
+    let text = "0 ON 1 UDP DST [2001:2::9]:7000 PERIODIC [1 100]\n0 ON 2 TCP DST 198.18.0.9:7000 PERIODIC [1 100]\n";
+    let dsts: Vec<SocketAddr> = parse(text)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| match &e.action {
+            Action::On(spec) => spec.dst,
+            _ => panic!("ON expected"),
+        })
+        .collect();
+    assert_eq!(
+        dsts,
+        vec![addr("[2001:2::9]:7000"), addr("198.18.0.9:7000")]
+    );
+    let (_, token, msg) = error("0 ON 1 UDP DST [::1]:0 PERIODIC [1 100]");
+    assert_eq!(token, "[::1]:0");
+    assert!(msg.contains("port 0"), "{msg}");
+}

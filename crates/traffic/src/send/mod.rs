@@ -1,0 +1,177 @@
+//! `dualbench traffic send`: one thread per flow, each running the paced send loop over
+//! a real UDP or TCP socket, all sharing one time zero, joined at the end into a
+//! [`SendRun`] that [`summary`] turns into JSON.
+
+pub mod clock;
+pub mod flow;
+pub mod socket;
+pub mod summary;
+
+use crate::pacer::FlowPacer;
+use crate::plan::FlowPlan;
+use crate::rate::Proto;
+use crate::signals::Stop;
+use clock::{Clock, Monotonic};
+use dualbench_common::clock::monotonic_ns;
+use flow::{run_flow, ErrorKind, SendError, SendStats};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Time between starting the threads and time zero, so every flow starts on time.
+const START_LEAD_NS: u64 = 50_000_000;
+
+/// One flow's plan and what happened to it.
+#[derive(Debug)]
+pub struct FlowResult {
+    pub plan: FlowPlan,
+    pub stats: SendStats,
+}
+
+/// A finished send run.
+#[derive(Debug)]
+pub struct SendRun {
+    /// Time zero, CLOCK_MONOTONIC ns.
+    pub t0_ns: u64,
+    pub end_ns: u64,
+    pub flows: Vec<FlowResult>,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+}
+
+/// How the flows are sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendOptions {
+    /// Seeds POISSON arrivals and random bursts.
+    pub seed: u64,
+    /// How early a message may leave to share a batch (see [`flow::run_flow`]).
+    pub window_ns: u64,
+    /// Run flow threads under SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE).
+    pub realtime: Option<i32>,
+}
+
+/// Run every flow to its end (or until `stop`).
+pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
+    let cpu0 = cpu_times();
+    let t0 = monotonic_ns() + START_LEAD_NS;
+    let handles: Vec<_> = plans
+        .into_iter()
+        .map(|plan| {
+            let stop = Arc::clone(&stop.any);
+            let mine = plan.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("flow-{}", plan.flow))
+                .spawn(move || flow_thread(plan, t0, options, stop));
+            (mine, spawned)
+        })
+        .collect();
+    let flows = handles
+        .into_iter()
+        .map(|(plan, spawned)| joined(plan, spawned))
+        .collect();
+    let cpu1 = cpu_times();
+    SendRun {
+        t0_ns: t0,
+        end_ns: monotonic_ns(),
+        flows,
+        cpu_user_s: cpu1.0 - cpu0.0,
+        cpu_sys_s: cpu1.1 - cpu0.1,
+    }
+}
+
+/// A flow's result, or its plan with the reason it has none (no thread, or a panic).
+fn joined(
+    plan: FlowPlan,
+    spawned: std::io::Result<std::thread::JoinHandle<FlowResult>>,
+) -> FlowResult {
+    let failure = match spawned {
+        Ok(handle) => match handle.join() {
+            Ok(result) => return result,
+            Err(_) => "the flow's thread panicked".to_string(),
+        },
+        Err(e) => format!("starting the flow's thread: {e}"),
+    };
+    FlowResult {
+        plan,
+        stats: SendStats::ended(other(failure)),
+    }
+}
+
+fn other(message: String) -> SendError {
+    SendError {
+        kind: ErrorKind::Other,
+        fatal: true,
+        message,
+    }
+}
+
+/// Wait for the flow's start, open its socket and run its send loop.
+fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBool>) -> FlowResult {
+    let mut clock = Monotonic::for_this_thread();
+    if let Some(Err(e)) = options.realtime.map(clock::realtime) {
+        return FlowResult {
+            plan,
+            stats: SendStats::ended(other(format!("--realtime: {e}"))),
+        };
+    }
+    if !wait_until(&mut clock, t0 + plan.start_ns(), &stop) {
+        let stats = SendStats {
+            interrupted: true,
+            ..SendStats::default()
+        };
+        return FlowResult { plan, stats };
+    }
+    let sock = match socket::open(&plan) {
+        Ok(s) => s,
+        Err(e) => {
+            return FlowResult {
+                plan,
+                stats: SendStats::ended(e),
+            }
+        }
+    };
+    let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
+    let w = options.window_ns;
+    let stats = match plan.proto {
+        Proto::Udp => run_flow(
+            &mut pacer,
+            t0,
+            w,
+            &mut clock,
+            &mut socket::UdpTx::new(sock, &plan),
+            &stop,
+        ),
+        Proto::Tcp => match socket::TcpTx::new(sock, &plan, Arc::clone(&stop)) {
+            Ok(mut tx) => run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop),
+            Err(e) => SendStats::ended(SendError {
+                kind: ErrorKind::of(&e),
+                fatal: true,
+                message: e.to_string(),
+            }),
+        },
+    };
+    FlowResult { plan, stats }
+}
+
+/// Sleep until `deadline_ns` in short steps; false if a stop came first.
+fn wait_until(clock: &mut impl Clock, deadline_ns: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = clock.now_ns();
+        if now >= deadline_ns {
+            return true;
+        }
+        clock.sleep_until(deadline_ns.min(now + 50_000_000));
+    }
+}
+
+/// User and system CPU seconds of this process so far.
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage fills the struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (s(ru.ru_utime), s(ru.ru_stime))
+}

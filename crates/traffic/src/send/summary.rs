@@ -1,0 +1,287 @@
+//! The JSON summary of a send run (schema `dualbench.traffic.send/1`): per flow what was
+//! scheduled, sent and failed, the rates achieved counted three ways, send-time lateness;
+//! per class (tcp_v4 ...) and family, the achieved mix. A pure function of a [`SendRun`].
+
+use super::flow::SendStats;
+use super::{FlowResult, SendRun};
+use crate::profile::{class_key, CLASSES};
+use crate::rate::{Bytes, Counting, Proto};
+use crate::report::{round3, round6, shares, Micros, Rates};
+use dualbench_common::Family;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Serialize)]
+pub struct SendSummary {
+    pub schema: &'static str,
+    pub source: String,
+    pub counting: Counting,
+    pub start_unix_ns: u64,
+    pub start_monotonic_ns: u64,
+    pub duration_s: f64,
+    pub interrupted: Option<String>,
+    pub generator: Generator,
+    pub flows: Vec<FlowSummary>,
+    pub classes: BTreeMap<&'static str, Aggregate>,
+    pub families: BTreeMap<&'static str, Aggregate>,
+    pub total: Aggregate,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Generator {
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub messages: u64,
+    pub cpu_ns_per_message: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlowSummary {
+    pub flow: u32,
+    pub proto: Proto,
+    pub family: Family,
+    pub dst: String,
+    /// completed, interrupted, refused, unreachable, reset, timeout or other.
+    pub status: String,
+    pub error: Option<String>,
+    pub scheduled: u64,
+    pub sent: u64,
+    pub failed: u64,
+    pub errors: BTreeMap<String, u64>,
+    pub bytes: Bytes,
+    pub active_s: f64,
+    pub rate_bps: Rates,
+    pub lateness_us: Option<Micros>,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Aggregate {
+    pub flows: u64,
+    pub sent: u64,
+    pub failed: u64,
+    pub bytes: Bytes,
+    pub rate_bps: Rates,
+    /// Fraction of the whole run's bytes.
+    pub share: Rates,
+}
+
+/// Build the summary; `unix_at_t0` labels time zero with wall-clock time.
+pub fn summarize(
+    run: &SendRun,
+    source: &str,
+    counting: Counting,
+    unix_at_t0: u64,
+    interrupted: Option<String>,
+) -> SendSummary {
+    let duration_s = run.end_ns.saturating_sub(run.t0_ns) as f64 / 1e9;
+    let flows: Vec<FlowSummary> = run.flows.iter().map(|f| flow_summary(f, run)).collect();
+    let span_s = flows.iter().map(|f| f.active_s).fold(0.0, f64::max);
+    let mut total = Aggregate::default();
+    for f in &flows {
+        add(&mut total, f);
+    }
+    let mut classes = BTreeMap::new();
+    for (proto, family) in CLASSES {
+        let mut agg = Aggregate::default();
+        flows
+            .iter()
+            .filter(|f| f.proto == proto && f.family == family)
+            .for_each(|f| add(&mut agg, f));
+        if agg.flows > 0 {
+            finish(&mut agg, &total.bytes, span_s);
+            classes.insert(class_key(proto, family), agg);
+        }
+    }
+    let mut families = BTreeMap::new();
+    for family in Family::ALL {
+        let mut agg = Aggregate::default();
+        flows
+            .iter()
+            .filter(|f| f.family == family)
+            .for_each(|f| add(&mut agg, f));
+        if agg.flows > 0 {
+            finish(&mut agg, &total.bytes, span_s);
+            families.insert(family.key(), agg);
+        }
+    }
+    let whole = total.bytes;
+    finish(&mut total, &whole, span_s);
+    let messages = total.sent;
+    let cpu_ns_per_message =
+        (messages > 0).then(|| round3((run.cpu_user_s + run.cpu_sys_s) * 1e9 / messages as f64));
+    SendSummary {
+        schema: "dualbench.traffic.send/1",
+        source: source.to_string(),
+        counting,
+        start_unix_ns: unix_at_t0,
+        start_monotonic_ns: run.t0_ns,
+        duration_s: round6(duration_s),
+        interrupted,
+        generator: Generator {
+            cpu_user_s: round3(run.cpu_user_s),
+            cpu_sys_s: round3(run.cpu_sys_s),
+            messages,
+            cpu_ns_per_message,
+        },
+        flows,
+        classes,
+        families,
+        total,
+    }
+}
+
+fn add(agg: &mut Aggregate, f: &FlowSummary) {
+    agg.flows += 1;
+    agg.sent += f.sent;
+    agg.failed += f.failed;
+    agg.bytes.add(f.bytes);
+}
+
+fn finish(agg: &mut Aggregate, whole: &Bytes, span_s: f64) {
+    agg.rate_bps = Rates::of(&agg.bytes, span_s);
+    agg.share = shares(&agg.bytes, whole);
+}
+
+fn flow_summary(f: &FlowResult, run: &SendRun) -> FlowSummary {
+    let s = &f.stats;
+    FlowSummary {
+        flow: f.plan.flow,
+        proto: f.plan.proto,
+        family: Family::of_addr(&f.plan.dst),
+        dst: f.plan.dst.to_string(),
+        status: status(s),
+        error: s.first_error.clone(),
+        scheduled: s.scheduled,
+        sent: s.sent,
+        failed: s.failed,
+        errors: s
+            .errors
+            .iter()
+            .map(|(k, n)| (format!("{k:?}").to_lowercase(), *n))
+            .collect(),
+        bytes: s.bytes,
+        active_s: round6(active_ns(f, run) as f64 / 1e9),
+        rate_bps: Rates::of(&s.bytes, active_ns(f, run) as f64 / 1e9),
+        lateness_us: Micros::of(&s.lateness),
+    }
+}
+
+fn status(s: &SendStats) -> String {
+    match (s.ended_by, s.interrupted) {
+        (Some(kind), _) => format!("{kind:?}").to_lowercase(),
+        (None, true) => "interrupted".into(),
+        (None, false) => "completed".into(),
+    }
+}
+
+/// How long the flow was meant to be on: 0 if it sent nothing, its planned window (cut
+/// short by a stop), or for a COUNT-only flow the time to its last message plus one mean gap.
+fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
+    if f.stats.sent == 0 {
+        return 0;
+    }
+    let start = f.plan.start_ns();
+    let run_end = run.end_ns.saturating_sub(run.t0_ns);
+    let end = if f.plan.end_ns() != u64::MAX {
+        if f.stats.interrupted {
+            f.plan.end_ns().min(run_end)
+        } else {
+            f.plan.end_ns()
+        }
+    } else {
+        match (f.stats.first_sent_ns, f.stats.last_sent_ns, f.stats.sent) {
+            (Some(a), Some(b), n) if n > 1 => {
+                let last = b - run.t0_ns;
+                last + (b - a) / (n - 1)
+            }
+            _ => run_end,
+        }
+    };
+    end.saturating_sub(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pacer::FlowPacer;
+    use crate::plan::plan;
+    use crate::script::parse;
+    use crate::send::flow::{BatchResult, Outgoing, Transmit};
+    use crate::send::FlowResult;
+    use std::sync::atomic::AtomicBool;
+
+    struct Sim(u64);
+    impl crate::send::clock::Clock for Sim {
+        fn now_ns(&self) -> u64 {
+            self.0
+        }
+        fn sleep_until(&mut self, t: u64) {
+            self.0 = self.0.max(t);
+        }
+    }
+
+    struct Sent(Family, Proto);
+    impl Transmit for Sent {
+        fn enter_phase(&mut self, _: &crate::plan::Phase) {}
+        fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+            BatchResult {
+                sent: batch.len(),
+                error: None,
+            }
+        }
+        fn bytes(&self, size: u64) -> Bytes {
+            crate::rate::message_bytes(self.1, self.0, size)
+        }
+    }
+
+    /// Two flows run against a simulated clock: TCP/IPv4 at 90/s and UDP/IPv6 at 10/s for 2 s.
+    fn fixed_run() -> SendRun {
+        let s = "0 ON 1 TCP DST 127.0.0.1/9 PERIODIC [90 1000]\n0 ON 2 UDP DST ::1/9 PERIODIC [10 1000]\n";
+        let t0 = 1_000;
+        let flows = plan(&parse(s).unwrap(), Some(2_000_000_000))
+            .unwrap()
+            .into_iter()
+            .map(|p| {
+                let mut tx = Sent(Family::of_addr(&p.dst), p.proto);
+                let mut pacer = FlowPacer::new(p.phases.clone(), 1);
+                let stats = crate::send::flow::run_flow(
+                    &mut pacer,
+                    t0,
+                    0,
+                    &mut Sim(t0),
+                    &mut tx,
+                    &AtomicBool::new(false),
+                );
+                FlowResult { plan: p, stats }
+            })
+            .collect();
+        SendRun {
+            t0_ns: t0,
+            end_ns: t0 + 2_000_000_000,
+            flows,
+            cpu_user_s: 0.1,
+            cpu_sys_s: 0.1,
+        }
+    }
+
+    #[test]
+    fn flows_classes_and_mix() {
+        let s = summarize(&fixed_run(), "x.mgn", Counting::Ip, 5, None);
+        assert_eq!(s.flows[0].status, "completed");
+        assert_eq!((s.flows[0].scheduled, s.flows[0].sent), (180, 180));
+        assert_eq!(s.flows[0].rate_bps.payload, 720_000.0);
+        assert_eq!(s.flows[1].bytes.ip, 20 * 1048);
+        assert_eq!(s.total.sent, 200);
+        // Payload shares are exactly 90 % / 10 %; IP shares follow the header sizes.
+        assert_eq!(s.classes["tcp_v4"].share.payload, 0.9);
+        assert_eq!(s.classes["udp_v6"].share.payload, 0.1);
+        let tcp_ip = 180.0 * (1000.0 + 52.0);
+        let udp_ip = 20.0 * 1048.0;
+        assert_eq!(
+            s.families["ipv4"].share.ip,
+            crate::report::round6(tcp_ip / (tcp_ip + udp_ip))
+        );
+        assert_eq!(s.generator.cpu_ns_per_message, Some(1_000_000.0));
+        assert_eq!(s.flows[0].lateness_us.as_ref().unwrap().max, 0.001);
+    }
+}

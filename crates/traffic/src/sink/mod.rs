@@ -1,0 +1,372 @@
+//! `dualbench traffic sink`: listens for UDP and TCP on every `--listen` address (both
+//! protocols on each port, either family), and in one event loop reads messages, hands
+//! them to [`stats::SinkStats`] and, if asked, writes MGEN `RECV` lines. It runs until its
+//! duration limit or SIGINT/SIGTERM, then returns what it measured.
+
+pub mod mgen_log;
+pub mod stats;
+pub mod summary;
+
+use crate::message::{Header, HEADER_LEN};
+use crate::rate::Proto;
+use crate::signals::Stop;
+use dualbench_common::clock::{monotonic_ns, unix_ns};
+use dualbench_common::{Failure, Result};
+use mio::net::{TcpListener, TcpStream, UdpSocket};
+use mio::{Events, Interest, Poll, Token};
+use socket2::{Domain, Socket, Type};
+use stats::SinkStats;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Receive buffer asked of the kernel for each UDP socket.
+const UDP_RCVBUF: usize = 8 << 20;
+const FIRST_CONN_TOKEN: usize = 1 << 20;
+
+/// How the sink runs.
+pub struct SinkConfig {
+    pub duration_ns: u64,
+    pub window_ns: u64,
+    /// Where to write MGEN-style log lines, if anywhere.
+    pub mgen_log: Option<Box<dyn Write>>,
+}
+
+/// What a finished sink hands back.
+pub struct SinkRun {
+    pub stats: SinkStats,
+    pub listen: Vec<SocketAddr>,
+    pub start_unix_ns: u64,
+    pub end_ns: u64,
+    /// Why the MGEN log stopped being written, if it did.
+    pub log_error: Option<String>,
+}
+
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    local: SocketAddr,
+    buf: Vec<u8>,
+    start: usize,
+    flow: Option<u32>,
+}
+
+struct Sink {
+    poll: Poll,
+    udp: Vec<(UdpSocket, SocketAddr)>,
+    tcp: Vec<TcpListener>,
+    conns: HashMap<usize, Conn>,
+    next_token: usize,
+    stats: SinkStats,
+    log: Option<Box<dyn Write>>,
+    log_error: Option<String>,
+    /// Unix ns minus monotonic ns, to print monotonic times as wall-clock ones.
+    unix_offset: i128,
+    chunk: Vec<u8>,
+}
+
+/// The sink's sockets, bound and listening, before the run starts.
+pub struct Bound {
+    udp: Vec<std::net::UdpSocket>,
+    tcp: Vec<std::net::TcpListener>,
+    /// The real addresses: port 0 becomes the kernel's choice, the same for both protocols.
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// Bind UDP and TCP on every address.
+pub fn bind(listen: &[SocketAddr]) -> Result<Bound> {
+    let mut bound = Bound {
+        udp: Vec::new(),
+        tcp: Vec::new(),
+        addrs: Vec::new(),
+    };
+    for addr in listen {
+        let ctx = |what: &str, e: io::Error| {
+            Failure::runtime(format!("listening on {addr} ({what}): {e}"))
+        };
+        let tcp = tcp_listener(*addr).map_err(|e| ctx("TCP", e))?;
+        let real = tcp.local_addr().map_err(|e| ctx("TCP", e))?;
+        bound.udp.push(udp_socket(real).map_err(|e| ctx("UDP", e))?);
+        bound.tcp.push(tcp);
+        bound.addrs.push(real);
+    }
+    Ok(bound)
+}
+
+fn tcp_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(1024)?;
+    s.set_nonblocking(true)?;
+    Ok(s.into())
+}
+
+fn udp_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, None)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    force_rcvbuf(&s, UDP_RCVBUF);
+    s.bind(&addr.into())?;
+    s.set_nonblocking(true)?;
+    Ok(s.into())
+}
+
+/// SO_RCVBUFFORCE (root may exceed rmem_max), else the ordinary SO_RCVBUF.
+fn force_rcvbuf(s: &Socket, bytes: usize) {
+    use std::os::fd::AsRawFd;
+    let v = bytes as libc::c_int;
+    // SAFETY: setsockopt reads sizeof(int) bytes from &v.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        let _ = s.set_recv_buffer_size(bytes);
+    }
+}
+
+/// Receive until the duration limit or a stop request.
+pub fn run(config: SinkConfig, bound: Bound, stop: &Stop) -> Result<SinkRun> {
+    let start_ns = monotonic_ns();
+    let start_unix_ns = unix_ns();
+    let mut sink = Sink {
+        poll: Poll::new()?,
+        udp: Vec::new(),
+        tcp: Vec::new(),
+        conns: HashMap::new(),
+        next_token: FIRST_CONN_TOKEN,
+        stats: SinkStats::new(start_ns, config.window_ns),
+        log: config.mgen_log,
+        log_error: None,
+        unix_offset: start_unix_ns as i128 - start_ns as i128,
+        chunk: vec![0u8; 65_536],
+    };
+    let addrs = bound.addrs.clone();
+    sink.register(bound)?;
+    let deadline = start_ns.saturating_add(config.duration_ns);
+    let mut events = Events::with_capacity(256);
+    while !stop.requested() && monotonic_ns() < deadline {
+        if let Err(e) = sink.poll.poll(&mut events, Some(Duration::from_millis(50))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(Failure::runtime(format!("waiting for traffic: {e}")));
+            }
+        }
+        for ev in events.iter() {
+            sink.handle(ev.token().0);
+        }
+    }
+    let end_ns = monotonic_ns();
+    sink.finish(end_ns);
+    Ok(SinkRun {
+        stats: sink.stats,
+        listen: addrs,
+        start_unix_ns,
+        end_ns,
+        log_error: sink.log_error,
+    })
+}
+
+impl Sink {
+    fn register(&mut self, bound: Bound) -> Result<()> {
+        let now = unix_ns();
+        self.write_log(mgen_log::start_line(now));
+        for (i, (u, t)) in bound.udp.into_iter().zip(bound.tcp).enumerate() {
+            let mut u = UdpSocket::from_std(u);
+            let mut t = TcpListener::from_std(t);
+            self.poll
+                .registry()
+                .register(&mut u, Token(2 * i), Interest::READABLE)?;
+            self.poll
+                .registry()
+                .register(&mut t, Token(2 * i + 1), Interest::READABLE)?;
+            self.udp.push((u, bound.addrs[i]));
+            self.tcp.push(t);
+            self.write_log(mgen_log::listen_line(
+                now,
+                Proto::Udp,
+                bound.addrs[i].port(),
+            ));
+            self.write_log(mgen_log::listen_line(
+                now,
+                Proto::Tcp,
+                bound.addrs[i].port(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, token: usize) {
+        if token >= FIRST_CONN_TOKEN {
+            self.read_conn(token);
+        } else if token & 1 == 0 {
+            self.read_udp(token / 2);
+        } else {
+            self.accept(token / 2);
+        }
+    }
+
+    fn read_udp(&mut self, i: usize) {
+        loop {
+            let (n, src) = match self.udp[i].0.recv_from(&mut self.chunk) {
+                Ok(r) => r,
+                Err(_) => return,
+            };
+            let now = monotonic_ns();
+            let dst = self.udp[i].1;
+            match Header::parse(&self.chunk[..n]) {
+                Some(h) => self.record(Proto::Udp, src, dst, &h, n as u64, now),
+                None => self.stats.foreign += 1,
+            }
+        }
+    }
+
+    fn accept(&mut self, i: usize) {
+        while let Ok((mut stream, peer)) = self.tcp[i].accept() {
+            let token = self.next_token;
+            self.next_token += 1;
+            let local = stream.local_addr().unwrap_or(peer);
+            if self
+                .poll
+                .registry()
+                .register(&mut stream, Token(token), Interest::READABLE)
+                .is_ok()
+            {
+                self.conns.insert(
+                    token,
+                    Conn {
+                        stream,
+                        peer,
+                        local,
+                        buf: Vec::new(),
+                        start: 0,
+                        flow: None,
+                    },
+                );
+            }
+        }
+    }
+
+    fn read_conn(&mut self, token: usize) {
+        let Some(mut conn) = self.conns.remove(&token) else {
+            return;
+        };
+        let open = loop {
+            match conn.stream.read(&mut self.chunk) {
+                Ok(0) => break false,
+                Ok(n) => {
+                    let now = monotonic_ns();
+                    conn.buf.extend_from_slice(&self.chunk[..n]);
+                    if !self.parse_stream(&mut conn, now) {
+                        self.stats.foreign += 1;
+                        break false;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break false,
+            }
+        };
+        if open {
+            self.conns.insert(token, conn);
+        } else {
+            self.close(conn);
+        }
+    }
+
+    /// Take every complete message off the front of the buffer; false on foreign bytes.
+    fn parse_stream(&mut self, conn: &mut Conn, now: u64) -> bool {
+        loop {
+            let rest = &conn.buf[conn.start..];
+            if rest.len() < HEADER_LEN {
+                break;
+            }
+            let Some(h) = Header::parse(rest) else {
+                return false;
+            };
+            if rest.len() < h.len as usize {
+                break;
+            }
+            conn.start += h.len as usize;
+            if conn.flow.is_none() {
+                conn.flow = Some(h.flow);
+                self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
+                self.stats.connection(Proto::Tcp, conn.peer, h.flow);
+            } else {
+                self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
+            }
+        }
+        if conn.start > 0 && conn.start * 2 >= conn.buf.len() {
+            conn.buf.drain(..conn.start);
+            conn.start = 0;
+        }
+        true
+    }
+
+    fn close(&mut self, mut conn: Conn) {
+        self.stats.truncated_bytes += (conn.buf.len() - conn.start) as u64;
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+    }
+
+    fn record(
+        &mut self,
+        proto: Proto,
+        src: SocketAddr,
+        dst: SocketAddr,
+        h: &Header,
+        size: u64,
+        now: u64,
+    ) {
+        self.stats.record(proto, src, dst, h, size, now);
+        if self.log.is_some() {
+            let to_unix = |mono: u64| (mono as i128 + self.unix_offset).max(0) as u64;
+            let r = mgen_log::Recv {
+                recv_unix_ns: to_unix(now),
+                sent_unix_ns: to_unix(h.sent_ns),
+                proto,
+                flow: h.flow,
+                seq: h.seq,
+                src: &src,
+                dst: &dst,
+                size,
+            };
+            self.write_log(mgen_log::recv_line(&r));
+        }
+    }
+
+    fn write_log(&mut self, line: String) {
+        if let Some(log) = self.log.as_mut() {
+            if let Err(e) = log.write_all(line.as_bytes()) {
+                self.log_error = Some(e.to_string());
+                self.log = None;
+            }
+        }
+    }
+
+    fn finish(&mut self, end_ns: u64) {
+        let tokens: Vec<usize> = self.conns.keys().copied().collect();
+        for t in tokens {
+            self.read_conn(t);
+        }
+        for t in self.conns.keys().copied().collect::<Vec<_>>() {
+            if let Some(c) = self.conns.remove(&t) {
+                self.close(c);
+            }
+        }
+        let end_unix = (end_ns as i128 + self.unix_offset).max(0) as u64;
+        self.write_log(mgen_log::stop_line(end_unix));
+        if let Some(Err(e)) = self.log.as_mut().map(|log| log.flush()) {
+            self.log_error = Some(e.to_string());
+        }
+    }
+}

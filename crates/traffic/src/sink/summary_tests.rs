@@ -1,0 +1,123 @@
+//! The sink summary as a pure function of fixed receptions: rates, loss, windows, classes
+//! and shares.
+
+use super::*;
+use crate::message::Header;
+use crate::sink::stats::SinkStats;
+use std::net::SocketAddr;
+
+const START: u64 = 1_000_000_000;
+
+fn run_with(stats: SinkStats) -> SinkRun {
+    SinkRun {
+        stats,
+        listen: vec!["127.0.0.1:5000".parse().unwrap()],
+        start_unix_ns: 7,
+        end_ns: START + 4_000_000_000,
+        log_error: None,
+    }
+}
+
+/// Flow 1: UDP over IPv4, 100 messages of 1,000 B at 100/s from 0.5 s, seq 10 missing.
+/// Flow 2: TCP over IPv6, 50 messages of 1,440 B at 50/s from 0.5 s.
+fn fixed() -> SinkStats {
+    let mut s = SinkStats::new(START, 1_000_000_000);
+    let v4: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+    let v6: SocketAddr = "[::1]:4001".parse().unwrap();
+    for seq in (0..101u32).filter(|&q| q != 10) {
+        let t = START + 500_000_000 + seq as u64 * 10_000_000;
+        let h = Header {
+            flow: 1,
+            seq,
+            len: 1000,
+            sent_ns: t - 50_000,
+            proto: Proto::Udp,
+        };
+        s.record(Proto::Udp, v4, v4, &h, 1000, t);
+    }
+    for seq in 0..50u32 {
+        let t = START + 500_000_000 + seq as u64 * 20_000_000;
+        let h = Header {
+            flow: 2,
+            seq,
+            len: 1440,
+            sent_ns: t - 80_000,
+            proto: Proto::Tcp,
+        };
+        s.record(Proto::Tcp, v6, v6, &h, 1440, t);
+        if seq == 0 {
+            s.connection(Proto::Tcp, v6, 2);
+        }
+    }
+    s
+}
+
+#[test]
+fn per_flow_rates_loss_delay_and_windows() {
+    let summary = summarize(&run_with(fixed()), None);
+    assert_eq!(summary.flows.len(), 2);
+    let udp = &summary.flows[0];
+    assert_eq!(
+        (udp.flow, udp.proto, udp.family),
+        (1, Proto::Udp, Family::V4)
+    );
+    assert_eq!(udp.traffic.messages, 100);
+    // 99 messages after the first over 1.0 s: 99 * 1000 * 8 bits/s of payload.
+    assert_eq!(udp.traffic.rate_bps.payload, 792_000.0);
+    assert_eq!(udp.traffic.rate_bps.ip, 99.0 * 1028.0 * 8.0);
+    let l = &udp.traffic.loss;
+    assert_eq!(
+        (
+            l.expected,
+            l.received,
+            l.lost,
+            l.duplicates,
+            l.reordered,
+            l.ratio
+        ),
+        (101, 100, 1, 0, 0, 0.009901)
+    );
+    // 50 µs, within the histogram's 3 significant digits.
+    let p50 = udp.traffic.delay_us.as_ref().unwrap().p50;
+    assert!((p50 - 50.0).abs() < 0.05, "{p50}");
+    assert_eq!(udp.traffic.jitter_us, Some(0.0));
+    // Window 0 holds seq 0-49 but 10 (49 messages), window 1 seq 50-100 (51 messages).
+    assert_eq!(udp.traffic.windows.payload_bps, vec![392_000.0, 408_000.0]);
+    assert_eq!(udp.traffic.goodput_bps, None);
+    assert_eq!(udp.connections, None);
+
+    let tcp = &summary.flows[1];
+    assert_eq!((tcp.family, tcp.connections), (Family::V6, Some(1)));
+    assert_eq!(tcp.traffic.goodput_bps, Some(49.0 * 1440.0 * 8.0 / 0.98));
+    assert_eq!(tcp.traffic.loss.lost, 0);
+}
+
+#[test]
+fn classes_families_and_shares() {
+    let summary = summarize(&run_with(fixed()), Some("interrupted by SIGINT".into()));
+    assert_eq!(
+        summary.interrupted.as_deref(),
+        Some("interrupted by SIGINT")
+    );
+    assert_eq!(
+        summary.classes.keys().copied().collect::<Vec<_>>(),
+        vec!["tcp_v6", "udp_v4"]
+    );
+    let udp_ip = 100 * 1028;
+    let tcp_ip = 50 * (1440 + 2 * 72);
+    assert_eq!(summary.total.traffic.bytes.ip, udp_ip + tcp_ip);
+    let share = summary.classes["udp_v4"].share.ip;
+    assert_eq!(
+        share,
+        crate::report::round6(udp_ip as f64 / (udp_ip + tcp_ip) as f64)
+    );
+    let v6 = &summary.families["ipv6"];
+    assert!(v6.udp.is_none());
+    assert_eq!(v6.tcp.as_ref().unwrap().traffic.messages, 50);
+    assert_eq!(v6.all.share.ip, summary.classes["tcp_v6"].share.ip);
+    assert_eq!(summary.duration_s, 4.0);
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["schema"], "dualbench.traffic.sink/1");
+    assert_eq!(json["flows"][0]["loss"]["lost"], 1);
+    assert_eq!(json["families"]["ipv4"]["udp"]["messages"], 100);
+}

@@ -1,0 +1,176 @@
+//! The flags of `dualbench wire` (CONTRACTS.md §3) and their checks, turned into a
+//! [`WireConfig`]. `--both` sets both directions; `--a-to-b`/`--b-to-a` replace it for
+//! their direction.
+
+use crate::shell::run::WireConfig;
+use crate::spec::parse_link_spec;
+use clap::Args;
+use dualbench_common::{Failure, Result};
+use std::path::PathBuf;
+
+/// Flags of `dualbench wire`.
+#[derive(Debug, Args)]
+pub struct WireCli {
+    /// First interface (frames read here go out on --b).
+    #[arg(long = "a", value_name = "IFACE")]
+    pub a: String,
+    /// Second interface (frames read here go out on --a).
+    #[arg(long = "b", value_name = "IFACE")]
+    pub b: String,
+    /// Shaping of frames from a to b, e.g. "delay=10ms,jitter=1ms,loss=0.1%,rate=100Mbit,queue=100".
+    #[arg(long = "a-to-b", value_name = "SPEC")]
+    pub a_to_b: Option<String>,
+    /// Shaping of frames from b to a.
+    #[arg(long = "b-to-a", value_name = "SPEC")]
+    pub b_to_a: Option<String>,
+    /// Shaping of both directions (a direction's own flag replaces it).
+    #[arg(long, value_name = "SPEC")]
+    pub both: Option<String>,
+    /// Seed of every random choice (the same seed gives the same loss pattern); default: from the clock.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Write JSON counters here every second and at exit.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// Stop after this many seconds (default: run until SIGTERM/SIGINT).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Frame buffers shared by both directions (64 KiB+ each, backed only as used).
+    #[arg(long, value_name = "N", default_value_t = 8192)]
+    pub buffers: usize,
+    /// Run under SCHED_FIFO at this priority (1-99) so a busy machine does not delay frames; 0 = normal scheduling.
+    #[arg(long = "rt-priority", value_name = "N", default_value_t = 50)]
+    pub rt_priority: u8,
+    /// Busy-wait for the last MICROSECONDS before a frame is due, instead of sleeping.
+    #[arg(long = "spin-us", value_name = "MICROSECONDS", default_value_t = 200)]
+    pub spin_us: u64,
+}
+
+/// Check the flags and parse the specs.
+pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
+    if cli.a == cli.b {
+        return Err(Failure::usage(format!(
+            "--a and --b are both {:?}; give two different interfaces",
+            cli.a
+        )));
+    }
+    let spec = |own: &Option<String>, flag: &str| {
+        let text = own.as_deref().or(cli.both.as_deref()).unwrap_or("");
+        parse_link_spec(text).map_err(|e| e.context(flag))
+    };
+    let a_to_b = spec(
+        &cli.a_to_b,
+        if cli.a_to_b.is_some() {
+            "--a-to-b"
+        } else {
+            "--both"
+        },
+    )?;
+    let b_to_a = spec(
+        &cli.b_to_a,
+        if cli.b_to_a.is_some() {
+            "--b-to-a"
+        } else {
+            "--both"
+        },
+    )?;
+    let duration_ns = match cli.duration {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some((s * 1e9) as u64),
+        Some(s) => {
+            return Err(Failure::usage(format!(
+                "--duration {s}: give a number of seconds above zero"
+            )))
+        }
+    };
+    if !(16..=1_000_000).contains(&cli.buffers) {
+        return Err(Failure::usage(format!(
+            "--buffers {}: give 16 to 1000000",
+            cli.buffers
+        )));
+    }
+    if cli.rt_priority > 99 {
+        return Err(Failure::usage(format!(
+            "--rt-priority {}: give 1 to 99, or 0 for normal scheduling",
+            cli.rt_priority
+        )));
+    }
+    if cli.spin_us > 10_000 {
+        return Err(Failure::usage(format!(
+            "--spin-us {}: at most 10000",
+            cli.spin_us
+        )));
+    }
+    Ok(WireConfig {
+        a: cli.a,
+        b: cli.b,
+        a_to_b,
+        b_to_a,
+        seed: cli.seed.unwrap_or_else(dualbench_common::clock::unix_ns),
+        stats: cli.stats,
+        duration_ns,
+        buffers: cli.buffers,
+        spin_ns: cli.spin_us * 1_000,
+        rt_priority: cli.rt_priority,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Top {
+        #[command(flatten)]
+        wire: WireCli,
+    }
+
+    fn config(args: &[&str]) -> Result<WireConfig> {
+        let mut all = vec!["wire"];
+        all.extend_from_slice(args);
+        let top = Top::try_parse_from(all).map_err(|e| Failure::usage(e.to_string()))?;
+        config_from_cli(top.wire)
+    }
+
+    #[test]
+    fn both_applies_to_each_direction_unless_replaced() {
+        let c = config(&[
+            "--a",
+            "x",
+            "--b",
+            "y",
+            "--both",
+            "delay=5ms",
+            "--b-to-a",
+            "loss=1%",
+            "--seed",
+            "3",
+        ])
+        .unwrap();
+        assert_eq!(c.a_to_b.delay_ns, 5_000_000);
+        assert_eq!(c.b_to_a.delay_ns, 0);
+        assert_eq!(c.seed, 3);
+        assert!(config(&["--a", "x", "--b", "y"])
+            .unwrap()
+            .a_to_b
+            .is_transparent());
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors_naming_the_flag() {
+        let e = config(&["--a", "x", "--b", "y", "--a-to-b", "delay=5"]).unwrap_err();
+        assert!(
+            e.message.starts_with("--a-to-b: link spec"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(config(&["--a", "x", "--b", "x"])
+            .unwrap_err()
+            .message
+            .contains("two different"));
+        assert!(config(&["--a", "x", "--b", "y", "--duration", "0"]).is_err());
+        assert!(config(&["--a", "x", "--b", "y", "--duration", "nan"]).is_err());
+    }
+}

@@ -1,0 +1,124 @@
+//! Unit tests of the link spec parser: units, strictness, cross-key checks, round trip.
+
+use super::*;
+use dualbench_common::FailureKind;
+
+fn err(text: &str) -> String {
+    let e = parse_link_spec(text).expect_err(text);
+    assert_eq!(e.kind, FailureKind::Usage, "{text}");
+    e.message
+}
+
+#[test]
+fn full_spec_parses() {
+    let s = parse_link_spec("delay=10ms,jitter=2ms,loss=0.1%,rate=100Mbit,queue=100").unwrap();
+    assert_eq!(s.delay_ns, 10_000_000);
+    assert_eq!(s.jitter_ns, 2_000_000);
+    assert_eq!(s.loss, Loss::Random(0.001));
+    assert_eq!(s.rate_bps, Some(100_000_000));
+    assert_eq!(s.queue, Some(QueueLimit::Packets(100)));
+    assert_eq!(s.jitter_dist, JitterDist::Uniform);
+    assert!(!s.keep_order);
+}
+
+#[test]
+fn times_are_exact() {
+    assert_eq!(parse_time_ns("10ms").unwrap(), 10_000_000);
+    assert_eq!(parse_time_ns("250us").unwrap(), 250_000);
+    assert_eq!(parse_time_ns("250µs").unwrap(), 250_000);
+    assert_eq!(parse_time_ns("1.5s").unwrap(), 1_500_000_000);
+    assert_eq!(parse_time_ns("0.001ms").unwrap(), 1_000);
+    assert_eq!(parse_time_ns("7ns").unwrap(), 7);
+    assert_eq!(parse_time_ns("0ms").unwrap(), 0);
+}
+
+#[test]
+fn rates_and_queues() {
+    assert_eq!(parse_rate_bps("1Gbit").unwrap(), 1_000_000_000);
+    assert_eq!(parse_rate_bps("64kbit").unwrap(), 64_000);
+    assert_eq!(parse_rate_bps("1.5Mbit").unwrap(), 1_500_000);
+    assert_eq!(parse_rate_bps("9600bit").unwrap(), 9_600);
+    assert_eq!(parse_queue("64kB").unwrap(), QueueLimit::Bytes(64_000));
+    assert_eq!(parse_queue("1MiB").unwrap(), QueueLimit::Bytes(1_048_576));
+    assert_eq!(parse_queue("1500B").unwrap(), QueueLimit::Bytes(1500));
+    assert_eq!(parse_queue("100").unwrap(), QueueLimit::Packets(100));
+    assert_eq!(parse_percent("0.1%").unwrap(), 0.001);
+    assert_eq!(parse_percent("100%").unwrap(), 1.0);
+}
+
+#[test]
+fn bad_numbers_are_rejected_with_the_cause() {
+    assert!(err("delay=10").contains("has no unit"));
+    assert!(err("delay=10 ms").contains("plain decimal"));
+    assert!(err("delay=-5ms").contains("plain decimal"));
+    assert!(err("delay=1e3ms").contains("plain decimal"));
+    assert!(err("delay=.5ms").contains("plain decimal"));
+    assert!(err("delay=5.ms").contains("plain decimal"));
+    assert!(err("delay=10min").contains("is not a time"));
+    assert!(err("delay=0.5ns").contains("finer than one nanosecond"));
+    assert!(err("delay=99999999999999999999s").contains("too large"));
+    assert!(err("loss=0.1").contains("with %"));
+    assert!(err("loss=101%").contains("above 100%"));
+    assert!(err("rate=100MB").contains("is not a rate"));
+    assert!(err("rate=0bit").contains("above zero"));
+    assert!(err("rate=100Mbit,queue=0").contains("at least one"));
+    assert!(err("rate=100Mbit,queue=10kb").contains("packets (100) or bytes"));
+}
+
+#[test]
+fn bad_structure_is_rejected() {
+    assert!(err("delay=10ms,delay=5ms").contains("given twice"));
+    assert!(err("latency=10ms").contains("unknown key \"latency\""));
+    assert!(err("delay").contains("needs a value"));
+    assert!(err("keep_order=1").contains("takes no value"));
+    assert!(err("delay=10ms,,loss=1%").contains("empty item"));
+    assert!(err("10ms").contains("has no key"));
+    assert!(err("queue=100").contains("queue needs rate"));
+    assert!(err("reorder=1%").contains("reorder needs delay"));
+    assert!(err("jitter_dist=normal").contains("needs jitter"));
+    assert!(err("jitter=1ms,jitter_dist=pareto").contains("uniform or normal"));
+    assert!(err("burst_loss=1%,2%").contains("four percentages"));
+    // The message names the whole spec and the item.
+    let m = err("delay=10ms,loss=x%");
+    assert!(
+        m.starts_with("link spec \"delay=10ms,loss=x%\": loss=x%:"),
+        "{m}"
+    );
+}
+
+#[test]
+fn burst_loss_keeps_its_commas() {
+    let s = parse_link_spec("delay=5ms,burst_loss=1%,30%,0%,100%,keep_order,jitter=1ms").unwrap();
+    assert_eq!(
+        s.loss,
+        Loss::Burst(GilbertElliott {
+            p: 0.01,
+            r: 0.3,
+            h: 0.0,
+            k: 1.0
+        })
+    );
+    assert!(s.keep_order);
+    assert_eq!(s.jitter_ns, 1_000_000);
+}
+
+#[test]
+fn defaults_and_transparency() {
+    assert!(parse_link_spec("").unwrap().is_transparent());
+    assert!(parse_link_spec("loss=0%").unwrap().is_transparent());
+    let s = parse_link_spec("rate=1Gbit").unwrap();
+    assert_eq!(s.queue, Some(DEFAULT_QUEUE));
+}
+
+#[test]
+fn display_round_trips() {
+    for text in [
+        "delay=10ms,jitter=250us,jitter_dist=normal,keep_order,loss=1%,duplicate=0.5%,reorder=2%,rate=100000000bit,queue=100",
+        "delay=1ms,burst_loss=1%,30%,0%,100%,rate=1000bit,queue=64000B",
+        "",
+    ] {
+        let spec = parse_link_spec(text).unwrap();
+        assert_eq!(spec.to_string(), text);
+        assert_eq!(parse_link_spec(&spec.to_string()).unwrap(), spec);
+    }
+}
