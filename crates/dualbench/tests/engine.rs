@@ -81,7 +81,7 @@ fn open_loop_latency_counts_from_the_intended_start() {
         lat["service"]["max"].as_u64().unwrap(),
     );
     assert!(
-        service >= 100_000 && service < 400_000,
+        (100_000..400_000).contains(&service),
         "service max {service}"
     );
     assert!(
