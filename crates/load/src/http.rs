@@ -149,7 +149,9 @@ pub struct ResponseParser {
 impl ResponseParser {
     pub fn new() -> Self {
         ResponseParser {
-            head: Vec::with_capacity(1024),
+            // Grows only when a header block arrives in pieces; the usual whole head is
+            // parsed in place from the read buffer (no per-connection 1 KiB, no copy).
+            head: Vec::new(),
             body: None,
             head_request: false,
             status: 0,
@@ -207,6 +209,14 @@ impl ResponseParser {
     /// Accumulate header bytes; returns how many of `data` belong to the header block.
     fn feed_head(&mut self, data: &[u8]) -> Result<usize, ParseError> {
         let old = self.head.len();
+        if old == 0 {
+            // The usual case: the whole header block came in one read; parse it in place.
+            // (Anything else takes the accumulating path below, which also bounds its size.)
+            if let Ok(Some(take)) = self.parse_head(data) {
+                self.bytes += take as u64;
+                return Ok(take);
+            }
+        }
         // Only look for the end of headers in the new bytes (and the 3 before them).
         let take = match find_head_end(&self.head, data) {
             Some(end) => end,
@@ -219,19 +229,27 @@ impl ResponseParser {
                 return Ok(data.len());
             }
         };
-        self.head.extend_from_slice(&data[..take]);
         self.bytes += take as u64;
-        self.parse_head()?;
-        Ok(take)
+        let mut head = std::mem::take(&mut self.head);
+        head.extend_from_slice(&data[..take]);
+        let parsed = self.parse_head(&head);
+        self.head = head;
+        match parsed? {
+            Some(_) => Ok(take),
+            None => Err(ParseError::Malformed),
+        }
     }
 
-    fn parse_head(&mut self) -> Result<(), ParseError> {
+    /// Parse a header block at the start of `head`: its length when complete, None when
+    /// more bytes are needed.
+    fn parse_head(&mut self, head: &[u8]) -> Result<Option<usize>, ParseError> {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut resp = httparse::Response::new(&mut headers);
-        match resp.parse(&self.head) {
-            Ok(httparse::Status::Complete(_)) => {}
-            _ => return Err(ParseError::Malformed),
-        }
+        let len = match resp.parse(head) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(ParseError::Malformed),
+        };
         let status = resp.code.ok_or(ParseError::Malformed)?;
         let http10 = resp.version == Some(0);
         let mut length = None;
@@ -275,7 +293,7 @@ impl ResponseParser {
             self.close = true;
             Body::UntilClose
         });
-        Ok(())
+        Ok(Some(len))
     }
 
     /// Consume body bytes; returns (bytes used, response complete).

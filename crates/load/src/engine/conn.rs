@@ -56,7 +56,7 @@ impl Conn {
         target: usize,
         id: u64,
         now: u64,
-        pipeline: usize,
+        pending: VecDeque<Pending>,
     ) -> Conn {
         Conn {
             sock,
@@ -65,7 +65,7 @@ impl Conn {
             phase: Phase::Connecting,
             opened_ns: now,
             connected_ns: 0,
-            pending: VecDeque::with_capacity(pipeline),
+            pending,
             writing: 0,
             write_off: 0,
             parser: ResponseParser::new(),
@@ -138,9 +138,12 @@ fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream
 
 fn classify_open(e: &io::Error, addr: SocketAddr, source: Option<IpAddr>) -> OpenError {
     match e.raw_os_error() {
-        Some(libc::EMFILE) | Some(libc::ENFILE) => OpenError::Fatal(Failure::runtime(format!(
-            "hit the open-file limit ({}) opening a connection to {addr}: lower -c or raise the limit (ulimit -n)",
+        Some(libc::EMFILE) => OpenError::Fatal(Failure::runtime(format!(
+            "hit this process's open-file limit (RLIMIT_NOFILE {}, already raised to the hard limit) opening a connection to {addr}: lower -c, or raise the hard limit first (as root with CAP_SYS_RESOURCE: ulimit -Hn 1048576; under systemd LimitNOFILE=)",
             nofile_limit()
+        ))),
+        Some(libc::ENFILE) => OpenError::Fatal(Failure::runtime(format!(
+            "hit the system-wide open-file limit (fs.file-max) opening a connection to {addr}: lower -c or raise it with sysctl fs.file-max"
         ))),
         Some(libc::EADDRNOTAVAIL) => OpenError::Fatal(Failure::runtime(match source {
             Some(src) => format!("out of local ports on source {src} towards {addr} (EADDRNOTAVAIL): add more source addresses to --bind"),
@@ -188,16 +191,26 @@ pub fn nofile_limit() -> u64 {
     r.rlim_cur
 }
 
-/// Raise the soft open-file limit to the hard limit; returns the new soft limit.
+/// Raise the open-file limit as far as this process may: both limits to the kernel's
+/// `fs.nr_open` when privileged (CAP_SYS_RESOURCE), else the soft limit to the hard one.
+/// Returns the new soft limit.
 pub fn raise_nofile_limit() -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0);
     // SAFETY: getrlimit/setrlimit read and write the struct we own.
     unsafe {
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
-        if r.rlim_cur < r.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: nr_open.max(r.rlim_max),
+            rlim_max: nr_open.max(r.rlim_max),
+        };
+        if r.rlim_cur < raised.rlim_cur && libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
             r.rlim_cur = r.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &r);
         }

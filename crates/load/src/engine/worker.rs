@@ -86,6 +86,9 @@ pub struct Worker {
     cap: usize,
     next_conn: u64,
     binds_used: [usize; 2],
+    /// Emptied request queues of closed connections, reused by new ones (so opening a
+    /// connection allocates nothing once the run is warm).
+    spare_queues: Vec<VecDeque<Pending>>,
     buf: Vec<u8>,
     out: WorkerResult,
 }
@@ -125,6 +128,7 @@ impl Worker {
             cap,
             next_conn: 0,
             binds_used: [0, 0],
+            spare_queues: Vec::new(),
             buf: vec![0u8; READ_BUF],
             out: WorkerResult {
                 records: Vec::with_capacity(keep),
@@ -144,16 +148,18 @@ impl Worker {
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
+            if self.plan.max_ns.is_some_and(|m| now >= m) {
+                // Time is up (the schedule has handed out its last slot): start nothing
+                // more, not even from the backlog; what is in flight may finish, each
+                // request still bounded by its own timeout, so every one is classified.
+                // Slots that fell due meanwhile are counted unsent.
+                self.queue_due(now);
+                self.schedule_done = true;
+                self.drop_backlog();
+            }
             if let Err(f) = self.dispatch(now) {
                 self.fail_run(f);
                 break;
-            }
-            if self.plan.max_ns.is_some_and(|m| now >= m) {
-                // Time is up (the schedule has handed out its last slot): start nothing
-                // more; what is in flight may finish, each request still bounded by its
-                // own timeout, so every one is classified.
-                self.schedule_done = true;
-                self.drop_backlog();
             }
             if self.schedule_done && self.backlog.is_empty() && self.in_flight == 0 {
                 break;
@@ -247,28 +253,33 @@ impl Worker {
                 }
             }
         }
-        // Open loop: slots due while every connection is busy wait in the backlog, late.
-        if self.plan.arrival != Arrival::Closed && !self.schedule_done {
-            loop {
-                match self.schedule.pace(now) {
-                    Pace::Stop => {
-                        self.schedule_done = true;
-                        break;
-                    }
-                    Pace::Wait(ns) => {
-                        self.next_due_ns = now + ns;
-                        break;
-                    }
-                    Pace::Go { intended_ns } => {
-                        let slot = self.schedule.issued() - 1;
-                        if self.owns(slot) {
-                            self.backlog.push_back((slot, intended_ns));
-                        }
+        self.queue_due(now);
+        Ok(())
+    }
+
+    /// Open loop: slots due while every connection is busy wait in the backlog, late.
+    fn queue_due(&mut self, now: u64) {
+        if self.plan.arrival == Arrival::Closed || self.schedule_done {
+            return;
+        }
+        loop {
+            match self.schedule.pace(now) {
+                Pace::Stop => {
+                    self.schedule_done = true;
+                    break;
+                }
+                Pace::Wait(ns) => {
+                    self.next_due_ns = now + ns;
+                    break;
+                }
+                Pace::Go { intended_ns } => {
+                    let slot = self.schedule.issued() - 1;
+                    if self.owns(slot) {
+                        self.backlog.push_back((slot, intended_ns));
                     }
                 }
             }
         }
-        Ok(())
     }
 
     /// Slots go to workers in whole interleaving cycles, so each worker alone keeps the ratio.
@@ -345,7 +356,8 @@ impl Worker {
         self.next_conn += 1;
         let entry = self.conns.vacant_entry();
         let key = entry.key();
-        let mut c = Conn::new(sock, target, id, now, self.plan.pipeline);
+        let pending_queue = self.spare_queues.pop().unwrap_or_default();
+        let mut c = Conn::new(sock, target, id, now, pending_queue);
         c.parser.reset(self.plan.head, self.out.first.is_none());
         if let Err(e) = self.poll.registry().register(
             &mut c.sock,
@@ -530,10 +542,11 @@ impl Worker {
     }
 
     fn retry(&mut self, key: usize, now: u64) {
-        let c = self.conns.remove(key);
+        let mut c = self.conns.remove(key);
         self.lifetime(&c, now);
         let target = c.target;
-        for p in c.pending {
+        let mut queue = std::mem::take(&mut c.pending);
+        for p in queue.drain(..) {
             let again = Pending {
                 start_ns: now,
                 connect_ns: 0,
@@ -547,6 +560,7 @@ impl Worker {
                 return;
             }
         }
+        self.spare_queues.push(queue);
     }
 
     /// The front request's response is complete.
@@ -587,7 +601,7 @@ impl Worker {
 
     /// Close a connection; its pending requests end with `outcome` (if any remain).
     fn close(&mut self, key: usize, outcome: Option<Outcome>, now: u64) {
-        let c = self.conns.remove(key);
+        let mut c = self.conns.remove(key);
         if c.in_ready {
             self.ready[c.target].retain(|&k| k != key);
         }
@@ -598,7 +612,8 @@ impl Worker {
             bytes: c.parser.bytes,
             body: c.parser.body_bytes,
         };
-        for (i, p) in c.pending.into_iter().enumerate() {
+        let mut queue = std::mem::take(&mut c.pending);
+        for (i, p) in queue.drain(..).enumerate() {
             self.record(
                 c.target,
                 c.id,
@@ -608,6 +623,7 @@ impl Worker {
                 o,
             );
         }
+        self.spare_queues.push(queue);
     }
 
     fn lifetime(&mut self, c: &Conn, now: u64) {

@@ -1,0 +1,195 @@
+//! The load engine end to end (not timed): open-loop late/unsent accounting against a
+//! stalling server, HTTP/1.1 pipelining counts, `--bind` spreading connections over source
+//! addresses (seen from the server side).
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{IpAddr, TcpListener};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dualbench"))
+}
+
+fn serve() -> dualbench_serve::ServerHandle {
+    dualbench_serve::start(dualbench_serve::ServeConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
+        root: None,
+        workers: 2,
+    })
+    .expect("built-in server starts")
+}
+
+fn json_of(out: Output, what: &str) -> Value {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let out = bin()
+        .args(["run", "--format", "json"])
+        .args(args)
+        .output()
+        .expect("dualbench runs");
+    json_of(out, &format!("dualbench run {args:?}"))
+}
+
+fn v4(doc: &Value, key: &str) -> u64 {
+    doc["families"]["ipv4"][key].as_u64().unwrap_or(0)
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dualbench-engine-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn open_loop_reports_late_and_unsent_slots_when_the_server_stalls() {
+    let server = serve();
+    let url = format!("http://{}/stall", server.addrs()[0]);
+    // 100 slots/s for 1 s on 10 connections to a server that never answers, 0.5 s timeout:
+    // slots 0-9 start on time and stall; each timeout (at 0.5 s .. 0.59 s) frees a
+    // connection for one slot of the backlog (due at 0.10 .. 0.19 s, so ~0.4 s late),
+    // which stalls past the end; the other 80 slots are never sent.
+    let doc = run_json(&["--rate", "100", "-t", "1", "-c", "10", "-s", "0.5", &url]);
+    assert_eq!(v4(&doc, "requests"), 20);
+    assert_eq!(doc["families"]["ipv4"]["close"]["timeout"], 20);
+    assert_eq!(v4(&doc, "unsent"), 80);
+    // The 10 sent from the backlog are late by ~0.4 s; the first 10 were on time unless
+    // the machine delayed them by over 1 ms.
+    let late = v4(&doc, "late");
+    assert!((10..=20).contains(&late), "late {late}");
+    assert_eq!(doc["total"]["late"].as_u64(), Some(late));
+}
+
+#[test]
+fn open_loop_latency_counts_from_the_intended_start() {
+    let server = serve();
+    let url = format!("http://{}/delay/100", server.addrs()[1]);
+    // 50 slots/s on one connection that needs 100 ms per request: the server can take
+    // only 10/s, so the queue grows and the corrected latency (from the intended start)
+    // far exceeds the service time (from the actual send), which stays ~100 ms.
+    let doc = run_json(&["--rate", "50", "-t", "1", "-c", "1", "-k", &url]);
+    let lat = &doc["families"]["ipv6"]["latency_us"];
+    let (total, service) = (
+        lat["total"]["max"].as_u64().unwrap(),
+        lat["service"]["max"].as_u64().unwrap(),
+    );
+    assert!(
+        (100_000..400_000).contains(&service),
+        "service max {service}"
+    );
+    assert!(
+        total > service + 300_000,
+        "corrected max {total} vs service {service}"
+    );
+    let fam = &doc["families"]["ipv6"];
+    let (sent, unsent) = (
+        fam["requests"].as_u64().unwrap(),
+        fam["unsent"].as_u64().unwrap(),
+    );
+    assert_eq!(sent + unsent, 50, "every slot is sent or counted unsent");
+    assert!(fam["late"].as_u64().unwrap() >= sent - 1);
+}
+
+#[test]
+fn pipelining_keeps_n_requests_in_flight_per_connection() {
+    let server = serve();
+    let url = format!("http://{}/", server.addrs()[0]);
+    let dir = temp_dir("pipeline");
+    let records = dir.join("r.jsonl");
+    let doc = run_json(&[
+        "-n",
+        "1000",
+        "-c",
+        "4",
+        "-k",
+        "--pipeline",
+        "8",
+        "--workers",
+        "2",
+        "--records",
+        records.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(v4(&doc, "completed"), 1000);
+    assert_eq!(v4(&doc, "connections"), 4);
+    assert_eq!(doc["settings"]["pipeline"], 8);
+    // Per connection, requests were written before the previous response ended.
+    let text = std::fs::read_to_string(&records).unwrap();
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1000);
+    let overlapped = rows
+        .iter()
+        .filter(|r| {
+            rows.iter().any(|o| {
+                o["conn"] == r["conn"]
+                    && o["slot"].as_u64() < r["slot"].as_u64()
+                    && o["end_us"].as_f64() > r["sent_us"].as_f64()
+            })
+        })
+        .take(50)
+        .count();
+    assert_eq!(overlapped, 50, "requests overlap on their connection");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A tiny HTTP/1.1 server on `listener` that answers `n` connections, one request each,
+/// and returns the peer address each came from.
+fn answer_and_note_peers(listener: TcpListener, n: usize) -> Vec<IpAddr> {
+    let mut peers = Vec::new();
+    for _ in 0..n {
+        let (mut s, peer) = listener.accept().unwrap();
+        peers.push(peer.ip());
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            let k = s.read(&mut buf).unwrap();
+            assert!(k > 0, "client closed before its request");
+            got.extend_from_slice(&buf[..k]);
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            .unwrap();
+    }
+    peers
+}
+
+#[test]
+fn bind_spreads_connections_over_source_addresses() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let peers = std::thread::spawn(move || answer_and_note_peers(listener, 6));
+    let doc = run_json(&["-n", "6", "-c", "1", "--bind", "127.0.0.2,127.0.0.3", &url]);
+    assert_eq!(v4(&doc, "completed"), 6);
+    let peers = peers.join().unwrap();
+    let count = |ip: &str| {
+        peers
+            .iter()
+            .filter(|p| **p == ip.parse::<IpAddr>().unwrap())
+            .count()
+    };
+    assert_eq!(
+        (count("127.0.0.2"), count("127.0.0.3")),
+        (3, 3),
+        "{peers:?}"
+    );
+    // A CIDR block spreads the same way.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let peers = std::thread::spawn(move || answer_and_note_peers(listener, 8));
+    let doc = run_json(&["-n", "8", "-c", "1", "--bind", "127.0.9.4/30", &url]);
+    assert_eq!(v4(&doc, "completed"), 8);
+    let mut peers = peers.join().unwrap();
+    peers.sort();
+    peers.dedup();
+    assert!(peers.len() >= 2, "spread over the block: {peers:?}");
+    assert!(peers.iter().all(|p| p.to_string().starts_with("127.0.9.")));
+}
