@@ -8,6 +8,7 @@ mod duration;
 mod error;
 mod family;
 pub mod netns;
+pub mod timer;
 
 pub use duration::parse_duration;
 pub use error::{Failure, FailureKind, Result};

@@ -8,6 +8,7 @@
 
 use crate::conn::{Conn, Context, Verdict};
 use crate::response::http_date;
+use dualbench_common::timer::Timer;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use std::cmp::Reverse;
@@ -20,8 +21,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The token of the waker that tells a worker to stop.
 pub const WAKER: Token = Token(usize::MAX);
+/// The worker's timer (for `/delay`): epoll alone would wake up to a millisecond late.
+const TIMER: Token = Token(usize::MAX - 1);
 /// How long accepting pauses when the process is out of file descriptors.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// epoll's own timeout is only a backstop behind the timer.
+const SLACK: Duration = Duration::from_millis(5);
 
 /// What all workers of one server share.
 #[derive(Debug)]
@@ -107,6 +112,7 @@ fn unix_seconds() -> u64 {
 /// One worker's loop and everything it owns.
 pub struct Worker {
     poll: Poll,
+    timer: Timer,
     listeners: Vec<TcpListener>,
     conns: Slots,
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
@@ -129,8 +135,15 @@ impl Worker {
                 .register(&mut listener, Token(i), Interest::READABLE)?;
             own.push(listener);
         }
+        let timer = Timer::new()?;
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&timer.raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
         Ok(Worker {
             poll,
+            timer,
             listeners: own,
             conns: Slots::default(),
             timers: BinaryHeap::new(),
@@ -145,7 +158,11 @@ impl Worker {
         let mut events = Events::with_capacity(1024);
         loop {
             let timeout = self.next_timeout();
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            if let Some(wait) = timeout {
+                self.timer
+                    .arm(dualbench_common::clock::monotonic_ns() + wait.as_nanos().max(1) as u64);
+            }
+            if let Err(e) = self.poll.poll(&mut events, timeout.map(|t| t + SLACK)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -159,6 +176,10 @@ impl Worker {
             for event in events.iter() {
                 let Token(token) = event.token();
                 if event.token() == WAKER {
+                    continue;
+                }
+                if event.token() == TIMER {
+                    self.timer.clear();
                     continue;
                 }
                 if token < self.listeners.len() {

@@ -4,7 +4,6 @@
 //! second Ctrl-C exits at once.
 
 mod conn;
-mod timer;
 mod worker;
 
 pub use conn::raise_nofile_limit;

@@ -7,11 +7,11 @@
 //! drive sockets: connected → request written → response parsed → record.
 
 use super::conn::{self, Conn, OpenError, Pending, Phase};
-use super::timer::Timer;
 use super::{Plan, Shared};
 use crate::http::{Feed, ParseError};
 use crate::record::{Outcome, Record};
 use crate::summary::FamilyStats;
+use dualbench_common::timer::Timer;
 use dualbench_common::Failure;
 use dualbench_pace::{Arrival, Pace, Schedule};
 use mio::{Events, Interest, Poll, Token};

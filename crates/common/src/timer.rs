@@ -1,6 +1,7 @@
-//! A nanosecond wake-up for a worker's event loop: epoll's own timeout is in whole
-//! milliseconds, far too coarse for open-loop schedules, so each worker registers a
-//! CLOCK_MONOTONIC timerfd in its poll and arms it for the next thing due.
+//! A nanosecond wake-up for an event loop: epoll's own timeout is in whole milliseconds,
+//! far too coarse for open-loop schedules or a server's `/delay`, so a loop registers a
+//! CLOCK_MONOTONIC timerfd in its poll and arms it for the next thing due (times on
+//! [`crate::clock::monotonic_ns`]).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
