@@ -166,12 +166,17 @@ fn parse_ratio(s: &str) -> Option<Selector> {
     (v6 as u64 + v4 as u64 > 0).then_some(Selector::Ratio { v6, v4 })
 }
 
-fn pick<T: Copy>(all: &[T], key: impl Fn(T) -> &'static str, s: &str) -> Option<T> {
-    all.iter().copied().find(|&v| key(v) == s)
-}
-
-fn names<T: Copy>(all: &[T], key: impl Fn(T) -> &'static str) -> String {
-    all.iter().map(|&v| key(v)).collect::<Vec<_>>().join(", ")
+/// The value of `all` whose key is `s`, or an error naming every allowed key.
+fn one_of<T: Copy>(
+    all: &[T],
+    key: impl Fn(T) -> &'static str,
+    what: &str,
+    s: &str,
+) -> Result<T, String> {
+    all.iter().copied().find(|&v| key(v) == s).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&v| key(v)).collect();
+        format!("unknown {what} {s:?} (one of {})", names.join(", "))
+    })
 }
 
 /// Convert an axis of strings with `conv`, or take `default` when the axis is absent.
@@ -229,28 +234,14 @@ pub(super) fn axes(raw: RawAxes, load: &Load, at: &Locator) -> Result<Axes> {
         "axes.server",
         vec![ServerKind::Dualbench],
         at,
-        |s| {
-            pick(&ServerKind::ALL, ServerKind::key, s).ok_or_else(|| {
-                format!(
-                    "unknown server {s:?} (one of {})",
-                    names(&ServerKind::ALL, ServerKind::key)
-                )
-            })
-        },
+        |s| one_of(&ServerKind::ALL, ServerKind::key, "server", s),
     )?;
     let handler = axis(
         raw.handler,
         "axes.handler",
         vec![Handler::Static],
         at,
-        |s| {
-            pick(&Handler::ALL, Handler::key, s).ok_or_else(|| {
-                format!(
-                    "unknown handler {s:?} (one of {})",
-                    names(&Handler::ALL, Handler::key)
-                )
-            })
-        },
+        |s| one_of(&Handler::ALL, Handler::key, "handler", s),
     )?;
     let placement = axis(
         raw.placement,
