@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Many concurrent keep-alive connections from one dualbench process (default 50,000).
 
-Starts `--servers` `dualbench serve` processes on 127.0.0.1 (default 1; one port each),
-then runs
+Starts `--servers` `dualbench serve` processes on 127.0.0.1 (default 1; one port each,
+`--server-workers` threads each), then runs
 
   dualbench run -k -c N -t D --bind 127.0.0.1,...,127.0.0.S URL1 URL2 ...
 
@@ -12,17 +12,20 @@ prints how many connections were opened and how each ended, requests/s, dualbenc
 RSS (and per connection) and CPU, and, when a limit stopped the run, dualbench's own
 one-line reason (which limit, what to do).
 
-Limits on the way to 50,000: RLIMIT_NOFILE of the client (dualbench raises its soft
-limit to the hard one, and the hard one to fs.nr_open when it has CAP_SYS_RESOURCE), the
-server's own RLIMIT_NOFILE, and ephemeral ports per
-(source, destination) pair (net.ipv4.ip_local_port_range; hence --bind). For ::1 there is
-only one loopback address: IPv6 can spread over destination ports instead (--servers N),
-but note that `-c` bounds requests in flight, and with several targets each may keep up
+Limits on the way to 50,000: RLIMIT_NOFILE (dualbench raises its soft limit to the hard
+one, and the hard one to fs.nr_open when it has CAP_SYS_RESOURCE; past that, each worker
+thread of the client and of `dualbench serve` has its own descriptor table, which the
+limit caps separately, so the client adds workers on its own), and ephemeral ports per
+(source, destination) pair (net.ipv4.ip_local_port_range; hence --bind). The kernel
+searches for a free port on every connect: past about half of a source's ports that
+search dominates the client's CPU, so the default spreads 50,000 over 8 sources.
+For ::1 there is only one loopback address: IPv6 can spread over destination ports
+instead (--servers N), but note that `-c` bounds requests in flight, and with several targets each may keep up
 to `-c` keep-alive connections open (idle ones included), so file descriptors then grow
 with the number of targets.
 
-Usage: bench/scale.py [--connections 50000] [--sources 4] [--servers 4] [--duration 10]
-                      [--family 4|6]
+Usage: bench/scale.py [--connections 50000] [--sources 8] [--servers 1]
+                      [--server-workers 4] [--duration 10] [--family 4|6]
 """
 import argparse
 import json
@@ -41,8 +44,10 @@ import peers  # noqa: E402  (the launcher that reads a tool's own rusage)
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--connections", type=int, default=50000)
-    ap.add_argument("--sources", type=int, default=4)
+    ap.add_argument("--sources", type=int, default=8)
     ap.add_argument("--servers", type=int, default=1)
+    ap.add_argument("--server-workers", type=int, default=4,
+                    help="threads per dualbench serve; each has its own descriptor table")
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--family", default="4", choices=["4", "6"])
     ap.add_argument("--port", type=int, default=19000)
@@ -69,7 +74,8 @@ def main():
         for _ in range(a.servers):
             port = peers.free_port(port)
             servers.append(subprocess.Popen(
-                [dualbench, "serve", "--listen", f"{host}:{port}", "--workers", "1"],
+                [dualbench, "serve", "--listen", f"{host}:{port}", "--workers",
+                 str(a.server_workers)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             urls.append(f"http://{host}:{port}/")
             port += 1

@@ -1,12 +1,14 @@
 //! Types every part of dualbench shares: the address [`Family`], the error value that
 //! becomes one line and an exit code at the top ([`Failure`]), and the monotonic
 //! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
-//! namespace a thread observes from.
+//! namespace a thread observes from; [`fds`], the open-file limit and per-worker
+//! descriptor tables.
 
 pub mod clock;
 mod duration;
 mod error;
 mod family;
+pub mod fds;
 pub mod netns;
 pub mod timer;
 

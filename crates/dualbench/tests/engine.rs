@@ -193,3 +193,95 @@ fn bind_spreads_connections_over_source_addresses() {
     assert!(peers.len() >= 2, "spread over the block: {peers:?}");
     assert!(peers.iter().all(|p| p.to_string().starts_with("127.0.9.")));
 }
+
+/// `cmd` with its open-file limit (soft and hard) lowered to `limit`.
+fn with_nofile(mut cmd: Command, limit: u64) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+fn run_with_nofile(limit: u64, args: &[&str]) -> Output {
+    let mut cmd = bin();
+    cmd.args(["run", "--format", "json"]).args(args);
+    with_nofile(cmd, limit).output().expect("dualbench runs")
+}
+
+/// `dualbench serve` under an open-file limit, stopped on drop.
+struct ServeProcess(std::process::Child);
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn more_connections_than_the_open_file_limit_fit_in_per_worker_tables() {
+    // Server and client both under a hard limit of 1,000 descriptors, 3,000 connections
+    // open at once: each worker thread has its own descriptor table. The server is told
+    // to run 4 workers; the client picks enough workers on its own.
+    let mut serve = bin();
+    serve
+        .args(["serve", "--listen", "127.0.0.1:0", "--workers", "4"])
+        .stdout(std::process::Stdio::piped());
+    let mut server = ServeProcess(with_nofile(serve, 1000).spawn().expect("serve starts"));
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+
+    let out = run_with_nofile(1000, &["-k", "-c", "3000", "-n", "6000", "-s", "30", &url]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let doc = json_of(out, "-c 3000 under a limit of 1000");
+    assert_eq!(v4(&doc, "connections"), 3000);
+    assert_eq!(v4(&doc, "completed"), 6000);
+    let workers = &doc["settings"]["workers"];
+    assert!(workers.as_u64().unwrap() >= 4, "{workers}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // Forced into one worker, the run stops at the limit and says which and what to do.
+    let out = run_with_nofile(
+        1000,
+        &[
+            "-k",
+            "-c",
+            "3000",
+            "-n",
+            "6000",
+            "-s",
+            "30",
+            "--workers",
+            "1",
+            &url,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: -c 3000 may need about 3000 open files in each of 1 workers"),
+        "{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("open-file limit (RLIMIT_NOFILE 1000") && last.contains("--workers"),
+        "{stderr}"
+    );
+}

@@ -97,7 +97,8 @@ pub struct RunCli {
     /// Requests in flight per keep-alive connection (HTTP/1.1 pipelining).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u64,
-    /// Worker threads (default: one per core, at most -c).
+    /// Worker threads (default: one per core, or more when -c needs more open files than
+    /// one descriptor table may hold; at most -c).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
     /// Watch this process (and the kernel) while the run goes: samples go to --monitor-out (repeatable).
@@ -147,7 +148,11 @@ pub fn main(cli: RunCli) -> Result<()> {
         });
         cli.concurrency = cli.concurrency.or(Some(10));
     }
-    let (plan, settings) = config::plan(&cli, &urls, cores)?;
+    let machine = config::Machine {
+        cores,
+        fd_limit: dualbench_common::fds::raise_nofile_limit(),
+    };
+    let (plan, settings) = config::plan(&cli, &urls, machine)?;
     if demo && !cli.quiet {
         eprintln!(
             "No URL given: benchmarking the built-in server at {} ({}-c {}{}).",
@@ -167,11 +172,12 @@ pub fn main(cli: RunCli) -> Result<()> {
             );
         }
     }
-    let limit = engine::raise_nofile_limit();
-    if (plan.concurrency as u64) * (plan.targets.len() as u64).min(2) + 64 > limit {
+    let per_worker = config::connections_needed(plan.concurrency, plan.targets.len())
+        .div_ceil(plan.workers as u64);
+    if per_worker > config::connections_per_worker(machine.fd_limit) {
         eprintln!(
-            "warning: -c {} may need more open files than the limit ({limit}); raise it with ulimit -n",
-            plan.concurrency
+            "warning: -c {} may need about {per_worker} open files in each of {} workers, over the open-file limit ({}): add workers with --workers or raise the limit with ulimit -n",
+            plan.concurrency, plan.workers, machine.fd_limit
         );
     }
     let observers = Observers::start(&observe_config(&cli, &plan)?)?;

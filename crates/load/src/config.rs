@@ -20,9 +20,41 @@ pub struct Settings {
     pub time_limit_s: Option<f64>,
 }
 
+/// The machine a plan is made for.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine {
+    pub cores: usize,
+    /// The open-file limit each descriptor table may use (already raised).
+    pub fd_limit: u64,
+}
+
+/// Descriptors a worker keeps besides its connections (poll, timer, stdio, ...).
+pub const FD_RESERVE: u64 = 64;
+/// The most workers chosen on their own to fit connections under the open-file limit.
+const MAX_AUTO_WORKERS: usize = 256;
+
+/// Connections a plan may hold open at once, about: `-c`, or with keep-alive and
+/// targets in both families, a set per family.
+pub fn connections_needed(concurrency: usize, targets: usize) -> u64 {
+    concurrency as u64 * (targets as u64).min(2)
+}
+
+/// Connections one worker may hold at most under the open-file limit.
+pub fn connections_per_worker(fd_limit: u64) -> u64 {
+    fd_limit.saturating_sub(FD_RESERVE).max(1)
+}
+
+/// Workers when `-w` is not given: one per core, or more when the connections would not
+/// fit in that many descriptor tables (each worker has its own; see
+/// [`dualbench_common::fds`]).
+fn default_workers(machine: Machine, needed: u64) -> usize {
+    let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit)) as usize;
+    machine.cores.max(for_fds.min(MAX_AUTO_WORKERS))
+}
+
 /// Build the plan for these flags and URLs (URLs already chosen: the user's or the
 /// built-in server's).
-pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settings)> {
+pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Settings)> {
     let parsed: Vec<target::Url> = urls
         .iter()
         .map(|u| target::parse_url(u))
@@ -132,7 +164,11 @@ pub fn plan(cli: &RunCli, urls: &[String], cores: usize) -> Result<(Plan, Settin
     if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
         return Err(Failure::usage("-s needs a number of seconds above 0"));
     }
-    let workers = cli.workers.unwrap_or(cores).clamp(1, concurrency);
+    let needed = connections_needed(concurrency, targets.len());
+    let workers = cli
+        .workers
+        .unwrap_or_else(|| default_workers(machine, needed))
+        .clamp(1, concurrency);
     let bind = match &cli.bind {
         Some(s) => target::parse_bind(s)?,
         None => [Vec::new(), Vec::new()],

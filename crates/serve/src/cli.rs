@@ -69,6 +69,8 @@ impl ServeCli {
 pub fn main(cli: ServeCli) -> Result<()> {
     let mut signals = Signals::new([SIGINT, SIGTERM])
         .map_err(|e| Failure::runtime(format!("cannot catch SIGINT/SIGTERM: {e}")))?;
+    // Each worker's connections count against the limit in its own table.
+    dualbench_common::fds::raise_nofile_limit();
     let server = start(cli.config())?;
     announce(&server);
     let _ = signals.forever().next();

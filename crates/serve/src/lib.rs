@@ -28,13 +28,13 @@ pub use response::INDEX_PAGE;
 pub use route::{MAX_BYTES, MAX_DELAY_MS};
 
 use dualbench_common::{Failure, Result};
-use mio::{Poll, Waker};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use worker::{Shared, Worker, WAKER};
+use worker::{Bell, Shared, Worker};
 
 /// The most worker threads a server runs.
 pub const MAX_WORKERS: usize = 1024;
@@ -71,7 +71,8 @@ pub struct ServerHandle {
     addrs: Vec<SocketAddr>,
     unavailable: Vec<Unavailable>,
     shared: Arc<Shared>,
-    wakers: Vec<Waker>,
+    /// One per worker: rung to make it look at the stop flag.
+    bells: Vec<Bell>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -93,8 +94,8 @@ impl ServerHandle {
 
     fn shut_down(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        for waker in &self.wakers {
-            let _ = waker.wake();
+        for bell in &self.bells {
+            bell.ring();
         }
         for thread in self.threads.drain(..) {
             let _ = thread.join();
@@ -126,7 +127,7 @@ pub fn start(config: ServeConfig) -> Result<ServerHandle> {
         addrs: bound.addrs,
         unavailable: bound.unavailable,
         shared,
-        wakers: Vec::with_capacity(workers),
+        bells: Vec::with_capacity(workers),
         threads: Vec::with_capacity(workers),
     };
     for n in 0..workers {
@@ -136,28 +137,46 @@ pub fn start(config: ServeConfig) -> Result<ServerHandle> {
     Ok(handle)
 }
 
+/// Start worker `n` and wait until it has taken what it needs from the listeners.
+///
+/// Each worker runs in a descriptor table of its own (see [`dualbench_common::fds`]), so
+/// the open-file limit caps each worker's connections rather than the whole server's:
+/// the worker copies the process's table, keeps the listeners and its bell at the same
+/// numbers and closes everything else. The caller may drop the listeners once this returns.
 fn spawn_worker(
     handle: &mut ServerHandle,
     listeners: &[std::net::TcpListener],
     n: usize,
 ) -> std::io::Result<()> {
-    let poll = Poll::new()?;
-    let waker = Waker::new(poll.registry(), WAKER)?;
-    let copies = listeners
-        .iter()
-        .map(|l| l.try_clone())
-        .collect::<std::io::Result<Vec<_>>>()?;
-    let worker = Worker::new(poll, copies, handle.shared.clone())?;
+    let bell = Bell::new()?;
+    let bell_fd = bell.as_raw_fd();
+    let listener_fds: Vec<_> = listeners.iter().map(|l| l.as_raw_fd()).collect();
+    let shared = handle.shared.clone();
+    let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
     let thread = std::thread::Builder::new()
         .name(format!("serve-{n}"))
         .spawn(move || {
+            let worker = Worker::new(&listener_fds, bell_fd, shared);
+            let worker = match worker {
+                Ok(w) => {
+                    let _ = ready_tx.send(Ok(()));
+                    w
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
             if let Err(e) = worker.run() {
                 eprintln!("dualbench serve: worker {n} stopped: {e}");
             }
         })?;
-    handle.wakers.push(waker);
+    let started = ready_rx
+        .recv()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the worker ended before it started")));
+    handle.bells.push(bell);
     handle.threads.push(thread);
-    Ok(())
+    started
 }
 
 fn worker_count(asked: usize) -> Result<usize> {

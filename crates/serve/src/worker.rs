@@ -14,13 +14,14 @@ use mio::{Events, Interest, Poll, Token};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The token of the waker that tells a worker to stop.
-pub const WAKER: Token = Token(usize::MAX);
+/// The token of the bell that tells a worker to stop.
+const BELL: Token = Token(usize::MAX);
 /// The worker's timer (for `/delay`): epoll alone would wake up to a millisecond late.
 const TIMER: Token = Token(usize::MAX - 1);
 /// How long accepting pauses when the process is out of file descriptors.
@@ -113,6 +114,8 @@ fn unix_seconds() -> u64 {
 pub struct Worker {
     poll: Poll,
     timer: Timer,
+    /// This worker's copy of its bell (watched by `poll`).
+    _bell: OwnedFd,
     listeners: Vec<TcpListener>,
     conns: Slots,
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
@@ -121,20 +124,66 @@ pub struct Worker {
     accept_paused_until: Option<Instant>,
 }
 
+/// An eventfd another thread rings to wake a worker (the worker polls its own copy).
+#[derive(Debug)]
+pub struct Bell(OwnedFd);
+
+impl Bell {
+    pub fn new() -> io::Result<Bell> {
+        // SAFETY: plain syscall; the descriptor is checked, then owned.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor nothing else owns.
+        Ok(Bell(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn ring(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live buffer to our eventfd.
+        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+    }
+}
+
+impl AsRawFd for Bell {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
 impl Worker {
-    /// Register this worker's copies of the listening sockets with its `poll`.
-    pub fn new(
-        poll: Poll,
-        listeners: Vec<std::net::TcpListener>,
-        shared: Arc<Shared>,
-    ) -> io::Result<Self> {
-        let mut own = Vec::with_capacity(listeners.len());
-        for (i, listener) in listeners.into_iter().enumerate() {
-            let mut listener = TcpListener::from_std(listener);
+    /// Called on the worker's own thread: move into a private descriptor table that keeps
+    /// `listeners` and `bell` (descriptors of the spawning thread, which keeps its own) at
+    /// the same numbers, own those copies, and set up the event loop. Where a private
+    /// table cannot be had, the worker works on duplicates in the shared table instead.
+    pub fn new(listeners: &[RawFd], bell: RawFd, shared: Arc<Shared>) -> io::Result<Self> {
+        let keep: Vec<RawFd> = listeners.iter().copied().chain([bell]).collect();
+        let private = dualbench_common::fds::private_table(&keep).is_ok();
+        let own = |fd: RawFd| -> io::Result<OwnedFd> {
+            if private {
+                // SAFETY: in this thread's private table the descriptor is this worker's
+                // own copy; nothing else in the table refers to it.
+                Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            } else {
+                // SAFETY: the spawning thread keeps `fd` open until this worker is ready.
+                unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()
+            }
+        };
+        let poll = Poll::new()?;
+        let mut own_listeners = Vec::with_capacity(listeners.len());
+        for (i, &fd) in listeners.iter().enumerate() {
+            let mut listener = TcpListener::from_std(std::net::TcpListener::from(own(fd)?));
             poll.registry()
                 .register(&mut listener, Token(i), Interest::READABLE)?;
-            own.push(listener);
+            own_listeners.push(listener);
         }
+        let bell = own(bell)?;
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&bell.as_raw_fd()),
+            BELL,
+            Interest::READABLE,
+        )?;
         let timer = Timer::new()?;
         poll.registry().register(
             &mut mio::unix::SourceFd(&timer.raw_fd()),
@@ -144,7 +193,8 @@ impl Worker {
         Ok(Worker {
             poll,
             timer,
-            listeners: own,
+            _bell: bell,
+            listeners: own_listeners,
             conns: Slots::default(),
             timers: BinaryHeap::new(),
             shared,
@@ -175,7 +225,7 @@ impl Worker {
             let now = Instant::now();
             for event in events.iter() {
                 let Token(token) = event.token();
-                if event.token() == WAKER {
+                if event.token() == BELL {
                     continue;
                 }
                 if event.token() == TIMER {

@@ -139,8 +139,8 @@ fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream
 fn classify_open(e: &io::Error, addr: SocketAddr, source: Option<IpAddr>) -> OpenError {
     match e.raw_os_error() {
         Some(libc::EMFILE) => OpenError::Fatal(Failure::runtime(format!(
-            "hit this process's open-file limit (RLIMIT_NOFILE {}, already raised to the hard limit) opening a connection to {addr}: lower -c, or raise the hard limit first (as root with CAP_SYS_RESOURCE: ulimit -Hn 1048576; under systemd LimitNOFILE=)",
-            nofile_limit()
+            "hit the open-file limit (RLIMIT_NOFILE {}, already raised to the hard limit) in a worker's descriptor table opening a connection to {addr}: add workers with --workers (each has its own table), lower -c, or raise the hard limit (ulimit -Hn, as root)",
+            dualbench_common::fds::nofile_limit()
         ))),
         Some(libc::ENFILE) => OpenError::Fatal(Failure::runtime(format!(
             "hit the system-wide open-file limit (fs.file-max) opening a connection to {addr}: lower -c or raise it with sysctl fs.file-max"
@@ -178,42 +178,4 @@ pub fn classify_io(e: &io::Error, writing: bool) -> Outcome {
         _ if writing => Outcome::ResetRequest,
         _ => Outcome::ResetResponse,
     }
-}
-
-/// The soft open-file limit, for messages.
-pub fn nofile_limit() -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own.
-    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-    r.rlim_cur
-}
-
-/// Raise the open-file limit as far as this process may: both limits to the kernel's
-/// `fs.nr_open` when privileged (CAP_SYS_RESOURCE), else the soft limit to the hard one.
-/// Returns the new soft limit.
-pub fn raise_nofile_limit() -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    // SAFETY: getrlimit/setrlimit read and write the struct we own.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
-        let raised = libc::rlimit {
-            rlim_cur: nr_open.max(r.rlim_max),
-            rlim_max: nr_open.max(r.rlim_max),
-        };
-        if r.rlim_cur < raised.rlim_cur && libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
-            r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
-    nofile_limit()
 }

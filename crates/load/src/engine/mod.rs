@@ -6,7 +6,6 @@
 mod conn;
 mod worker;
 
-pub use conn::raise_nofile_limit;
 pub use worker::LATE_NS;
 
 use crate::record::Record;

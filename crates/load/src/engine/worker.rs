@@ -106,6 +106,11 @@ impl Worker {
         } else {
             0
         };
+        // Every socket this worker opens lives in its own descriptor table, so the open-file
+        // limit applies per worker rather than to the whole process. Where unshare is not
+        // allowed (a seccomp filter), the worker shares the process's table and the limit
+        // is the process's: EMFILE then says so, as before.
+        let _ = dualbench_common::fds::private_table(&[]);
         let poll = Poll::new()?;
         let timer = Timer::new()?;
         poll.registry().register(
