@@ -215,11 +215,11 @@ def tool_argv(tool, mode, url, a, lua):
     if tool == "dualbench":
         argv = [a.dualbench, "run", "-q", "--format", "json", "-c", str(c), "-t", str(d)]
         argv += ["-k"] if ka else []
-        argv += ["--workers", str(a.workers)] if a.workers else []
+        argv += ["--workers", str(a.workers)]
         argv += ["--rate", str(a.rate)] if mode == "open" else []
         return argv + [url]
     if tool == "wrk":
-        argv = ["wrk", f"-t{a.workers or os.cpu_count()}", f"-c{c}", f"-d{d}s", "-s", lua,
+        argv = ["wrk", f"-t{a.workers}", f"-c{c}", f"-d{d}s", "-s", lua,
                 "--timeout", "30s"]
         argv += [] if ka else ["-H", "Connection: close"]
         return argv + [url]
@@ -234,7 +234,7 @@ def tool_argv(tool, mode, url, a, lua):
             # No connection-per-request mode; and h2load 1.52 -D hung on [::1] here
             # (twice, for minutes), so it is measured over IPv4 only.
             return None
-        argv = ["h2load", "--h1", "-t", str(a.workers or os.cpu_count()), "-c", str(c),
+        argv = ["h2load", "--h1", "-t", str(a.workers), "-c", str(c),
                 "-D", str(d)]
         if mode == "open":
             argv += ["--rps", str(a.rate / c)]
@@ -424,9 +424,9 @@ def main():
     ap.add_argument("--modes", default="ka,close,c10k,open,delay,stall")
     ap.add_argument("--families", default="4,6")
     ap.add_argument("--tools", default="dualbench,wrk,ab,h2load,oha")
-    ap.add_argument("--workers", type=int, default=0,
-                    help="threads for dualbench, wrk and h2load (default: each tool's own; "
-                         "wrk and h2load get one per core)")
+    ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                    help="threads for dualbench, wrk and h2load alike (default: one per two "
+                         "cores, what dualbench picks against a server on loopback; ab has one)")
     ap.add_argument("--port", type=int, default=18080)
     ap.add_argument("--json", help="also write every run's figures here")
     a = ap.parse_args()
@@ -442,7 +442,8 @@ def main():
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     print(f"dualbench peers {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"tools {','.join(tools)}" + (f" (not installed: {','.join(sorted(skipped))})" if skipped else "")
-          + f"; load average {os.getloadavg()[0]:.1f}; nofile {hard}", flush=True)
+          + f"; {a.workers} thread(s) each (ab: 1); load average {os.getloadavg()[0]:.1f}; "
+          f"nofile {hard}", flush=True)
     # SIGTERM unwinds like Ctrl-C, so the servers below are stopped by their pids.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     servers = Servers(a.dualbench)

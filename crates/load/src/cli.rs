@@ -97,7 +97,8 @@ pub struct RunCli {
     /// Requests in flight per keep-alive connection (HTTP/1.1 pipelining).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u64,
-    /// Worker threads (default: one per core, or more when -c needs more open files than
+    /// Worker threads (default: one per core; one per two cores when every target is on
+    /// loopback, leaving the rest to the server; more when -c needs more open files than
     /// one descriptor table may hold; at most -c).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,

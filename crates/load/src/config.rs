@@ -44,12 +44,20 @@ pub fn connections_per_worker(fd_limit: u64) -> u64 {
     fd_limit.saturating_sub(FD_RESERVE).max(1)
 }
 
-/// Workers when `-w` is not given: one per core, or more when the connections would not
-/// fit in that many descriptor tables (each worker has its own; see
-/// [`dualbench_common::fds`]).
-fn default_workers(machine: Machine, needed: u64) -> usize {
+/// Workers when `--workers` is not given: one per core, or one per two cores when every
+/// target is a loopback address (the server then runs on these cores too, and a generator
+/// that takes them all competes with it: against nginx on loopback on 2 cores, one worker
+/// did the same requests/s as two at 0.85x the CPU per request, see docs/engine.md); more
+/// when the connections would not fit in that many descriptor tables (each worker has its
+/// own; see [`dualbench_common::fds`]).
+fn default_workers(machine: Machine, needed: u64, loopback: bool) -> usize {
+    let for_cores = if loopback {
+        (machine.cores / 2).max(1)
+    } else {
+        machine.cores
+    };
     let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit)) as usize;
-    machine.cores.max(for_fds.min(MAX_AUTO_WORKERS))
+    for_cores.max(for_fds.min(MAX_AUTO_WORKERS))
 }
 
 /// Build the plan for these flags and URLs (URLs already chosen: the user's or the
@@ -165,9 +173,10 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         return Err(Failure::usage("-s needs a number of seconds above 0"));
     }
     let needed = connections_needed(concurrency, targets.len());
+    let loopback = targets.iter().all(|t| t.addr.ip().is_loopback());
     let workers = cli
         .workers
-        .unwrap_or_else(|| default_workers(machine, needed))
+        .unwrap_or_else(|| default_workers(machine, needed, loopback))
         .clamp(1, concurrency);
     let bind = match &cli.bind {
         Some(s) => target::parse_bind(s)?,
@@ -271,4 +280,34 @@ pub fn family_available(f: Family) -> bool {
         Family::V6 => socket2::Domain::IPV6,
     };
     socket2::Socket::new(domain, socket2::Type::DGRAM, None).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(cores: usize, fd_limit: u64) -> Machine {
+        Machine { cores, fd_limit }
+    }
+
+    #[test]
+    fn workers_leave_half_the_cores_to_a_server_on_loopback() {
+        assert_eq!(default_workers(machine(8, 20_000), 100, false), 8);
+        assert_eq!(default_workers(machine(8, 20_000), 100, true), 4);
+        assert_eq!(default_workers(machine(2, 20_000), 50, true), 1);
+        assert_eq!(default_workers(machine(1, 20_000), 50, true), 1);
+    }
+
+    #[test]
+    fn workers_grow_to_fit_connections_under_the_open_file_limit() {
+        // 50,000 connections under a limit of 20,000 per table: 3 tables.
+        assert_eq!(default_workers(machine(2, 20_000), 50_000, true), 3);
+        assert_eq!(default_workers(machine(2, 20_000), 50_000, false), 3);
+        assert_eq!(default_workers(machine(4, 20_000), 50_000, false), 4);
+        // Never more than the cap, however low the limit.
+        assert_eq!(
+            default_workers(machine(2, 100), 1_000_000, false),
+            MAX_AUTO_WORKERS
+        );
+    }
 }

@@ -75,6 +75,56 @@ impl Conn {
         }
     }
 
+    /// Send bytes on the socket. A raw `sendto` system call: glibc's `send` is a thread
+    /// cancellation point and wraps every call in two more function calls, which showed
+    /// as 1.5% of the generator's CPU at 120,000 requests/s.
+    #[inline]
+    pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sendto reads `buf.len()` bytes from a live slice; no address is passed.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_sendto,
+                self.sock.as_raw_fd(),
+                buf.as_ptr(),
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+                std::ptr::null::<libc::sockaddr>(),
+                0,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// Receive bytes from the socket (a raw `recvfrom`, for the reason given at [`send`]).
+    ///
+    /// [`send`]: Conn::send
+    #[inline]
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: recvfrom writes at most `buf.len()` bytes into a live slice.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_recvfrom,
+                self.sock.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+                0,
+                std::ptr::null_mut::<libc::sockaddr>(),
+                std::ptr::null_mut::<libc::socklen_t>(),
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
     /// Whether another request may be queued on this connection now.
     pub fn has_room(&self, pipeline: usize) -> bool {
         !self.closing && self.pending.len() < pipeline

@@ -124,17 +124,23 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let plan = Arc::new(plan);
     let mut handles = Vec::new();
     let mut fatal = None;
+    // Each worker holds a sender until it ends (or unwinds): the channel disconnects the
+    // moment the last one is done, so the run ends without waiting for a progress tick.
+    let (alive, all_done) = std::sync::mpsc::channel::<()>();
     for i in 0..plan.workers {
-        let (p, s) = (plan.clone(), shared.clone());
+        let (p, s, alive) = (plan.clone(), shared.clone(), alive.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("dualbench-w{i}"))
-            .spawn(move || match Worker::new(i, p, s.clone()) {
-                Ok(w) => w.run(),
-                Err(e) => {
-                    s.stop.store(true, Ordering::Relaxed);
-                    WorkerResult {
-                        fatal: Some(Failure::runtime(format!("cannot start worker: {e}"))),
-                        ..Default::default()
+            .spawn(move || {
+                let _alive = alive;
+                match Worker::new(i, p, s.clone()) {
+                    Ok(w) => w.run(),
+                    Err(e) => {
+                        s.stop.store(true, Ordering::Relaxed);
+                        WorkerResult {
+                            fatal: Some(Failure::runtime(format!("cannot start worker: {e}"))),
+                            ..Default::default()
+                        }
                     }
                 }
             });
@@ -147,8 +153,10 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
             }
         }
     }
-    while !handles.iter().all(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(100));
+    drop(alive);
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+        all_done.recv_timeout(Duration::from_millis(100))
+    {
         progress.update(shared.done(), Duration::from_nanos(shared.elapsed_ns()));
     }
     let end_ns = shared.elapsed_ns();

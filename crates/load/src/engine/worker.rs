@@ -17,7 +17,7 @@ use dualbench_pace::{Arrival, Pace, Schedule};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -90,6 +90,8 @@ pub struct Worker {
     /// connection allocates nothing once the run is warm).
     spare_queues: Vec<VecDeque<Pending>>,
     buf: Vec<u8>,
+    /// Requests ended so far (published as this worker's progress counter).
+    ended: u64,
     out: WorkerResult,
 }
 
@@ -135,6 +137,7 @@ impl Worker {
             binds_used: [0, 0],
             spare_queues: Vec::new(),
             buf: vec![0u8; READ_BUF],
+            ended: 0,
             out: WorkerResult {
                 records: Vec::with_capacity(keep),
                 ..Default::default()
@@ -411,23 +414,28 @@ impl Worker {
 
     /// React to readiness on connection `key`.
     fn drive(&mut self, key: usize, ready: Ready) {
-        let now = self.shared.elapsed_ns();
-        if self.conns[key].phase == Phase::Connecting {
-            if ready.failed {
-                let o = match self.conns[key].sock.take_error() {
-                    Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
-                    Ok(None) => Outcome::ResetConnect,
-                };
+        let c = &self.conns[key];
+        // The clock is read only when there is a connect or a request to time here; a
+        // response takes its own reading when it is read.
+        if c.phase == Phase::Connecting || c.writing < c.pending.len() {
+            let now = self.shared.elapsed_ns();
+            if self.conns[key].phase == Phase::Connecting {
+                if ready.failed {
+                    let o = match self.conns[key].sock.take_error() {
+                        Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
+                        Ok(None) => Outcome::ResetConnect,
+                    };
+                    return self.close(key, Some(o), now);
+                }
+                if !ready.writable {
+                    return;
+                }
+                // A non-blocking connect that reports writable without an error is established.
+                self.connected(key, now);
+            }
+            if let Err(o) = self.write(key, now) {
                 return self.close(key, Some(o), now);
             }
-            if !ready.writable {
-                return;
-            }
-            // A non-blocking connect that reports writable without an error is established.
-            self.connected(key, now);
-        }
-        if let Err(o) = self.write(key, now) {
-            return self.close(key, Some(o), now);
         }
         if ready.readable {
             self.read(key, ready.peer_closed);
@@ -448,7 +456,7 @@ impl Worker {
         let c = &mut self.conns[key];
         let req = &self.plan.requests[c.target];
         while c.writing < c.pending.len() {
-            match c.sock.write(&req[c.write_off..]) {
+            match c.send(&req[c.write_off..]) {
                 Ok(0) => return Err(Outcome::ResetRequest),
                 Ok(n) => {
                     c.write_off += n;
@@ -473,7 +481,7 @@ impl Worker {
     fn read(&mut self, key: usize, peer_closed: bool) {
         loop {
             let now;
-            let n = match self.conns[key].sock.read(&mut self.buf) {
+            let n = match self.conns[key].recv(&mut self.buf) {
                 Ok(n) => {
                     now = self.shared.elapsed_ns();
                     n
@@ -677,7 +685,9 @@ impl Worker {
             self.out.records.push(r);
         }
         self.out.last_end_ns = self.out.last_end_ns.max(now);
-        self.shared.progress[self.index].fetch_add(1, Ordering::Relaxed);
+        // Only this worker writes its counter: a plain store, no locked read-modify-write.
+        self.ended += 1;
+        self.shared.progress[self.index].store(self.ended, Ordering::Relaxed);
     }
 
     /// Open loop: slots that were due but never sent are counted as unsent.
