@@ -242,12 +242,19 @@ pub struct RunMeta {
 }
 
 impl RunMeta {
-    /// The generator's CPU use as a fraction of all its cores over `duration_s` (0..1).
+    /// Cores the generator's workers could keep busy: one per worker thread, at most the
+    /// machine's.
+    pub fn usable_cores(&self) -> u64 {
+        self.workers.min(self.cores).max(1)
+    }
+
+    /// The generator's CPU use as a fraction of the cores its workers could use over
+    /// `duration_s` (0..1): one worker on a 2-core machine is saturated at 1.0, not 0.5.
     pub fn cpu_fraction(&self, duration_s: f64) -> f64 {
         if duration_s <= 0.0 || self.cores == 0 {
             return 0.0;
         }
-        (self.cpu_user_s + self.cpu_sys_s) / (duration_s * self.cores as f64)
+        (self.cpu_user_s + self.cpu_sys_s) / (duration_s * self.usable_cores() as f64)
     }
 }
 

@@ -172,6 +172,29 @@ fn open_loop_shows_late_and_unsent_slots_and_both_latencies() {
 }
 
 #[test]
+fn one_busy_worker_is_generator_bound_on_two_cores() {
+    // One worker (the loopback default on 2 cores) busy 95% of the run: half of the
+    // machine, but all of what its one thread could use.
+    let (mut s, _) = scenarios::interrupted();
+    s.meta.workers = 1;
+    let busy = s.duration_s() * 0.95;
+    (s.meta.cpu_user_s, s.meta.cpu_sys_s) = (busy * 0.4, busy * 0.6);
+    let report = text::render(&s);
+    assert_eq!(
+        report.lines().nth(1),
+        Some(
+            "WARNING: the load generator used 95% of 1 CPU core (1 worker): results may be \
+             generator-bound; more workers (--workers) may help"
+        )
+    );
+    assert_eq!(json::render(&s)["generator"]["bound"], true);
+    // At 85% of its one core it is not.
+    (s.meta.cpu_user_s, s.meta.cpu_sys_s) = (s.duration_s() * 0.85, 0.0);
+    assert!(!text::render(&s).contains("WARNING"));
+    assert_eq!(json::render(&s)["generator"]["bound"], false);
+}
+
+#[test]
 fn interrupted_and_generator_bound_runs_say_so_first() {
     let (s, _) = scenarios::interrupted();
     let report = text::render(&s);
@@ -182,7 +205,7 @@ fn interrupted_and_generator_bound_runs_say_so_first() {
     );
     assert_eq!(
         lines.next(),
-        Some("WARNING: the load generator used 95% of its 2 CPU cores: results may be generator-bound")
+        Some("WARNING: the load generator used 95% of 2 CPU cores (2 workers): results may be generator-bound")
     );
     assert_eq!(
         line(&report, "Complete requests:"),

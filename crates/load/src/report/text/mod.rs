@@ -35,11 +35,19 @@ fn caveats(s: &RunSummary) -> String {
     }
     let cpu = s.meta.cpu_fraction(s.duration_s());
     if cpu > GENERATOR_BOUND {
+        let cores = s.meta.usable_cores();
         out.push_str(&format!(
-            "WARNING: the load generator used {:.0}% of its {} CPU cores: results may be \
-             generator-bound\n",
+            "WARNING: the load generator used {:.0}% of {cores} CPU core{} ({} worker{}): \
+             results may be generator-bound{}\n",
             cpu * 100.0,
-            s.meta.cores
+            if cores == 1 { "" } else { "s" },
+            s.meta.workers,
+            if s.meta.workers == 1 { "" } else { "s" },
+            if s.meta.workers < s.meta.cores {
+                "; more workers (--workers) may help"
+            } else {
+                ""
+            }
         ));
     }
     if !out.is_empty() {
