@@ -67,7 +67,13 @@ http {{
 }}
 """
 
+# wrk is given the two header lines dualbench sends by default, so that both tools send the
+# same request (ab sends the same two lines of its own): the server's work per request,
+# and so its requests/s, then does not differ with the tool. Measured: the 40 fewer bytes
+# of wrk's bare request gave nginx about 2% more requests/s.
 WRK_LUA = """\
+wrk.headers["User-Agent"] = "dualbench/0.1.0"
+wrk.headers["Accept"] = "*/*"
 done = function(summary, latency, requests)
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"errors":%d,'
     .. '"p50_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d}\\n',
