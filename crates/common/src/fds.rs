@@ -80,8 +80,22 @@ pub fn private_table(keep: &[RawFd]) -> io::Result<()> {
 fn close_range(first: u32, last: u32) -> io::Result<()> {
     // SAFETY: closes descriptors of the calling thread's own, just-copied table that it
     // was told it does not need.
-    if unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) } != 0 {
-        return Err(io::Error::last_os_error());
+    if unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) } == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(err);
+    }
+    // Kernels before 5.9 have no close_range: close what the table lists, one by one.
+    let open: Vec<u32> = std::fs::read_dir("/proc/thread-self/fd")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| (first..=last).contains(fd))
+        .collect();
+    for fd in open {
+        // SAFETY: as above; a number that was the listing's own (now closed) descriptor
+        // only fails with EBADF.
+        unsafe { libc::close(fd as i32) };
     }
     Ok(())
 }

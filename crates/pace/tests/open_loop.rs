@@ -31,7 +31,11 @@ fn per_second(mut schedule: Schedule, mix: &Interleave, step_ns: u64) -> Vec<[u6
 fn four_to_one_at_1000_per_second_is_exact_in_every_second() {
     // Entry 0 is IPv6 (weight 4), entry 1 IPv4 (weight 1): ANMA's 4:1.
     let mix = Interleave::new(&[4, 1]).unwrap();
-    let schedule = Schedule::new(Arrival::Constant { rate: 1000.0 }, None, Some(5_000_000_000));
+    let schedule = Schedule::new(
+        Arrival::Constant { rate: 1000.0 },
+        None,
+        Some(5_000_000_000),
+    );
     let seconds = per_second(schedule, &mix, 250_000);
     assert_eq!(seconds, vec![[800, 200]; 5]);
 }
@@ -39,7 +43,11 @@ fn four_to_one_at_1000_per_second_is_exact_in_every_second() {
 #[test]
 fn one_to_four_at_20000_per_second_for_ten_seconds() {
     let mix = Interleave::new(&[1, 4]).unwrap();
-    let schedule = Schedule::new(Arrival::Constant { rate: 20000.0 }, None, Some(10_000_000_000));
+    let schedule = Schedule::new(
+        Arrival::Constant { rate: 20000.0 },
+        None,
+        Some(10_000_000_000),
+    );
     let seconds = per_second(schedule, &mix, 1_000_000);
     assert_eq!(seconds, vec![[4000, 16000]; 10]);
 }

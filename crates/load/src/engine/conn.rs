@@ -21,6 +21,15 @@ pub struct Pending {
     pub reused: bool,
 }
 
+/// A system call's return as a byte count, or the error it set.
+fn byte_count(ret: libc::c_long) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Connecting,
@@ -93,11 +102,7 @@ impl Conn {
                 0,
             )
         };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        byte_count(n)
     }
 
     /// Receive bytes from the socket (a raw `recvfrom`, for the reason given at [`send`]).
@@ -118,11 +123,7 @@ impl Conn {
                 std::ptr::null_mut::<libc::socklen_t>(),
             )
         };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        byte_count(n)
     }
 
     /// Whether another request may be queued on this connection now.
