@@ -90,8 +90,6 @@ pub struct Worker {
     /// connection allocates nothing once the run is warm).
     spare_queues: Vec<VecDeque<Pending>>,
     buf: Vec<u8>,
-    /// Requests ended so far (published as this worker's progress counter).
-    ended: u64,
     out: WorkerResult,
 }
 
@@ -137,7 +135,6 @@ impl Worker {
             binds_used: [0, 0],
             spare_queues: Vec::new(),
             buf: vec![0u8; READ_BUF],
-            ended: 0,
             out: WorkerResult {
                 records: Vec::with_capacity(keep),
                 ..Default::default()
@@ -415,31 +412,41 @@ impl Worker {
     /// React to readiness on connection `key`.
     fn drive(&mut self, key: usize, ready: Ready) {
         let c = &self.conns[key];
+        let connecting = c.phase == Phase::Connecting;
         // The clock is read only when there is a connect or a request to time here; a
         // response takes its own reading when it is read.
-        if c.phase == Phase::Connecting || c.writing < c.pending.len() {
-            let now = self.shared.elapsed_ns();
-            if self.conns[key].phase == Phase::Connecting {
-                if ready.failed {
-                    let o = match self.conns[key].sock.take_error() {
-                        Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
-                        Ok(None) => Outcome::ResetConnect,
-                    };
-                    return self.close(key, Some(o), now);
-                }
-                if !ready.writable {
-                    return;
-                }
-                // A non-blocking connect that reports writable without an error is established.
-                self.connected(key, now);
-            }
-            if let Err(o) = self.write(key, now) {
-                return self.close(key, Some(o), now);
-            }
+        if (connecting || c.writing < c.pending.len()) && !self.connect_and_send(key, ready) {
+            return;
         }
         if ready.readable {
             self.read(key, ready.peer_closed);
         }
+    }
+
+    /// Finish a pending connect and write what is queued. False when the connection
+    /// closed (failed) or is still connecting.
+    fn connect_and_send(&mut self, key: usize, ready: Ready) -> bool {
+        let now = self.shared.elapsed_ns();
+        if self.conns[key].phase == Phase::Connecting {
+            if ready.failed {
+                let o = match self.conns[key].sock.take_error() {
+                    Ok(Some(e)) | Err(e) => conn::classify_connect(&e),
+                    Ok(None) => Outcome::ResetConnect,
+                };
+                self.close(key, Some(o), now);
+                return false;
+            }
+            if !ready.writable {
+                return false;
+            }
+            // A non-blocking connect that reports writable without an error is established.
+            self.connected(key, now);
+        }
+        if let Err(o) = self.write(key, now) {
+            self.close(key, Some(o), now);
+            return false;
+        }
+        true
     }
 
     fn connected(&mut self, key: usize, now: u64) {
@@ -686,8 +693,8 @@ impl Worker {
         }
         self.out.last_end_ns = self.out.last_end_ns.max(now);
         // Only this worker writes its counter: a plain store, no locked read-modify-write.
-        self.ended += 1;
-        self.shared.progress[self.index].store(self.ended, Ordering::Relaxed);
+        let ended = self.out.families.iter().map(|f| f.requests).sum();
+        self.shared.progress[self.index].store(ended, Ordering::Relaxed);
     }
 
     /// Open loop: slots that were due but never sent are counted as unsent.
