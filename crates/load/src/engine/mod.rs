@@ -4,6 +4,7 @@
 //! second Ctrl-C exits at once.
 
 mod conn;
+mod deadlines;
 mod worker;
 
 pub use worker::LATE_NS;

@@ -7,6 +7,7 @@
 //! drive sockets: connected → request written → response parsed → record.
 
 use super::conn::{self, Conn, OpenError, Pending, Phase};
+use super::deadlines::{Deadline, Deadlines};
 use super::{Plan, Shared};
 use crate::http::{Feed, ParseError};
 use crate::record::{Outcome, Record};
@@ -77,8 +78,7 @@ pub struct Worker {
     ready: Vec<Vec<usize>>,
     /// Open loop: slots that are due but found no room yet (slot, intended).
     backlog: VecDeque<(u64, u64)>,
-    /// Request deadlines in start order (all share one timeout): (deadline, conn key, conn id, slot).
-    deadlines: VecDeque<(u64, usize, u64, u64)>,
+    deadlines: Deadlines,
     schedule: Schedule,
     schedule_done: bool,
     next_due_ns: u64,
@@ -125,7 +125,7 @@ impl Worker {
             conns: Slab::with_capacity(share.max(1)),
             ready: vec![Vec::new(); ntargets],
             backlog: VecDeque::new(),
-            deadlines: VecDeque::with_capacity(cap.max(1)),
+            deadlines: Deadlines::with_capacity(cap.max(1)),
             schedule,
             schedule_done: cap == 0,
             next_due_ns: 0,
@@ -217,7 +217,7 @@ impl Worker {
 
     fn poll_timeout(&self, now: u64) -> u64 {
         let mut t = MAX_TICK_NS;
-        if let Some(&(d, ..)) = self.deadlines.front() {
+        if let Some(d) = self.deadlines.next_ns() {
             t = t.min(d.saturating_sub(now));
         }
         if !self.schedule_done && self.in_flight < self.cap && self.next_due_ns > now {
@@ -382,30 +382,26 @@ impl Worker {
     }
 
     fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
-        let id = self.conns[key].id;
+        let d = Deadline {
+            at_ns: now + self.plan.timeout_ns,
+            key,
+            conn: self.conns[key].id,
+            slot,
+        };
+        let conns = &self.conns;
         self.deadlines
-            .push_back((now + self.plan.timeout_ns, key, id, slot));
+            .arm(d, self.in_flight, |d| still_pending(conns, d));
     }
 
     /// Fail connections whose oldest request passed its deadline.
     fn expire(&mut self, now: u64) {
-        while let Some(&(deadline, key, id, slot)) = self.deadlines.front() {
-            if deadline > now {
-                break;
-            }
-            self.deadlines.pop_front();
-            let Some(c) = self.conns.get(key) else {
-                continue;
-            };
-            if c.id != id || !c.pending.iter().any(|p| p.slot == slot) {
-                continue;
-            }
-            let o = if c.phase == Phase::Connecting {
+        while let Some(d) = self.deadlines.due(now, |d| still_pending(&self.conns, d)) {
+            let o = if self.conns[d.key].phase == Phase::Connecting {
                 Outcome::TimeoutConnect
             } else {
                 Outcome::TimeoutResponse
             };
-            self.close(key, Some(o), now);
+            self.close(d.key, Some(o), now);
         }
     }
 
@@ -718,6 +714,13 @@ impl Worker {
         self.out.cpu_sys_s = sys;
         self.out
     }
+}
+
+/// Whether a deadline's request still waits for its response on the same connection.
+fn still_pending(conns: &Slab<Conn>, d: &Deadline) -> bool {
+    conns
+        .get(d.key)
+        .is_some_and(|c| c.id == d.conn && c.pending.iter().any(|p| p.slot == d.slot))
 }
 
 fn note_length(lengths: &mut Vec<(u64, u64)>, len: u64) {
