@@ -45,7 +45,8 @@ impl Header {
     }
 
     /// Read a header; `None` when the bytes are too short, the magic is wrong or the
-    /// length cannot hold the header.
+    /// length is outside [`MIN_SIZE`]..=[`MAX_SIZE`] (a TCP sink buffers a message whole,
+    /// so a foreign length must not make it buffer gigabytes).
     pub fn parse(buf: &[u8]) -> Option<Header> {
         if buf.len() < HEADER_LEN || buf[0..4] != MAGIC {
             return None;
@@ -54,7 +55,7 @@ impl Header {
         let mut sent = [0u8; 8];
         sent.copy_from_slice(&buf[16..24]);
         let len = u32_at(12);
-        if (len as usize) < HEADER_LEN {
+        if !(MIN_SIZE..=MAX_SIZE).contains(&u64::from(len)) {
             return None;
         }
         let proto = if u32_at(24) & 1 == 1 {
@@ -115,5 +116,14 @@ mod tests {
         let mut short_len = buf;
         short_len[15] = 27;
         assert!(Header::parse(&short_len).is_none());
+        let mut huge_len = buf;
+        huge_len[12..16].copy_from_slice(&(MAX_SIZE as u32 + 1).to_be_bytes());
+        assert!(Header::parse(&huge_len).is_none());
+        let mut largest = buf;
+        largest[12..16].copy_from_slice(&(MAX_SIZE as u32).to_be_bytes());
+        assert_eq!(
+            Header::parse(&largest).map(|h| h.len),
+            Some(MAX_SIZE as u32)
+        );
     }
 }
