@@ -1,6 +1,7 @@
 //! The load engine end to end (not timed): open-loop late/unsent accounting against a
-//! stalling server, HTTP/1.1 pipelining counts, `--bind` spreading connections over source
-//! addresses (seen from the server side).
+//! stalling server, HTTP/1.1 pipelining counts, pipelined requests sent again when a server
+//! closes a kept-alive connection, `--bind` spreading connections over source addresses
+//! (seen from the server side).
 
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -284,4 +285,58 @@ fn more_connections_than_the_open_file_limit_fit_in_per_worker_tables() {
         last.contains("open-file limit (RLIMIT_NOFILE 1000") && last.contains("--workers"),
         "{stderr}"
     );
+}
+
+/// A keep-alive server that answers three requests per connection and then closes it, as
+/// nginx does after `keepalive_requests`, leaving pipelined requests unanswered; like
+/// nginx's lingering close it shuts its side first and reads on to the client's end, so
+/// the client sees a FIN, not a reset. Serves `conns` connections, then stops.
+fn three_per_connection_server(conns: usize) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(conns) {
+            let Ok(mut s) = stream else { break };
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                let (mut seen, mut answered, mut buf) = (Vec::new(), 0, [0u8; 4096]);
+                while answered < 3 {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                    let heads = seen.windows(4).filter(|w| w == b"\r\n\r\n").count();
+                    while answered < heads.min(3) {
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if s.write_all(answer).is_err() {
+                            return;
+                        }
+                        answered += 1;
+                    }
+                }
+                let _ = s.shutdown(std::net::Shutdown::Write);
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn pipelined_requests_a_server_closed_on_are_sent_again_on_new_connections() {
+    // 60 requests, 4 in flight on each of 2 connections; every connection ends after 3
+    // answers, so the requests pipelined behind them go out again on new connections.
+    let (port, server) = three_per_connection_server(1000);
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut args: Vec<&str> = "-n 60 -c 2 -k --pipeline 4 --workers 1 -s 10"
+        .split(' ')
+        .collect();
+    args.push(&url);
+    let doc = run_json(&args);
+    assert_eq!(v4(&doc, "completed"), 60, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 0);
+    // At most 3 answers per connection, fewer only on the last two (out of requests).
+    let conns = v4(&doc, "connections");
+    assert!((20..=22).contains(&conns), "{conns} connections");
+    drop(server);
 }

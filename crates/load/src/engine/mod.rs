@@ -161,7 +161,24 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
         progress.update(shared.done(), Duration::from_nanos(shared.elapsed_ns()));
     }
     let end_ns = shared.elapsed_ns();
-    let results: Vec<WorkerResult> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+    let mut results: Vec<WorkerResult> = Vec::with_capacity(handles.len());
+    for h in handles {
+        match h.join() {
+            Ok(r) => results.push(r),
+            // A bug, not an input: say so rather than report the other workers' share as
+            // if it were the whole run.
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                fatal.get_or_insert(Failure::runtime(format!(
+                    "a worker thread failed ({why}); its requests are missing from the report"
+                )));
+            }
+        }
+    }
     progress.update(shared.done(), Duration::from_nanos(end_ns));
     let interrupted = signals.reason();
     drop(signals);

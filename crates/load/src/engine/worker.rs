@@ -332,10 +332,17 @@ impl Worker {
                 return Ok(());
             }
         }
-        self.connect(target, pending, now)
+        self.connect(target, pending, now).map(|_| ())
     }
 
-    fn connect(&mut self, target: usize, pending: Pending, now: u64) -> Result<(), Failure> {
+    /// Open a connection for `pending`: the new connection's key, or None when opening it
+    /// failed in a way that ends just this request (recorded).
+    fn connect(
+        &mut self,
+        target: usize,
+        pending: Pending,
+        now: u64,
+    ) -> Result<Option<usize>, Failure> {
         let t = &self.plan.targets[target];
         let fam = t.family.index();
         let binds = &self.plan.bind[fam];
@@ -354,7 +361,7 @@ impl Worker {
             }
             Err(OpenError::Outcome(o)) => {
                 self.record(target, u64::MAX, pending, Got::default(), now, o);
-                return Ok(());
+                return Ok(None);
             }
         };
         let id = (self.next_conn << 8) | self.index as u64;
@@ -378,7 +385,7 @@ impl Worker {
         }
         entry.insert(c);
         self.arm_deadline(key, pending.slot, now);
-        Ok(())
+        Ok(Some(key))
     }
 
     fn arm_deadline(&mut self, key: usize, slot: u64, now: u64) {
@@ -557,11 +564,17 @@ impl Worker {
         self.close(key, Some(Outcome::ProtocolError), now)
     }
 
+    /// The server closed a kept-alive connection before answering what was sent on it:
+    /// send those requests again, together on one new connection as they were on the old.
     fn retry(&mut self, key: usize, now: u64) {
         let mut c = self.conns.remove(key);
+        if c.in_ready {
+            self.ready[c.target].retain(|&k| k != key);
+        }
         self.lifetime(&c, now);
         let target = c.target;
         let mut queue = std::mem::take(&mut c.pending);
+        let mut on = None;
         for p in queue.drain(..) {
             let again = Pending {
                 start_ns: now,
@@ -571,9 +584,14 @@ impl Worker {
                 reused: false,
                 ..p
             };
-            if let Err(f) = self.connect(target, again, now) {
-                self.fail_run(f);
-                return;
+            if let Some(k) = on {
+                self.conns[k].pending.push_back(again);
+                self.arm_deadline(k, again.slot, now);
+                continue;
+            }
+            match self.connect(target, again, now) {
+                Ok(k) => on = k,
+                Err(f) => return self.fail_run(f),
             }
         }
         self.spare_queues.push(queue);
