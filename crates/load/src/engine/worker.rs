@@ -2,9 +2,10 @@
 //! and counters; nothing shared on the hot path but a progress counter only it writes.
 //!
 //! The loop: take the slots that are due from the schedule (closed loop: while fewer than
-//! the worker's share of `-c` are in flight; open loop: at their intended times, queueing
-//! the late ones), put each on a ready connection to its target or open a new one, then
-//! drive sockets: connected → request written → response parsed → record.
+//! the worker's share of `-c` are in flight; open loop: at their intended times, or late,
+//! keeping those times, once there is room), put each on a ready connection to its target
+//! or open a new one, then drive sockets: connected → request written → response parsed →
+//! record.
 
 use super::conn::{self, Conn, OpenError, Pending, Phase};
 use super::deadlines::{Deadline, Deadlines};
@@ -76,8 +77,6 @@ pub struct Worker {
     conns: Slab<Conn>,
     /// Per target: connections that can take another request now.
     ready: Vec<Vec<usize>>,
-    /// Open loop: slots that are due but found no room yet (slot, intended).
-    backlog: VecDeque<(u64, u64)>,
     deadlines: Deadlines,
     schedule: Schedule,
     schedule_done: bool,
@@ -124,7 +123,6 @@ impl Worker {
             timer,
             conns: Slab::with_capacity(share.max(1)),
             ready: vec![Vec::new(); ntargets],
-            backlog: VecDeque::new(),
             deadlines: Deadlines::with_capacity(cap.max(1)),
             schedule,
             schedule_done: cap == 0,
@@ -155,18 +153,16 @@ impl Worker {
             }
             if self.plan.max_ns.is_some_and(|m| now >= m) {
                 // Time is up (the schedule has handed out its last slot): start nothing
-                // more, not even from the backlog; what is in flight may finish, each
-                // request still bounded by its own timeout, so every one is classified.
-                // Slots that fell due meanwhile are counted unsent.
-                self.queue_due(now);
-                self.schedule_done = true;
-                self.drop_backlog();
+                // more, not even a late slot; what is in flight may finish, each request
+                // still bounded by its own timeout, so every one is classified. Slots that
+                // fell due but never started are counted unsent.
+                self.count_unsent(now);
             }
             if let Err(f) = self.dispatch(now) {
                 self.fail_run(f);
                 break;
             }
-            if self.schedule_done && self.backlog.is_empty() && self.in_flight == 0 {
+            if self.schedule_done && self.in_flight == 0 {
                 break;
             }
             let wait = self.poll_timeout(now);
@@ -229,16 +225,11 @@ impl Worker {
         t
     }
 
-    /// Start every slot that is due and has room.
+    /// Start every slot that is due and has room. In open loop, slots that fall due while
+    /// every connection is busy stay in the schedule (it hands them out one at a time, each
+    /// with its intended time) and start late when room frees up; nothing queues per slot.
     fn dispatch(&mut self, now: u64) -> Result<(), Failure> {
-        while self.in_flight < self.cap {
-            if let Some((slot, intended)) = self.backlog.pop_front() {
-                self.start(slot, intended, now)?;
-                continue;
-            }
-            if self.schedule_done {
-                break;
-            }
+        while self.in_flight < self.cap && !self.schedule_done {
             match self.schedule.pace(now) {
                 Pace::Stop => self.schedule_done = true,
                 Pace::Wait(ns) => {
@@ -258,33 +249,22 @@ impl Worker {
                 }
             }
         }
-        self.queue_due(now);
         Ok(())
     }
 
-    /// Open loop: slots due while every connection is busy wait in the backlog, late.
-    fn queue_due(&mut self, now: u64) {
-        if self.plan.arrival == Arrival::Closed || self.schedule_done {
-            return;
-        }
-        loop {
-            match self.schedule.pace(now) {
-                Pace::Stop => {
-                    self.schedule_done = true;
-                    break;
-                }
-                Pace::Wait(ns) => {
-                    self.next_due_ns = now + ns;
-                    break;
-                }
-                Pace::Go { intended_ns } => {
-                    let slot = self.schedule.issued() - 1;
-                    if self.owns(slot) {
-                        self.backlog.push_back((slot, intended_ns));
-                    }
+    /// End the schedule. Open loop: this worker's slots that fell due by `now` but never
+    /// started are counted as unsent.
+    fn count_unsent(&mut self, now: u64) {
+        if self.plan.arrival != Arrival::Closed && !self.schedule_done {
+            while let Pace::Go { .. } = self.schedule.pace(now) {
+                let slot = self.schedule.issued() - 1;
+                if self.owns(slot) {
+                    let f = self.plan.targets[self.plan.interleave.pick(slot)].family;
+                    self.out.families[f.index()].unsent += 1;
                 }
             }
         }
+        self.schedule_done = true;
     }
 
     /// Slots go to workers in whole interleaving cycles, so each worker alone keeps the ratio.
@@ -711,16 +691,9 @@ impl Worker {
         self.shared.progress[self.index].store(ended, Ordering::Relaxed);
     }
 
-    /// Open loop: slots that were due but never sent are counted as unsent.
-    fn drop_backlog(&mut self) {
-        for (slot, _) in self.backlog.drain(..) {
-            let f = self.plan.targets[self.plan.interleave.pick(slot)].family;
-            self.out.families[f.index()].unsent += 1;
-        }
-    }
-
     fn finish(mut self) -> WorkerResult {
-        self.drop_backlog();
+        // Stopped early (a signal, a fatal error): what fell due and never started is unsent.
+        self.count_unsent(self.shared.elapsed_ns());
         // Connections still open (kept alive, idle) end with the run: their continuation
         // time counts until now. Requests still in flight were cut by a stop, not counted.
         let now = self.shared.elapsed_ns();
