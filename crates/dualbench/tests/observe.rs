@@ -1,7 +1,8 @@
 //! End-to-end tests of `dualbench monitor`, `capture` and `analyze` through the binary:
 //! a known exchange over 127.0.0.1 and ::1 captured on `lo` and analysed exactly (and
 //! cross-checked with tshark), a monitor that sees a busy process's CPU, a monitor inside
-//! a namespace this test creates and removes, and bad input failing with one clear line.
+//! a namespace this test creates and removes, `run --monitor` writing its samples as it
+//! goes, and bad input failing with one clear line.
 //! Every loop is bounded; servers and clients are this test's own, on loopback only.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -978,4 +979,45 @@ fn monitor_by_name_follows_new_processes() {
         .collect();
     assert_eq!(counts.first(), Some(&"1"), "{counts:?}");
     assert_eq!(counts.last(), Some(&"3"), "{counts:?}");
+}
+
+#[test]
+fn run_with_monitor_writes_each_sample_as_it_is_taken() {
+    let (server, port) = start_server();
+    let (dir, out_file) = temp_file("m.jsonl");
+    let pid = server.0.id().to_string();
+    let out = Command::new(bin())
+        .args(["run", "-k", "-c", "4", "-t", "1.5", "--monitor", &pid])
+        .args(["--monitor-interval", "0.2", "--monitor-out"])
+        .arg(&out_file)
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // 1.5 s at 0.2 s: 7 samples, give or take one at either end.
+    assert!((6..=9).contains(&lines.len()), "{} samples", lines.len());
+    assert!(
+        err.contains(&format!("monitor: {} samples -> ", lines.len())),
+        "{err}"
+    );
+    let watched = format!("\"pid\":{pid},");
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("{\"monotonic_ns\":") && l.contains(&watched)));
+
+    // A file that cannot be written is found before the first request: one line, exit 2.
+    let bad = Command::new(bin())
+        .args(["run", "-n", "10", "--monitor", &pid, "--monitor-out"])
+        .arg(dir.0.join("no/such/dir/m.jsonl"))
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write samples to"), "{err}");
+    assert!(bad.stdout.is_empty(), "no report: nothing ran");
 }

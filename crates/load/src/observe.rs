@@ -4,7 +4,10 @@
 //! the same monotonic clock as the run's records.
 
 use dualbench_common::{Failure, Result};
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What to watch, from `dualbench run`'s flags.
@@ -21,7 +24,8 @@ pub struct ObserveConfig {
 
 /// The running observers of one run.
 pub struct Observers {
-    monitor: Option<(dualbench_monitor::MonitorHandle, PathBuf)>,
+    /// The monitor, its file and the samples written to it so far.
+    monitor: Option<(dualbench_monitor::MonitorHandle, PathBuf, Arc<AtomicU64>)>,
     capture: Option<(dualbench_capture::CaptureHandle, PathBuf)>,
 }
 
@@ -33,8 +37,30 @@ impl Observers {
         } else {
             let mc =
                 dualbench_monitor::MonitorConfig::for_pids(&cfg.monitor_pids, cfg.monitor_interval);
-            let h = dualbench_monitor::start(mc).map_err(|f| f.context("--monitor"))?;
-            Some((h, cfg.monitor_out.clone()))
+            // Each sample goes to the file as it is taken, so a long run keeps none of them
+            // in memory and a file that cannot be written is found before the first request.
+            let path = &cfg.monitor_out;
+            let file = std::fs::File::create(path).map_err(|e| {
+                Failure::usage(format!(
+                    "--monitor: cannot write samples to {}: {e}",
+                    path.display()
+                ))
+            })?;
+            let mut out = std::io::BufWriter::new(file);
+            let mut writer = dualbench_monitor::output::SampleWriter::new(
+                dualbench_monitor::output::Format::Jsonl,
+            );
+            let written = Arc::new(AtomicU64::new(0));
+            let count = Arc::clone(&written);
+            let sink = Box::new(move |s: &dualbench_monitor::Sample| {
+                writer.write(&mut out, s)?;
+                out.flush()?;
+                count.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            });
+            let h = dualbench_monitor::start_with_sink(mc, Some(sink))
+                .map_err(|f| f.context("--monitor"))?;
+            Some((h, path.clone(), written))
         };
         let capture = match &cfg.capture_iface {
             None => None,
@@ -49,7 +75,7 @@ impl Observers {
         Ok(Observers { monitor, capture })
     }
 
-    /// Stop both, write the monitor series, and say on stderr where everything went.
+    /// Stop both and say on stderr where everything went.
     pub fn stop(self, quiet: bool) -> Result<()> {
         if let Some((h, path)) = self.capture {
             // Let the last FIN/ACK exchanges reach the capture before it closes.
@@ -65,24 +91,13 @@ impl Observers {
                 );
             }
         }
-        if let Some((h, path)) = self.monitor {
-            let series = h.stop().map_err(|f| f.context("--monitor"))?;
-            let mut file = std::fs::File::create(&path).map_err(|e| {
-                Failure::runtime(format!(
-                    "cannot write monitor samples to {}: {e}",
-                    path.display()
-                ))
-            })?;
-            series.write_jsonl(&mut file).map_err(|e| {
-                Failure::runtime(format!(
-                    "writing monitor samples to {}: {e}",
-                    path.display()
-                ))
-            })?;
+        if let Some((h, path, written)) = self.monitor {
+            h.stop()
+                .map_err(|f| f.context(format!("--monitor (samples in {})", path.display())))?;
             if !quiet {
                 eprintln!(
                     "monitor: {} samples -> {}",
-                    series.samples.len(),
+                    written.load(Ordering::Relaxed),
                     path.display()
                 );
             }
