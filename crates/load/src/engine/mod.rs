@@ -210,6 +210,10 @@ fn merge(
     let mut lengths: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
     let mut first: Option<(u64, u64, String)> = None;
     let mut last_end = 0;
+    // Kept records (--records) are moved once into a vector of the right size: growing it
+    // worker by worker would hold up to twice their size at the end of a long run.
+    m.records
+        .reserve_exact(results.iter().map(|r| r.records.len()).sum());
     for r in results {
         for (a, b) in m.families.iter_mut().zip(&r.families) {
             a.merge(b);
