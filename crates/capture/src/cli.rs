@@ -50,7 +50,8 @@ pub struct AnalyzeCli {
     pub file: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Only the per-family summary, not every connection.
+    /// Only the per-family summary, not every connection (text and JSON; CSV has a row per
+    /// connection either way).
     #[arg(long)]
     pub summary_only: bool,
     /// Only connections with this server port.

@@ -14,10 +14,24 @@ pub enum Format {
     Csv,
 }
 
-/// The report as one string.
+/// The report as one string. `connections`: include every connection (text and JSON;
+/// CSV is one row per connection either way).
 pub fn render(a: &Analysis, format: Format, connections: bool) -> String {
     match format {
         Format::Json => {
+            let summary;
+            let a = if connections {
+                a
+            } else {
+                summary = Analysis {
+                    file: a.file.clone(),
+                    link_types: a.link_types.clone(),
+                    connections: Vec::new(),
+                    families: a.families.clone(),
+                    ..*a
+                };
+                &summary
+            };
             let mut s = serde_json::to_string_pretty(a).unwrap_or_default();
             s.push('\n');
             s
@@ -273,6 +287,19 @@ mod tests {
             !text.contains("Connections (times"),
             "no per-connection table asked for"
         );
+    }
+
+    #[test]
+    fn summary_only_json_has_the_families_and_no_connections() {
+        let full: serde_json::Value =
+            serde_json::from_str(&render(&analysis(), Format::Json, true)).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(&render(&analysis(), Format::Json, false)).unwrap();
+        assert_eq!(full["connections"].as_array().unwrap().len(), 3);
+        assert_eq!(summary["connections"].as_array().unwrap().len(), 0);
+        assert_eq!(summary["families"], full["families"]);
+        assert_eq!(summary["families"]["ipv6"]["connections"], 2);
+        assert_eq!(summary["schema"], "dualbench.analyze/1");
     }
 
     #[test]
