@@ -1020,4 +1020,16 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("cannot write samples to"), "{err}");
     assert!(bad.stdout.is_empty(), "no report: nothing ran");
+
+    // A wrong PID is found before the file is touched: an old file stays as it was.
+    std::fs::write(&out_file, "old samples\n").unwrap();
+    let wrong = Command::new(bin())
+        .args(["run", "-n", "10", "--monitor", "999999999", "--monitor-out"])
+        .arg(&out_file)
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("no such process"));
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "old samples\n");
 }

@@ -38,7 +38,9 @@ impl Observers {
             let mc =
                 dualbench_monitor::MonitorConfig::for_pids(&cfg.monitor_pids, cfg.monitor_interval);
             // Each sample goes to the file as it is taken, so a long run keeps none of them
-            // in memory and a file that cannot be written is found before the first request.
+            // in memory and a file that cannot be written is found before the first request
+            // (after the processes are checked, so a wrong PID leaves an old file alone).
+            dualbench_monitor::check(&mc).map_err(|f| f.context("--monitor"))?;
             let path = &cfg.monitor_out;
             let file = std::fs::File::create(path).map_err(|e| {
                 Failure::usage(format!(

@@ -19,4 +19,4 @@ pub use cli::{main, MonitorCli};
 pub use dualbench_common::parse_duration;
 pub use dualbench_common::Netns;
 pub use sample::Sample;
-pub use sampler::{start, start_with_sink, MonitorConfig, MonitorHandle, Series};
+pub use sampler::{check, start, start_with_sink, MonitorConfig, MonitorHandle, Series};

@@ -61,6 +61,26 @@ pub struct MonitorHandle {
     thread: JoinHandle<Result<Series>>,
 }
 
+/// Whether `config` can be started (the interval, the processes, the namespace), without
+/// starting it: what a caller checks before it creates files for the samples.
+pub fn check(config: &MonitorConfig) -> Result<()> {
+    prepare(config).map(|_| ())
+}
+
+fn prepare(config: &MonitorConfig) -> Result<(Vec<Watched>, Netns)> {
+    if config.interval < Duration::from_millis(10) {
+        return Err(Failure::usage("--interval must be at least 10ms"));
+    }
+    let watched = resolve(config)?;
+    let netns = match (&config.netns, watched.first()) {
+        (Some(name), _) => Netns::Named(name.clone()),
+        (None, Some(w)) => Netns::OfProcess(w.pid),
+        (None, None) => Netns::Current,
+    };
+    netns.check()?;
+    Ok((watched, netns))
+}
+
 /// Start sampling; returns once the namespace is entered and the first snapshot taken.
 pub fn start(config: MonitorConfig) -> Result<MonitorHandle> {
     start_with_sink(config, None)
@@ -69,16 +89,7 @@ pub fn start(config: MonitorConfig) -> Result<MonitorHandle> {
 /// [`start`], handing every sample to `sink` instead of keeping it (the returned series
 /// is then empty, so a monitor left running for days needs no memory for its past).
 pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<MonitorHandle> {
-    if config.interval < Duration::from_millis(10) {
-        return Err(Failure::usage("--interval must be at least 10ms"));
-    }
-    let watched = resolve(&config)?;
-    let netns = match (&config.netns, watched.first()) {
-        (Some(name), _) => Netns::Named(name.clone()),
-        (None, Some(w)) => Netns::OfProcess(w.pid),
-        (None, None) => Netns::Current,
-    };
-    netns.check()?;
+    let (watched, netns) = prepare(&config)?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let (stop_tx, stop_rx) = mpsc::channel();
     let thread = std::thread::Builder::new()

@@ -556,12 +556,13 @@ impl Worker {
         let mut queue = std::mem::take(&mut c.pending);
         let mut on = None;
         for p in queue.drain(..) {
+            // Behind the first, a request shares the new connection (as start() counts it).
             let again = Pending {
                 start_ns: now,
                 connect_ns: 0,
                 sent_ns: 0,
                 first_byte_ns: 0,
-                reused: false,
+                reused: on.is_some(),
                 ..p
             };
             if let Some(k) = on {
