@@ -70,7 +70,11 @@ pub fn analyze<R: Read>(
             Ok(Some(p)) => match p.transport {
                 Transport::Tcp(seg) => {
                     counts.tcp += 1;
-                    tracker.add(record.ts_ns, &p, &seg);
+                    // With --port, a segment with that port on neither end belongs to no
+                    // connection that will be reported: do not track it at all.
+                    if port.is_none_or(|want| seg.src_port == want || seg.dst_port == want) {
+                        tracker.add(record.ts_ns, &p, &seg);
+                    }
                 }
                 Transport::Udp { .. } => counts.udp += 1,
                 Transport::Unreachable(quote) => {
@@ -110,6 +114,61 @@ pub fn analyze<R: Read>(
 mod tests {
     use super::*;
     use crate::pcap::{FileFormat, Writer};
+
+    /// A raw IPv4 frame carrying a TCP segment without payload (checksums left zero).
+    fn tcp_frame(
+        src: ([u8; 4], u16),
+        dst: ([u8; 4], u16),
+        seq: u32,
+        ack: u32,
+        flags: u8,
+    ) -> Vec<u8> {
+        let mut f = vec![0u8; 40];
+        f[0] = 0x45;
+        f[2..4].copy_from_slice(&40u16.to_be_bytes());
+        f[8] = 64;
+        f[9] = 6;
+        f[12..16].copy_from_slice(&src.0);
+        f[16..20].copy_from_slice(&dst.0);
+        f[20..22].copy_from_slice(&src.1.to_be_bytes());
+        f[22..24].copy_from_slice(&dst.1.to_be_bytes());
+        f[24..28].copy_from_slice(&seq.to_be_bytes());
+        f[28..32].copy_from_slice(&ack.to_be_bytes());
+        f[32] = 5 << 4;
+        f[33] = flags;
+        f[34..36].copy_from_slice(&65535u16.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn port_keeps_only_connections_to_that_server_port() {
+        let (syn, synack, ack) = (0x02, 0x12, 0x10);
+        let (a, b) = ([198, 18, 0, 1], [198, 18, 0, 2]);
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 101, 65535, "").unwrap();
+        let mut t = 0;
+        // Handshakes: to server port 80; to 8080; and one from client port 80 to 9999.
+        for (client, server) in [
+            ((a, 40000), (b, 80)),
+            ((a, 40001), (b, 8080)),
+            ((a, 80), (b, 9999)),
+        ] {
+            for frame in [
+                tcp_frame(client, server, 100, 0, syn),
+                tcp_frame(server, client, 500, 101, synack),
+                tcp_frame(client, server, 101, 501, ack),
+            ] {
+                t += 1_000;
+                w.write(t, frame.len() as u32, &frame).unwrap();
+            }
+        }
+        let file = w.into_inner();
+        let all = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+        assert_eq!(all.connections.len(), 3);
+        let only = analyze(Reader::new(&file[..]).unwrap(), Some(80)).unwrap();
+        assert_eq!(only.connections.len(), 1);
+        assert_eq!(only.connections[0].server, "198.18.0.2:80");
+        assert_eq!(only.packets.tcp, 9, "every packet is still counted");
+    }
 
     /// Random and mutated packets in a capture file: analysis ends with a result or an
     /// error, never a panic, and counts every record.
