@@ -10,6 +10,7 @@ use crate::buffer::InputBuffer;
 use crate::request::{self, Framing, HeadError};
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -241,7 +242,7 @@ impl Conn {
         }
     }
 
-    /// Put the next piece of the body into the output (or send it straight from the pattern).
+    /// Send the next piece of the body, straight from the pattern or the file.
     fn next_piece(&mut self) -> io::Result<bool> {
         match &mut self.pending_body {
             Some(Stream::Pattern { offset, left }) => {
@@ -265,19 +266,40 @@ impl Conn {
                 }
             }
             Some(Stream::File { file, left }) => {
+                // Straight from the page cache to the socket, as the pattern goes straight
+                // from memory: no piece buffer held by the connection (it stayed allocated
+                // while the connection idled: 1,000 keep-alive clients of a 1 MiB file
+                // held 73 MB).
                 let len = (*left).min(PIECE as u64) as usize;
-                self.out.resize(len, 0);
-                let n = file.read(&mut self.out)?;
-                self.out.truncate(n);
-                if n == 0 {
+                // SAFETY: both descriptors are open and owned by this connection; a null
+                // offset makes sendfile use and advance the file's own offset.
+                let sent = unsafe {
+                    libc::sendfile(
+                        self.stream.as_raw_fd(),
+                        file.as_raw_fd(),
+                        std::ptr::null_mut(),
+                        len,
+                    )
+                };
+                match sent {
                     // The file shrank under us: the response cannot be completed.
-                    return Err(io::ErrorKind::UnexpectedEof.into());
+                    0 => Err(io::ErrorKind::UnexpectedEof.into()),
+                    n if n > 0 => {
+                        *left -= n as u64;
+                        if *left == 0 {
+                            self.pending_body = None;
+                        }
+                        Ok(true)
+                    }
+                    _ => match io::Error::last_os_error() {
+                        e if e.kind() == io::ErrorKind::WouldBlock => {
+                            self.writable = false;
+                            Ok(false)
+                        }
+                        e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+                        e => Err(e),
+                    },
                 }
-                *left -= n as u64;
-                if *left == 0 {
-                    self.pending_body = None;
-                }
-                Ok(true)
             }
             None => Ok(false),
         }

@@ -165,6 +165,14 @@ fn static_files_under_root() {
         let r = get(addr, "/big.bin");
         assert_eq!(r.length(), Some(big.len()));
         assert!(r.body == big);
+        // Pipelined on one kept-alive connection, file bodies (sent straight from the
+        // file) and an in-memory answer come back whole and in order.
+        let mut c = Client::connect(addr);
+        let req = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n");
+        c.send((req("/big.bin") + &req("/") + &req("/big.bin")).as_bytes());
+        assert!(c.response(false).body == big);
+        assert_eq!(c.response(false).body, b"<p>home</p>");
+        assert!(c.response(false).body == big);
         assert_eq!(get(addr, "/missing.html").status, 404);
         assert_eq!(
             get(addr, "/sub/").status,
