@@ -297,6 +297,21 @@ impl Conn {
                             Ok(false)
                         }
                         e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+                        // A file system without sendfile support: read the piece into the
+                        // output instead, to be written like any other.
+                        e if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                            self.out.resize(len, 0);
+                            let n = file.read(&mut self.out)?;
+                            self.out.truncate(n);
+                            if n == 0 {
+                                return Err(io::ErrorKind::UnexpectedEof.into());
+                            }
+                            *left -= n as u64;
+                            if *left == 0 {
+                                self.pending_body = None;
+                            }
+                            Ok(true)
+                        }
                         e => Err(e),
                     },
                 }
