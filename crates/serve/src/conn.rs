@@ -281,40 +281,34 @@ impl Conn {
                         len,
                     )
                 };
-                match sent {
-                    // The file shrank under us: the response cannot be completed.
-                    0 => Err(io::ErrorKind::UnexpectedEof.into()),
-                    n if n > 0 => {
-                        *left -= n as u64;
-                        if *left == 0 {
-                            self.pending_body = None;
-                        }
-                        Ok(true)
-                    }
+                let n = match sent {
+                    n if n >= 0 => n as usize,
                     _ => match io::Error::last_os_error() {
                         e if e.kind() == io::ErrorKind::WouldBlock => {
                             self.writable = false;
-                            Ok(false)
+                            return Ok(false);
                         }
-                        e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+                        e if e.kind() == io::ErrorKind::Interrupted => return Ok(false),
                         // A file system without sendfile support: read the piece into the
                         // output instead, to be written like any other.
                         e if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
                             self.out.resize(len, 0);
                             let n = file.read(&mut self.out)?;
                             self.out.truncate(n);
-                            if n == 0 {
-                                return Err(io::ErrorKind::UnexpectedEof.into());
-                            }
-                            *left -= n as u64;
-                            if *left == 0 {
-                                self.pending_body = None;
-                            }
-                            Ok(true)
+                            n
                         }
-                        e => Err(e),
+                        e => return Err(e),
                     },
+                };
+                if n == 0 {
+                    // The file shrank under us: the response cannot be completed.
+                    return Err(io::ErrorKind::UnexpectedEof.into());
                 }
+                *left -= n as u64;
+                if *left == 0 {
+                    self.pending_body = None;
+                }
+                Ok(true)
             }
             None => Ok(false),
         }
