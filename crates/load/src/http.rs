@@ -3,8 +3,11 @@
 //! is complete, how many bytes it took, its status and its body length.
 //!
 //! Bodies are framed by Content-Length, by chunked transfer coding, or by the connection
-//! closing (HTTP/1.0 style); HEAD responses and 1xx/204/304 have no body. Body bytes are
-//! counted and dropped, never stored.
+//! closing (HTTP/1.0 style); HEAD responses and 204/304 have no body. Interim responses
+//! (100 Continue, 103 Early Hints) are counted into the response's bytes and skipped: the
+//! final response that follows is the one that completes the request. 101 Switching
+//! Protocols ends the response and the connection (the protocol that follows is not HTTP/1).
+//! Body bytes are counted and dropped, never stored.
 
 /// What the request looks like; turned into bytes once per target.
 #[derive(Debug, Clone)]
@@ -144,6 +147,8 @@ pub struct ResponseParser {
     /// The `Server:` header, kept only when asked for.
     pub server: Option<String>,
     want_server: bool,
+    /// The header block just parsed was an interim (1xx) response; the final one follows.
+    interim: bool,
 }
 
 impl ResponseParser {
@@ -160,6 +165,7 @@ impl ResponseParser {
             close: false,
             server: None,
             want_server: false,
+            interim: false,
         }
     }
 
@@ -175,6 +181,7 @@ impl ResponseParser {
         self.close = false;
         self.server = None;
         self.want_server = want_server;
+        self.interim = false;
     }
 
     /// True once any byte of this response has arrived.
@@ -190,8 +197,14 @@ impl ResponseParser {
     /// Feed newly received bytes.
     pub fn feed(&mut self, data: &[u8]) -> Result<Feed, ParseError> {
         let mut used = 0;
-        if self.body.is_none() {
-            used = self.feed_head(data)?;
+        while self.body.is_none() {
+            used += self.feed_head(&data[used..])?;
+            if self.interim {
+                // An interim response is over with its header block: parse the next one.
+                self.interim = false;
+                self.head.clear();
+                continue;
+            }
             if self.body.is_none() {
                 return Ok(Feed::NeedMore);
             }
@@ -284,9 +297,12 @@ impl ResponseParser {
             }
         }
         self.status = status;
-        self.close = !keepalive;
-        let no_body =
-            self.head_request || (100..200).contains(&status) || status == 204 || status == 304;
+        if (100..200).contains(&status) && status != 101 {
+            self.interim = true;
+            return Ok(Some(len));
+        }
+        self.close = !keepalive || status == 101;
+        let no_body = self.head_request || status == 101 || status == 204 || status == 304;
         self.body = Some(if no_body {
             Body::Length(0)
         } else if chunked {
@@ -536,6 +552,40 @@ mod tests {
         p.reset(false, false);
         let msg = b"HTTP/1.1 204 No Content\r\n\r\n";
         assert_eq!(p.feed(msg).unwrap(), Feed::Done { used: msg.len() });
+    }
+
+    #[test]
+    fn interim_responses_are_skipped_in_any_split() {
+        let interim: &[u8] =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n";
+        let fin: &[u8] = b"HTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nabc";
+        let msg = [interim, fin, b"HTTP/1.1"].concat();
+        let whole = interim.len() + fin.len();
+        for split in 0..=whole {
+            let mut p = ResponseParser::new();
+            p.reset(false, false);
+            let first = p.feed(&msg[..split]).unwrap();
+            let second = p.feed(&msg[split..]).unwrap();
+            let done = match (first, second) {
+                (Feed::Done { used }, _) => used,
+                (Feed::NeedMore, Feed::Done { used }) => split + used,
+                _ => panic!("split {split}: not complete"),
+            };
+            assert_eq!(done, whole, "split {split}");
+            assert_eq!((p.status, p.body_bytes), (201, 3), "split {split}");
+            assert_eq!(p.bytes, whole as u64, "split {split}");
+            assert!(!p.close, "split {split}");
+        }
+    }
+
+    #[test]
+    fn switching_protocols_ends_the_response_and_the_connection() {
+        let mut p = ResponseParser::new();
+        p.reset(false, false);
+        let msg = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n";
+        assert_eq!(p.feed(msg).unwrap(), Feed::Done { used: msg.len() });
+        assert_eq!(p.status, 101);
+        assert!(p.close);
     }
 
     #[test]
