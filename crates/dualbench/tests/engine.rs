@@ -1,7 +1,8 @@
 //! The load engine end to end (not timed): open-loop late/unsent accounting against a
 //! stalling server, HTTP/1.1 pipelining counts, pipelined requests sent again when a server
-//! closes a kept-alive connection, `--bind` spreading connections over source addresses
-//! (seen from the server side).
+//! closes a kept-alive connection or answers until the close, interim (1xx) responses,
+//! answers that come before the request body is sent, refused connects under pipelining,
+//! `--bind` spreading connections over source addresses (seen from the server side).
 
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -338,5 +339,205 @@ fn pipelined_requests_a_server_closed_on_are_sent_again_on_new_connections() {
     // At most 3 answers per connection, fewer only on the last two (out of requests).
     let conns = v4(&doc, "connections");
     assert!((20..=22).contains(&conns), "{conns} connections");
+    drop(server);
+}
+
+/// Serve each connection of `listener` on its own thread with `answer` (read timeout 10 s),
+/// for `conns` connections.
+fn serve_each(
+    listener: TcpListener,
+    conns: usize,
+    answer: fn(std::net::TcpStream),
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(conns) {
+            let Ok(s) = stream else { break };
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            std::thread::spawn(move || answer(s));
+        }
+    })
+}
+
+/// Read from `s` until `seen` holds a whole request head; the head's length, or None at the
+/// end of the stream.
+fn read_head(s: &mut std::net::TcpStream, seen: &mut Vec<u8>) -> Option<usize> {
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(i) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+            return Some(i + 4);
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[test]
+fn interim_responses_are_skipped_and_the_final_one_counts() {
+    // Every request gets 100 Continue and 103 Early Hints before its 201: twenty requests
+    // on two kept-alive connections make twenty 201s, nothing else.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = serve_each(listener, 100, |mut s| {
+        let mut seen = Vec::new();
+        while let Some(head) = read_head(&mut s, &mut seen) {
+            seen.drain(..head);
+            let answer = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nabc";
+            if s.write_all(answer).is_err() {
+                return;
+            }
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/");
+    let doc = run_json(&[
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-k",
+        "--workers",
+        "1",
+        "-s",
+        "10",
+        &url,
+    ]);
+    assert_eq!(v4(&doc, "completed"), 20, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 0);
+    assert_eq!(v4(&doc, "connections"), 2);
+    let statuses = &doc["families"]["ipv4"]["statuses"];
+    assert_eq!(statuses, &serde_json::json!({"201": 20}), "{doc}");
+    assert_eq!(v4(&doc, "html_bytes"), 20 * 3);
+    drop(server);
+}
+
+#[test]
+fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connection() {
+    // A 32 MiB body cannot sit in loopback's socket buffers: the server answers after the
+    // head, so the answer arrives while most of the body is still unwritten. The rest of
+    // that connection's byte stream is in doubt, so the client ends it and sends the next
+    // request on a new one (before the fix the next request was marked sent, never written,
+    // and timed out).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = serve_each(listener, 100, |mut s| {
+        let mut seen = Vec::new();
+        while let Some(head) = read_head(&mut s, &mut seen) {
+            let text = String::from_utf8_lossy(&seen[..head]).to_ascii_lowercase();
+            let length: usize = text
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            seen.drain(..head);
+            if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .is_err()
+            {
+                return;
+            }
+            // Then read and drop the body, as a server that keeps the connection does.
+            let mut left = length.saturating_sub(seen.len());
+            seen.drain(..length.min(seen.len()));
+            let mut buf = vec![0u8; 1 << 16];
+            while left > 0 {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        let body = n.min(left);
+                        left -= body;
+                        seen.extend_from_slice(&buf[body..n]);
+                    }
+                }
+            }
+        }
+    });
+    let dir = temp_dir("early");
+    let body = dir.join("body");
+    std::fs::write(&body, vec![b'x'; 32 << 20]).unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let doc = run_json(&[
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "-k",
+        "--workers",
+        "1",
+        "-s",
+        "5",
+        "-p",
+        body.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(v4(&doc, "completed"), 4, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 0);
+    assert_eq!(v4(&doc, "connections"), 4);
+    std::fs::remove_dir_all(dir).unwrap();
+    drop(server);
+}
+
+#[test]
+fn a_refused_connect_with_pipelining_is_refused_for_every_request_on_it() {
+    // Requests queued on a connection that is still connecting wait for the connect: a
+    // refusal ends them all as refused (they were reported as resets while writing).
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/");
+    let doc = run_json(&[
+        "-n",
+        "8",
+        "-c",
+        "2",
+        "-k",
+        "--pipeline",
+        "4",
+        "--workers",
+        "1",
+        &url,
+    ]);
+    let close = &doc["families"]["ipv4"]["close"];
+    assert_eq!(close["refused"], 8, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 8);
+    assert_eq!(v4(&doc, "connections"), 2);
+}
+
+#[test]
+fn requests_pipelined_behind_an_answer_that_runs_until_close_are_sent_again() {
+    // Each connection gets one answer without a length (it ends with the connection), then
+    // the server closes: the requests pipelined behind it go out again, so twelve requests
+    // take exactly twelve connections and all complete.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = serve_each(listener, 100, |mut s| {
+        let mut seen = Vec::new();
+        if read_head(&mut s, &mut seen).is_none() {
+            return;
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close");
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut buf = [0u8; 4096];
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    let url = format!("http://127.0.0.1:{port}/");
+    let doc = run_json(&[
+        "-n",
+        "12",
+        "-c",
+        "1",
+        "-k",
+        "--pipeline",
+        "3",
+        "--workers",
+        "1",
+        "-s",
+        "10",
+        &url,
+    ]);
+    assert_eq!(v4(&doc, "completed"), 12, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 0);
+    assert_eq!(v4(&doc, "connections"), 12);
+    assert_eq!(v4(&doc, "html_bytes"), 12 * 11);
     drop(server);
 }

@@ -302,13 +302,17 @@ impl Worker {
                     self.ready[target].push(key);
                 }
                 self.arm_deadline(key, slot, now);
-                self.drive(
-                    key,
-                    Ready {
-                        writable: true,
-                        ..Ready::default()
-                    },
-                );
+                // A connection still connecting sends what is queued when its connect
+                // completes; driving it now would take it for connected.
+                if self.conns[key].phase == Phase::Open {
+                    self.drive(
+                        key,
+                        Ready {
+                            writable: true,
+                            ..Ready::default()
+                        },
+                    );
+                }
                 return Ok(());
             }
         }
@@ -531,8 +535,12 @@ impl Worker {
         }
         if c.parser.until_close() {
             self.complete(key, now);
-            if self.conns.contains(key) {
-                self.close(key, None, now);
+            // Requests pipelined behind a response that ran until the close were never
+            // answered: they go out again, like those on a connection closed between answers.
+            match self.conns.get(key) {
+                Some(c) if !c.pending.is_empty() => self.retry(key, now),
+                Some(_) => self.close(key, None, now),
+                None => {}
             }
             return;
         }
@@ -544,8 +552,9 @@ impl Worker {
         self.close(key, Some(Outcome::ProtocolError), now)
     }
 
-    /// The server closed a kept-alive connection before answering what was sent on it:
-    /// send those requests again, together on one new connection as they were on the old.
+    /// The server closed a kept-alive connection before answering what was sent on it, or
+    /// answered before a request was fully written: send the requests still queued again,
+    /// together on one new connection as they were on the old.
     fn retry(&mut self, key: usize, now: u64) {
         let mut c = self.conns.remove(key);
         if c.in_ready {
@@ -587,6 +596,9 @@ impl Worker {
             .pending
             .pop_front()
             .expect("a completed response has a request");
+        // The server answered before the whole request went out (an early answer to a
+        // large body): what it made of the rest is unknown, so the connection ends here.
+        let unwritten = c.writing == 0;
         c.writing = c.writing.saturating_sub(1);
         c.served += 1;
         let got = Got {
@@ -595,7 +607,7 @@ impl Worker {
             body: c.parser.body_bytes,
         };
         let server = c.parser.server.take();
-        if c.parser.close || !keepalive {
+        if c.parser.close || !keepalive || unwritten {
             c.closing = true;
         }
         c.parser.reset(self.plan.head, want_server);
@@ -608,6 +620,9 @@ impl Worker {
         let c = &mut self.conns[key];
         if closing && idle {
             self.close(key, None, now);
+        } else if unwritten {
+            // Nothing behind it was written either: those requests go on a new connection.
+            self.retry(key, now);
         } else if !closing && !c.in_ready && c.has_room(self.plan.pipeline) {
             c.in_ready = true;
             self.ready[target].push(key);
