@@ -455,23 +455,29 @@ fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connect
     let body = dir.join("body");
     std::fs::write(&body, vec![b'x'; 32 << 20]).unwrap();
     let url = format!("http://127.0.0.1:{port}/");
-    let doc = run_json(&[
-        "-n",
-        "4",
-        "-c",
-        "1",
-        "-k",
-        "--workers",
-        "1",
-        "-s",
-        "5",
-        "-p",
-        body.to_str().unwrap(),
-        &url,
-    ]);
-    assert_eq!(v4(&doc, "completed"), 4, "{doc}");
-    assert_eq!(v4(&doc, "failed"), 0);
-    assert_eq!(v4(&doc, "connections"), 4);
+    // With --pipeline 2 the request queued behind the early answer was never written
+    // either: it goes on the next connection, where the same happens.
+    for pipeline in ["1", "2"] {
+        let doc = run_json(&[
+            "-n",
+            "4",
+            "-c",
+            "1",
+            "-k",
+            "--pipeline",
+            pipeline,
+            "--workers",
+            "1",
+            "-s",
+            "5",
+            "-p",
+            body.to_str().unwrap(),
+            &url,
+        ]);
+        assert_eq!(v4(&doc, "completed"), 4, "--pipeline {pipeline}: {doc}");
+        assert_eq!(v4(&doc, "failed"), 0, "--pipeline {pipeline}");
+        assert_eq!(v4(&doc, "connections"), 4, "--pipeline {pipeline}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
     drop(server);
 }

@@ -473,6 +473,10 @@ impl Worker {
     /// Read and parse until the socket is drained. `peer_closed`: the poll saw the peer's
     /// FIN, so read on to the end of stream even after a short read.
     fn read(&mut self, key: usize, peer_closed: bool) {
+        // A completed response can end the connection and send what was queued on it again
+        // (retry): a new connection may then take the same slab key, so check the id.
+        let id = self.conns[key].id;
+        let alive = |conns: &Slab<Conn>| conns.get(key).is_some_and(|c| c.id == id);
         loop {
             let now;
             let n = match self.conns[key].recv(&mut self.buf) {
@@ -493,7 +497,7 @@ impl Worker {
             }
             let mut off = 0;
             while off < n {
-                if !self.conns.contains(key) {
+                if !alive(&self.conns) {
                     return;
                 }
                 let c = &mut self.conns[key];
@@ -522,7 +526,7 @@ impl Worker {
             }
             // A short read emptied the socket's receive queue: the next arrival raises a
             // new edge, so there is no need for another read just to see EAGAIN.
-            if !self.conns.contains(key) || (n < self.buf.len() && !peer_closed) {
+            if !alive(&self.conns) || (n < self.buf.len() && !peer_closed) {
                 return;
             }
         }
@@ -534,10 +538,13 @@ impl Worker {
             return self.close(key, None, now);
         }
         if c.parser.until_close() {
+            let id = c.id;
             self.complete(key, now);
             // Requests pipelined behind a response that ran until the close were never
             // answered: they go out again, like those on a connection closed between answers.
+            // (complete() may have done so already, and a new connection taken the key.)
             match self.conns.get(key) {
+                Some(c) if c.id != id => {}
                 Some(c) if !c.pending.is_empty() => self.retry(key, now),
                 Some(_) => self.close(key, None, now),
                 None => {}
