@@ -15,7 +15,10 @@ Modes (pick with --modes):
   c10k     keep-alive, -c 10000 (peak RSS is the figure that counts)
   open     open loop --rate 20000 for 10 s: achieved rate vs target (wrk2 is not in
            Debian: wrk's closed loop and h2load --rps are shown beside it)
-  delay    /delay/10 at -c 10 against `dualbench serve`: p50 vs the true 10 ms
+  delay    /delay/10 at -c 10 against `dualbench serve`: p50 vs the true 10 ms, and vs
+           the server's answer time seen on the wire (`dualbench capture` on lo during
+           one more dualbench run: request segment to response segment, per request),
+           which is what a client that costs nothing would report
   stall    open loop against `dualbench serve` paused with SIGSTOP for 1 s mid-run:
            corrected (from intended start) vs service-time percentiles, and wrk's
 
@@ -32,6 +35,7 @@ import resource
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -317,6 +321,12 @@ def run_mode(mode, tools, a, ports, lua):
         port = ports["serve"] if mode == "delay" else ports["nginx"]
         url = f"http://{HOSTS[fam]}:{port}{path}"
         reps = 1 if mode == "open" else a.reps
+        if mode == "delay":
+            w = wire_delay(a, url, port)
+            a.wire[fam] = w
+            if w is not None:
+                print(f"  delay ipv{fam} on the wire: server answered after p50 {w:.0f} µs",
+                      flush=True)
         for rep in range(reps):
             for tool in tools:  # tools interleaved inside a rep: load drifts hit all alike
                 r = run_one(tool, mode, fam, url, a, lua)
@@ -327,6 +337,65 @@ def run_mode(mode, tools, a, ports, lua):
                           f"{r['cpu_us_per_req']:6.2f} µs/req  {r['rss_kib'] / 1024:7.1f} MiB",
                           flush=True)
     return rows
+
+
+def wire_times(pcap, server_port):
+    """Per request, µs from the client's request segment to the server's response segment
+    in a pcap (nanosecond timestamps, Ethernet framing as on lo), paired in order per
+    connection."""
+    with open(pcap, "rb") as f:
+        data = f.read()
+    magic = struct.unpack_from("<I", data)[0]
+    scale = 1 if magic == 0xa1b23c4d else 1000  # ns or µs timestamps
+    off, waiting, times = 24, {}, []
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack_from("<IIII", data, off)
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        t = sec * 1_000_000_000 + frac * scale
+        ethertype = struct.unpack_from("!H", frame, 12)[0]
+        ip = frame[14:]
+        if ethertype == 0x0800 and ip[9] == 6:
+            hl, total = (ip[0] & 15) * 4, struct.unpack_from("!H", ip, 2)[0]
+        elif ethertype == 0x86DD and ip[6] == 6:
+            hl, total = 40, 40 + struct.unpack_from("!H", ip, 4)[0]
+        else:
+            continue
+        tcp = ip[hl:]
+        sport, dport = struct.unpack_from("!HH", tcp)
+        payload = total - hl - (tcp[12] >> 4) * 4
+        if payload <= 0:
+            continue
+        if dport == server_port:
+            waiting.setdefault(sport, []).append(t)
+        elif sport == server_port and waiting.get(dport):
+            times.append((t - waiting[dport].pop(0)) / 1000)
+    return times
+
+
+def wire_delay(a, url, port):
+    """The server's own p50 answer time for /delay/10 on the wire, µs (None if the
+    capture failed): one more dualbench run like the delay mode's, captured on lo."""
+    pcap = os.path.join(tempfile.gettempdir(), f"dualbench-peers-delay-{os.getpid()}.pcap")
+    cap = subprocess.Popen([a.dualbench, "capture", "--iface", "lo", "--port", str(port),
+                            "-w", pcap, "--duration", f"{a.duration + 10:g}s"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        measure(tool_argv("dualbench", "delay", url, a, None), timeout=a.duration + 30)
+        time.sleep(0.2)
+    finally:
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=30)
+    try:
+        times = wire_times(pcap, port)
+    except (OSError, IndexError, ValueError, struct.error) as e:
+        sys.stderr.write(f"  ! cannot read the capture ({e}): {err.decode()[-200:]}\n")
+        return None
+    finally:
+        if os.path.exists(pcap):
+            os.remove(pcap)
+    return statistics.median(times) if times else None
 
 
 def run_stall(a, ports, lua):
@@ -406,8 +475,12 @@ def print_table(med, a):
                   f"p50 {m['p50']} µs corrected, {m['svc_p50']} µs service")
         m = med.get(("delay", fam, "dualbench"))
         if m:
+            w = a.wire.get(fam)
+            wire = (f"; the server's answers took p50 {w / 1000:.3f} ms on the wire, "
+                    f"so the client's own part is {(m['p50'] - w) / 1000:+.3f} ms"
+                    if w is not None else "")
             print(f"/delay/10 ipv{fam}: dualbench p50 {m['p50'] / 1000:.3f} ms "
-                  f"(true 10 ms; off by {abs(m['p50'] - 10000) / 1000:.3f} ms)")
+                  f"(true 10 ms; off by {abs(m['p50'] - 10000) / 1000:.3f} ms{wire})")
     for (mode, fam, tool), m in sorted(med.items()):
         if mode == "stall":
             if tool == "dualbench":
@@ -438,6 +511,7 @@ def main():
     a = ap.parse_args()
     a.dualbench = os.environ.get("DUALBENCH", os.path.join(ROOT, "target/release/dualbench"))
     a.families = a.families.split(",")
+    a.wire = {}
     tools = [t for t in a.tools.split(",") if t == "dualbench" or shutil.which(t)]
     skipped = set(a.tools.split(",")) - set(tools)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
