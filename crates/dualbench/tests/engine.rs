@@ -414,7 +414,8 @@ fn interim_responses_are_skipped_and_the_final_one_counts() {
 #[test]
 fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connection() {
     // A 32 MiB body cannot sit in loopback's socket buffers: the server answers after the
-    // head, so the answer arrives while most of the body is still unwritten. The rest of
+    // head and reads no more for 0.1 s, so the answer arrives while most of the body is
+    // still unwritten. The rest of
     // that connection's byte stream is in doubt, so the client ends it and sends the next
     // request on a new one (before the fix the next request was marked sent, never written,
     // and timed out).
@@ -435,7 +436,10 @@ fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connect
             {
                 return;
             }
-            // Then read and drop the body, as a server that keeps the connection does.
+            // Then, once the client has surely seen the answer (it cannot write the whole
+            // body before this reads it), read and drop the body, as a server that keeps
+            // the connection does.
+            std::thread::sleep(std::time::Duration::from_millis(100));
             let mut left = length.saturating_sub(seen.len());
             seen.drain(..length.min(seen.len()));
             let mut buf = vec![0u8; 1 << 16];
