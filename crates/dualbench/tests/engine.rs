@@ -551,3 +551,33 @@ fn requests_pipelined_behind_an_answer_that_runs_until_close_are_sent_again() {
     assert_eq!(v4(&doc, "html_bytes"), 12 * 11);
     drop(server);
 }
+
+#[test]
+fn expect_100_continue_to_the_built_in_server_counts_only_the_final_answers() {
+    // `dualbench serve` sends 100 Continue when a body is still to come; the echo of each
+    // 200 kB body is the answer that counts (before, most requests were counted as 100s).
+    let server = serve();
+    let dir = temp_dir("continue");
+    let body = dir.join("body");
+    std::fs::write(&body, vec![b'y'; 200_000]).unwrap();
+    let url = format!("http://{}/echo", server.addrs()[0]);
+    let doc = run_json(&[
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-k",
+        "-s",
+        "10",
+        "-H",
+        "Expect: 100-continue",
+        "-p",
+        body.to_str().unwrap(),
+        &url,
+    ]);
+    let statuses = &doc["families"]["ipv4"]["statuses"];
+    assert_eq!(statuses, &serde_json::json!({"200": 20}), "{doc}");
+    assert_eq!(v4(&doc, "html_bytes"), 20 * 200_000);
+    assert_eq!(v4(&doc, "connections"), 2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
