@@ -40,6 +40,14 @@ fn run_json(args: &[&str]) -> Value {
     json_of(out, &format!("dualbench run {args:?}"))
 }
 
+/// `run_json` with the flags written as one line (split at spaces), then `extra` as given
+/// (URLs, paths).
+fn run_flags(flags: &str, extra: &[&str]) -> Value {
+    let mut args: Vec<&str> = flags.split_whitespace().collect();
+    args.extend_from_slice(extra);
+    run_json(&args)
+}
+
 fn v4(doc: &Value, key: &str) -> u64 {
     doc["families"]["ipv4"][key].as_u64().unwrap_or(0)
 }
@@ -105,20 +113,10 @@ fn pipelining_keeps_n_requests_in_flight_per_connection() {
     let url = format!("http://{}/", server.addrs()[0]);
     let dir = temp_dir("pipeline");
     let records = dir.join("r.jsonl");
-    let doc = run_json(&[
-        "-n",
-        "1000",
-        "-c",
-        "4",
-        "-k",
-        "--pipeline",
-        "8",
-        "--workers",
-        "2",
-        "--records",
-        records.to_str().unwrap(),
-        &url,
-    ]);
+    let doc = run_flags(
+        "-n 1000 -c 4 -k --pipeline 8 --workers 2 --records",
+        &[records.to_str().unwrap(), &url],
+    );
     assert_eq!(v4(&doc, "completed"), 1000);
     assert_eq!(v4(&doc, "connections"), 4);
     assert_eq!(doc["settings"]["pipeline"], 8);
@@ -288,60 +286,6 @@ fn more_connections_than_the_open_file_limit_fit_in_per_worker_tables() {
     );
 }
 
-/// A keep-alive server that answers three requests per connection and then closes it, as
-/// nginx does after `keepalive_requests`, leaving pipelined requests unanswered; like
-/// nginx's lingering close it shuts its side first and reads on to the client's end, so
-/// the client sees a FIN, not a reset. Serves `conns` connections, then stops.
-fn three_per_connection_server(conns: usize) -> (u16, std::thread::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handle = std::thread::spawn(move || {
-        for stream in listener.incoming().take(conns) {
-            let Ok(mut s) = stream else { break };
-            std::thread::spawn(move || {
-                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
-                let (mut seen, mut answered, mut buf) = (Vec::new(), 0, [0u8; 4096]);
-                while answered < 3 {
-                    match s.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                    let heads = seen.windows(4).filter(|w| w == b"\r\n\r\n").count();
-                    while answered < heads.min(3) {
-                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if s.write_all(answer).is_err() {
-                            return;
-                        }
-                        answered += 1;
-                    }
-                }
-                let _ = s.shutdown(std::net::Shutdown::Write);
-                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
-            });
-        }
-    });
-    (port, handle)
-}
-
-#[test]
-fn pipelined_requests_a_server_closed_on_are_sent_again_on_new_connections() {
-    // 60 requests, 4 in flight on each of 2 connections; every connection ends after 3
-    // answers, so the requests pipelined behind them go out again on new connections.
-    let (port, server) = three_per_connection_server(1000);
-    let url = format!("http://127.0.0.1:{port}/");
-    let mut args: Vec<&str> = "-n 60 -c 2 -k --pipeline 4 --workers 1 -s 10"
-        .split(' ')
-        .collect();
-    args.push(&url);
-    let doc = run_json(&args);
-    assert_eq!(v4(&doc, "completed"), 60, "{doc}");
-    assert_eq!(v4(&doc, "failed"), 0);
-    // At most 3 answers per connection, fewer only on the last two (out of requests).
-    let conns = v4(&doc, "connections");
-    assert!((20..=22).contains(&conns), "{conns} connections");
-    drop(server);
-}
-
 /// Serve each connection of `listener` on its own thread with `answer` (read timeout 10 s),
 /// for `conns` connections.
 fn serve_each(
@@ -373,6 +317,48 @@ fn read_head(s: &mut std::net::TcpStream, seen: &mut Vec<u8>) -> Option<usize> {
     }
 }
 
+/// A keep-alive server that answers three requests per connection and then closes it, as
+/// nginx does after `keepalive_requests`, leaving pipelined requests unanswered; like
+/// nginx's lingering close it shuts its side first and reads on to the client's end, so
+/// the client sees a FIN, not a reset. Serves `conns` connections, then stops.
+fn three_per_connection_server(conns: usize) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = serve_each(listener, conns, |mut s| {
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let Some(head) = read_head(&mut s, &mut seen) else {
+                return;
+            };
+            seen.drain(..head);
+            if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .is_err()
+            {
+                return;
+            }
+        }
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut buf = [0u8; 4096];
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    (port, handle)
+}
+
+#[test]
+fn pipelined_requests_a_server_closed_on_are_sent_again_on_new_connections() {
+    // 60 requests, 4 in flight on each of 2 connections; every connection ends after 3
+    // answers, so the requests pipelined behind them go out again on new connections.
+    let (port, server) = three_per_connection_server(1000);
+    let url = format!("http://127.0.0.1:{port}/");
+    let doc = run_flags("-n 60 -c 2 -k --pipeline 4 --workers 1 -s 10", &[&url]);
+    assert_eq!(v4(&doc, "completed"), 60, "{doc}");
+    assert_eq!(v4(&doc, "failed"), 0);
+    // At most 3 answers per connection, fewer only on the last two (out of requests).
+    let conns = v4(&doc, "connections");
+    assert!((20..=22).contains(&conns), "{conns} connections");
+    drop(server);
+}
+
 #[test]
 fn interim_responses_are_skipped_and_the_final_one_counts() {
     // Every request gets 100 Continue and 103 Early Hints before its 201: twenty requests
@@ -390,18 +376,7 @@ fn interim_responses_are_skipped_and_the_final_one_counts() {
         }
     });
     let url = format!("http://127.0.0.1:{port}/");
-    let doc = run_json(&[
-        "-n",
-        "20",
-        "-c",
-        "2",
-        "-k",
-        "--workers",
-        "1",
-        "-s",
-        "10",
-        &url,
-    ]);
+    let doc = run_flags("-n 20 -c 2 -k --workers 1 -s 10", &[&url]);
     assert_eq!(v4(&doc, "completed"), 20, "{doc}");
     assert_eq!(v4(&doc, "failed"), 0);
     assert_eq!(v4(&doc, "connections"), 2);
@@ -415,10 +390,9 @@ fn interim_responses_are_skipped_and_the_final_one_counts() {
 fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connection() {
     // A 32 MiB body cannot sit in loopback's socket buffers: the server answers after the
     // head and reads no more for 0.1 s, so the answer arrives while most of the body is
-    // still unwritten. The rest of
-    // that connection's byte stream is in doubt, so the client ends it and sends the next
-    // request on a new one (before the fix the next request was marked sent, never written,
-    // and timed out).
+    // still unwritten. The rest of that connection's byte stream is in doubt, so the client
+    // ends it and sends the next request on a new one (before the fix the next request was
+    // marked sent, never written, and timed out).
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = serve_each(listener, 100, |mut s| {
@@ -462,22 +436,8 @@ fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connect
     // With --pipeline 2 the request queued behind the early answer was never written
     // either: it goes on the next connection, where the same happens.
     for pipeline in ["1", "2"] {
-        let doc = run_json(&[
-            "-n",
-            "4",
-            "-c",
-            "1",
-            "-k",
-            "--pipeline",
-            pipeline,
-            "--workers",
-            "1",
-            "-s",
-            "5",
-            "-p",
-            body.to_str().unwrap(),
-            &url,
-        ]);
+        let flags = format!("-n 4 -c 1 -k --pipeline {pipeline} --workers 1 -s 5 -p");
+        let doc = run_flags(&flags, &[body.to_str().unwrap(), &url]);
         assert_eq!(v4(&doc, "completed"), 4, "--pipeline {pipeline}: {doc}");
         assert_eq!(v4(&doc, "failed"), 0, "--pipeline {pipeline}");
         assert_eq!(v4(&doc, "connections"), 4, "--pipeline {pipeline}");
@@ -495,18 +455,7 @@ fn a_refused_connect_with_pipelining_is_refused_for_every_request_on_it() {
         l.local_addr().unwrap().port()
     };
     let url = format!("http://127.0.0.1:{port}/");
-    let doc = run_json(&[
-        "-n",
-        "8",
-        "-c",
-        "2",
-        "-k",
-        "--pipeline",
-        "4",
-        "--workers",
-        "1",
-        &url,
-    ]);
+    let doc = run_flags("-n 8 -c 2 -k --pipeline 4 --workers 1", &[&url]);
     let close = &doc["families"]["ipv4"]["close"];
     assert_eq!(close["refused"], 8, "{doc}");
     assert_eq!(v4(&doc, "failed"), 8);
@@ -531,20 +480,7 @@ fn requests_pipelined_behind_an_answer_that_runs_until_close_are_sent_again() {
         while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
     });
     let url = format!("http://127.0.0.1:{port}/");
-    let doc = run_json(&[
-        "-n",
-        "12",
-        "-c",
-        "1",
-        "-k",
-        "--pipeline",
-        "3",
-        "--workers",
-        "1",
-        "-s",
-        "10",
-        &url,
-    ]);
+    let doc = run_flags("-n 12 -c 1 -k --pipeline 3 --workers 1 -s 10", &[&url]);
     assert_eq!(v4(&doc, "completed"), 12, "{doc}");
     assert_eq!(v4(&doc, "failed"), 0);
     assert_eq!(v4(&doc, "connections"), 12);
@@ -561,20 +497,10 @@ fn expect_100_continue_to_the_built_in_server_counts_only_the_final_answers() {
     let body = dir.join("body");
     std::fs::write(&body, vec![b'y'; 200_000]).unwrap();
     let url = format!("http://{}/echo", server.addrs()[0]);
-    let doc = run_json(&[
-        "-n",
-        "20",
-        "-c",
-        "2",
-        "-k",
-        "-s",
-        "10",
-        "-H",
-        "Expect: 100-continue",
-        "-p",
-        body.to_str().unwrap(),
-        &url,
-    ]);
+    let doc = run_flags(
+        "-n 20 -c 2 -k -s 10 -p",
+        &[body.to_str().unwrap(), "-H", "Expect: 100-continue", &url],
+    );
     let statuses = &doc["families"]["ipv4"]["statuses"];
     assert_eq!(statuses, &serde_json::json!({"200": 20}), "{doc}");
     assert_eq!(v4(&doc, "html_bytes"), 20 * 200_000);
