@@ -49,6 +49,7 @@ fn token(key: usize, id: u64) -> Token {
 /// A slot is "late" when it starts more than this after its intended time.
 pub const LATE_NS: u64 = 1_000_000;
 const READ_BUF: usize = 64 * 1024;
+/// The longest a worker sleeps: how soon it sees the stop flag.
 const MAX_TICK_NS: u64 = 50_000_000;
 /// The poll token of the worker's timer (connections use their slab keys).
 const TIMER: Token = Token(usize::MAX);
@@ -165,14 +166,15 @@ impl Worker {
             if self.schedule_done && self.in_flight == 0 {
                 break;
             }
+            // The poll itself has no timeout: the timer wakes it for what is due, or ticks
+            // (to see the stop flag), so no sleep pays for a kernel timer of its own.
             let wait = self.poll_timeout(now);
             if wait < MAX_TICK_NS {
                 self.timer.arm(self.shared.start_ns() + now + wait.max(1));
+            } else {
+                self.timer.tick(MAX_TICK_NS);
             }
-            if let Err(e) = self.poll.poll(
-                &mut events,
-                Some(std::time::Duration::from_nanos(MAX_TICK_NS)),
-            ) {
+            if let Err(e) = self.poll.poll(&mut events, None) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.fail_run(Failure::runtime(format!("event loop failed: {e}")));
                     break;
