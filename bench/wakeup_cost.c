@@ -7,6 +7,11 @@
  *
  *   cc -O2 -pthread bench/wakeup_cost.c -o /tmp/wakeup_cost
  *   /tmp/wakeup_cost 20 100000     # gap 20 µs, 100,000 wake-ups (about 2 s)
+ *   /tmp/wakeup_cost 20 100000 -1  # the same, epoll_wait without a timeout
+ *
+ * The third argument is epoll_wait's timeout in ms (default 50, as the load generator's
+ * poll had before it ticked a timerfd instead): with a timeout, every sleep also starts
+ * and cancels a kernel timer.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,6 +27,7 @@
 
 static int efd;
 static long gap_ns, wakes;
+static int timeout_ms = 50;
 static volatile int done;
 
 static long now_ns(void) {
@@ -61,10 +67,14 @@ static double cpu_s(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 || atol(argv[1]) <= 0 || atol(argv[2]) <= 0 || atol(argv[2]) > 10000000) {
-        fprintf(stderr, "usage: wakeup_cost GAP_US WAKEUPS (WAKEUPS at most 10000000)\n");
+    if (argc < 3 || argc > 4 || atol(argv[1]) <= 0 || atol(argv[2]) <= 0 ||
+        atol(argv[2]) > 10000000 || (argc == 4 && atoi(argv[3]) < -1)) {
+        fprintf(stderr, "usage: wakeup_cost GAP_US WAKEUPS [TIMEOUT_MS] (WAKEUPS at most "
+                        "10000000; TIMEOUT_MS -1 for none, default 50)\n");
         return 2;
     }
+    if (argc == 4)
+        timeout_ms = atoi(argv[3]);
     gap_ns = atol(argv[1]) * 1000L;
     wakes = atol(argv[2]);
     pin(0);
@@ -79,12 +89,12 @@ int main(int argc, char **argv) {
     while (!done) {
         struct epoll_event out[8];
         uint64_t v;
-        if (epoll_wait(ep, out, 8, 50) > 0 && read(efd, &v, 8) == 8)
+        if (epoll_wait(ep, out, 8, timeout_ms) > 0 && read(efd, &v, 8) == 8)
             got++;
     }
     double used = cpu_s() - start;
     pthread_join(t, NULL);
-    printf("gap %ld us: %ld wake-ups, sleeper CPU %.2f us per wake-up\n", gap_ns / 1000, got,
-           used * 1e6 / (got ? got : 1));
+    printf("gap %ld us, timeout %d ms: %ld wake-ups, sleeper CPU %.2f us per wake-up\n",
+           gap_ns / 1000, timeout_ms, got, used * 1e6 / (got ? got : 1));
     return 0;
 }
