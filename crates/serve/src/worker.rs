@@ -26,8 +26,6 @@ const BELL: Token = Token(usize::MAX);
 const TIMER: Token = Token(usize::MAX - 1);
 /// How long accepting pauses when the process is out of file descriptors.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// epoll's own timeout is only a backstop behind the timer.
-const SLACK: Duration = Duration::from_millis(5);
 
 /// What all workers of one server share.
 #[derive(Debug)]
@@ -212,7 +210,9 @@ impl Worker {
                 self.timer
                     .arm(dualbench_common::clock::monotonic_ns() + wait.as_nanos().max(1) as u64);
             }
-            if let Err(e) = self.poll.poll(&mut events, timeout.map(|t| t + SLACK)) {
+            // The timer alone wakes the poll for what is due: a poll timeout as well would
+            // start and cancel a kernel timer on every sleep (bench/wakeup_cost.c).
+            if let Err(e) = self.poll.poll(&mut events, None) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
