@@ -145,7 +145,10 @@ fn no_allocation_per_request() {
         // A socket, a slab entry, a parser and a request queue per request, all reused.
         ("connection per request", "-c 8"),
         ("pipelined", "-k -c 8 --pipeline 4"),
-        ("open loop", "-k -c 8 --rate 40000 --arrival poisson --seed 7"),
+        (
+            "open loop",
+            "-k -c 8 --rate 40000 --arrival poisson --seed 7",
+        ),
     ];
     let mut failed = Vec::new();
     for (name, flags) in modes {
