@@ -4,14 +4,13 @@
 //! answers that come before the request body is sent, refused connects under pipelining,
 //! `--bind` spreading connections over source addresses (seen from the server side).
 
+mod support;
+
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener};
 use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dualbench"))
-}
+use support::{bin, json_of, read_head, run_flags, run_json, serve_each, v4};
 
 fn serve() -> dualbench_serve::ServerHandle {
     dualbench_serve::start(dualbench_serve::ServeConfig {
@@ -20,36 +19,6 @@ fn serve() -> dualbench_serve::ServerHandle {
         workers: 2,
     })
     .expect("built-in server starts")
-}
-
-fn json_of(out: Output, what: &str) -> Value {
-    assert!(
-        out.status.success(),
-        "{what} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON report")
-}
-
-fn run_json(args: &[&str]) -> Value {
-    let out = bin()
-        .args(["run", "--format", "json"])
-        .args(args)
-        .output()
-        .expect("dualbench runs");
-    json_of(out, &format!("dualbench run {args:?}"))
-}
-
-/// `run_json` with the flags written as one line (split at spaces), then `extra` as given
-/// (URLs, paths).
-fn run_flags(flags: &str, extra: &[&str]) -> Value {
-    let mut args: Vec<&str> = flags.split_whitespace().collect();
-    args.extend_from_slice(extra);
-    run_json(&args)
-}
-
-fn v4(doc: &Value, key: &str) -> u64 {
-    doc["families"]["ipv4"][key].as_u64().unwrap_or(0)
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -284,37 +253,6 @@ fn more_connections_than_the_open_file_limit_fit_in_per_worker_tables() {
         last.contains("open-file limit (RLIMIT_NOFILE 1000") && last.contains("--workers"),
         "{stderr}"
     );
-}
-
-/// Serve each connection of `listener` on its own thread with `answer` (read timeout 10 s),
-/// for `conns` connections.
-fn serve_each(
-    listener: TcpListener,
-    conns: usize,
-    answer: fn(std::net::TcpStream),
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(conns) {
-            let Ok(s) = stream else { break };
-            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
-            std::thread::spawn(move || answer(s));
-        }
-    })
-}
-
-/// Read from `s` until `seen` holds a whole request head; the head's length, or None at the
-/// end of the stream.
-fn read_head(s: &mut std::net::TcpStream, seen: &mut Vec<u8>) -> Option<usize> {
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(i) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            return Some(i + 4);
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
 }
 
 /// A keep-alive server that answers three requests per connection and then closes it, as

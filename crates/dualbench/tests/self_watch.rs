@@ -8,52 +8,38 @@
 //! reading it is 32,768 chunk headers for the client to parse, so the client is the
 //! bottleneck by far.
 
-use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::Command;
-use std::time::Duration;
+mod support;
 
-/// Serve every connection on its own thread: for each request head read, sleep `pause`
-/// (if any), then write `response`. Returns the URL.
+use serde_json::Value;
+use std::io::Write;
+use std::net::TcpListener;
+use std::time::Duration;
+use support::{bin, read_head, run_flags, serve_each};
+
+/// A loopback server that, for each request head, sleeps `pause` (if any) and then writes
+/// `response`. Returns the URL.
 fn server(response: Vec<u8>, pause: Option<Duration>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
-    let response: &'static [u8] = response.leak();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            std::thread::spawn(move || answer(conn, response, pause));
+    serve_each(listener, usize::MAX, move |mut s| {
+        let mut seen = Vec::new();
+        while let Some(head) = read_head(&mut s, &mut seen) {
+            seen.drain(..head);
+            if let Some(p) = pause {
+                std::thread::sleep(p);
+            }
+            if s.write_all(&response).is_err() {
+                return;
+            }
         }
     });
     url
 }
 
-fn answer(mut conn: TcpStream, response: &[u8], pause: Option<Duration>) {
-    conn.set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        while let Some(i) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-            seen.drain(..i + 4);
-            if let Some(p) = pause {
-                std::thread::sleep(p);
-            }
-            if conn.write_all(response).is_err() {
-                return;
-            }
-        }
-        match conn.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-fn run(url: &str, flags: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dualbench"))
-        .args(["run", "--format", "json"])
+/// The text report of `dualbench run` with `flags`.
+fn text(url: &str, flags: &str) -> String {
+    let out = bin()
+        .arg("run")
         .args(flags.split_whitespace())
         .arg(url)
         .output()
@@ -63,17 +49,6 @@ fn run(url: &str, flags: &str) -> Value {
         "dualbench run {flags} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("valid JSON report")
-}
-
-fn text(url: &str, flags: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_dualbench"))
-        .arg("run")
-        .args(flags.split_whitespace())
-        .arg(url)
-        .output()
-        .expect("dualbench runs");
-    assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -86,7 +61,7 @@ fn a_busy_generator_says_so_and_an_idle_one_does_not() {
     busy.extend_from_slice(b"0\r\n\r\n");
     let url = server(busy, None);
 
-    let doc = run(&url, "-k -c 4 -t 2 --workers 1");
+    let doc = run_flags("-k -c 4 -t 2 --workers 1", &[&url]);
     let generator = &doc["generator"];
     let completed = doc["families"]["ipv4"]["completed"].as_u64().unwrap();
     assert!(completed > 0);
@@ -116,7 +91,7 @@ fn a_busy_generator_says_so_and_an_idle_one_does_not() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
         Some(Duration::from_millis(5)),
     );
-    let doc = run(&url, "-k -c 2 -n 100 --workers 1");
+    let doc = run_flags("-k -c 2 -n 100 --workers 1", &[&url]);
     assert_eq!(doc["families"]["ipv4"]["completed"].as_u64(), Some(100));
     let generator = &doc["generator"];
     eprintln!("idle: {generator}");
