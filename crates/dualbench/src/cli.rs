@@ -89,3 +89,54 @@ fn usage_error(e: clap::Error) -> i32 {
         }
     }
 }
+
+/// A panic is a bug in dualbench, not a fault of the input: instead of Rust's message and
+/// its hint about backtraces, one line that says so, where, and what to do. With
+/// RUST_BACKTRACE set, Rust's own hook stays (with the backtrace), for whoever debugs it.
+pub fn report_panics_as_bugs() {
+    if std::env::var_os("RUST_BACKTRACE").is_some() {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let at = info.location().map(|l| (l.file(), l.line()));
+        eprintln!("{}", bug_line(thread.name(), at, info.payload()));
+    }));
+}
+
+/// The line a panic prints: thread, place and message.
+fn bug_line(thread: Option<&str>, at: Option<(&str, u32)>, payload: &dyn std::any::Any) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    let at = at.map_or(String::new(), |(file, line)| format!(" at {file}:{line}"));
+    format!(
+        "dualbench: bug: thread '{}' panicked{at}: {message}; please report it with the command line (RUST_BACKTRACE=1 adds a backtrace)",
+        thread.unwrap_or("unnamed")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bug_line;
+
+    #[test]
+    fn a_panic_is_one_line_naming_thread_place_and_message() {
+        let line = bug_line(
+            Some("dualbench-w0"),
+            Some(("crates/load/src/engine/worker.rs", 770)),
+            &"injected",
+        );
+        assert_eq!(
+            line,
+            "dualbench: bug: thread 'dualbench-w0' panicked at crates/load/src/engine/worker.rs:770: injected; please report it with the command line (RUST_BACKTRACE=1 adds a backtrace)"
+        );
+        let owned = bug_line(None, None, &String::from("index 3 out of range"));
+        assert!(
+            owned.starts_with("dualbench: bug: thread 'unnamed' panicked: index 3 out of range;")
+        );
+        assert!(bug_line(None, None, &42u8).contains("panicked: (no message);"));
+    }
+}

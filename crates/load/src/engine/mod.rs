@@ -134,6 +134,7 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
             .name(format!("dualbench-w{i}"))
             .spawn(move || {
                 let _alive = alive;
+                let _stop = StopOnUnwind(s.stop.clone());
                 match Worker::new(i, p, s.clone()) {
                     Ok(w) => w.run(),
                     Err(e) => {
@@ -257,6 +258,19 @@ fn merge(
     m
 }
 
+/// Held by each worker thread: if the worker panics (a bug), the others stop too, so the
+/// run ends now and reports what it measured with the failure, rather than running on to
+/// its limit short of one worker.
+struct StopOnUnwind(Arc<AtomicBool>);
+
+impl Drop for StopOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// SIGINT and SIGTERM set the stop flag (a second SIGINT exits at once); which one came
 /// is remembered for the report.
 struct Signals {
@@ -301,5 +315,91 @@ impl Drop for Signals {
         for id in self.ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worker::tests::PANIC_PATH;
+    use super::*;
+    use crate::cli::RunCli;
+    use crate::config::{self, Machine};
+    use clap::Parser;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    struct Quiet;
+    impl Progress for Quiet {
+        fn update(&mut self, _done: u64, _elapsed: Duration) {}
+    }
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        run: RunCli,
+    }
+
+    /// A keep-alive server for `connections` connections, one canned answer per request
+    /// (the client sends one request at a time).
+    fn server(connections: usize) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().take(connections).flatten() {
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n @ 1..) = conn.read(&mut buf) {
+                        if buf[..n].ends_with(b"\r\n\r\n")
+                            && conn
+                                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                                .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_worker_that_panics_stops_the_run_which_reports_the_rest() {
+        let url = format!("http://127.0.0.1:{}{PANIC_PATH}", server(2));
+        let args = ["run", "-k", "-c", "2", "--workers", "2", "-t", "30", &url];
+        let cli = Cmd::try_parse_from(args).unwrap().run;
+        let machine = Machine {
+            cores: 2,
+            fd_limit: 1024,
+        };
+        let (plan, _) = config::plan(&cli, &cli.urls, machine).unwrap();
+        let started = Instant::now();
+        let m = run(plan, &mut Quiet);
+        // Not 30 s: the other worker stopped when worker 0 died.
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        let fatal = m
+            .fatal
+            .expect("the panic is a failure of the run")
+            .to_string();
+        assert_eq!(
+            fatal,
+            "a worker thread failed (injected by a test); its requests are missing from the report"
+        );
+        assert_eq!(
+            m.interrupted.as_deref(),
+            Some(format!("stopped by an error: {fatal}").as_str())
+        );
+        // Worker 1's requests are reported; worker 0's 1,000 are not.
+        let completed: u64 = m.families.iter().map(|f| f.completed).sum();
+        assert!(
+            completed > 0,
+            "the other worker's requests are in the report"
+        );
+        assert_eq!(m.families[1].completed, 0, "IPv6 was not asked for");
     }
 }

@@ -626,6 +626,12 @@ impl Worker {
             self.out.first = Some((now, got.body, server.unwrap_or_default()));
         }
         self.record(target, conn_id, p, got, now, Outcome::Normal);
+        #[cfg(test)]
+        tests::panic_if_asked(
+            self.index,
+            &self.plan.requests[target],
+            self.conns[key].served,
+        );
         let c = &mut self.conns[key];
         if closing && idle {
             self.close(key, None, now);
@@ -754,4 +760,18 @@ fn thread_cpu() -> (f64, f64) {
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    /// A request for this path makes worker 0 panic on its connection's 1,000th response:
+    /// how the engine's handling of a worker that dies mid-run is tested (unit tests only).
+    pub const PANIC_PATH: &str = "/test-hook/panic-in-worker-0";
+
+    pub fn panic_if_asked(worker: usize, request: &[u8], served: u64) {
+        let path = PANIC_PATH.as_bytes();
+        if worker == 0 && served == 1000 && request.windows(path.len()).any(|w| w == path) {
+            panic!("injected by a test");
+        }
+    }
 }
