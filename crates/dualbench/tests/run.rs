@@ -317,6 +317,28 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "-p", "/nonexistent/body"],
             "cannot read request body",
         ),
+        (
+            vec!["http://127.0.0.1:1/", "--workers", "0"],
+            "--workers needs at least 1",
+        ),
+        // A documentation address (RFC 5737) is on no host: refused before the run, not
+        // mid-run as a shortage of ports.
+        (
+            vec!["http://127.0.0.1:1/", "--bind", "127.0.0.1,198.51.100.7"],
+            "--bind 198.51.100.7 is not an address of this host",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-H", "no colon"],
+            "bad -H 'no colon': a header is one line 'Name: value'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-H", "X-A: 1\r\nX-B: 2"],
+            "bad -H 'X-A: 1\\r\\nX-B: 2'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-m", "GET /x"],
+            "bad -m 'GET /x': a method is one word",
+        ),
     ] {
         let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);

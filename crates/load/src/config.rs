@@ -8,6 +8,7 @@ use crate::http::RequestSpec;
 use crate::target::{self, Candidate, FamilyChoice, Target};
 use dualbench_common::{Failure, Family, Result};
 use dualbench_pace::{Arrival, Interleave};
+use std::net::IpAddr;
 
 /// The settings a report needs besides what was measured.
 #[derive(Debug, Clone)]
@@ -125,6 +126,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let interleave = Interleave::new(&targets.iter().map(|t| t.weight).collect::<Vec<_>>())
         .ok_or_else(|| Failure::usage("every target has weight 0"))?;
     let body = request_body(cli)?;
+    check_request_words(cli)?;
     let method = cli.method.clone().unwrap_or_else(|| {
         if cli.head {
             "HEAD".into()
@@ -174,6 +176,9 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     }
     let needed = connections_needed(concurrency, targets.len());
     let loopback = targets.iter().all(|t| t.addr.ip().is_loopback());
+    if cli.workers == Some(0) {
+        return Err(Failure::usage("--workers needs at least 1"));
+    }
     let workers = cli
         .workers
         .unwrap_or_else(|| default_workers(machine, needed, loopback))
@@ -182,6 +187,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         Some(s) => target::parse_bind(s)?,
         None => [Vec::new(), Vec::new()],
     };
+    check_local(&bind)?;
     let first = &targets[0];
     let settings = Settings {
         host: parsed
@@ -221,6 +227,58 @@ fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
     let body = std::fs::read(file)
         .map_err(|e| Failure::usage(format!("cannot read request body {}: {e}", file.display())))?;
     Ok(Some((body, cli.content_type.clone())))
+}
+
+/// `-H` lines are `Name: value` with a token for a name, `-m` is a token, and neither
+/// carries a line break: otherwise every request would be one the server must refuse
+/// (400), and the run would measure that.
+fn check_request_words(cli: &RunCli) -> Result<()> {
+    // RFC 9110's tchar.
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    if let Some(m) = &cli.method {
+        if !token(m) {
+            return Err(Failure::usage(format!(
+                "bad -m '{}': a method is one word, such as GET, POST or PURGE",
+                m.escape_default()
+            )));
+        }
+    }
+    for h in &cli.headers {
+        let well_formed = h.split_once(':').is_some_and(|(name, value)| {
+            token(name) && !value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
+        });
+        if !well_formed {
+            return Err(Failure::usage(format!(
+                "bad -H '{}': a header is one line 'Name: value' (one -H per header)",
+                h.escape_default()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every `--bind` source address must be one of this host's: the kernel refuses the
+/// others (EADDRNOTAVAIL), which mid-run would read like a shortage of ports. Checked the
+/// way the workers bind them. A link-local IPv6 source needs its destination's zone, so it
+/// is left to the run.
+fn check_local(bind: &[Vec<IpAddr>; 2]) -> Result<()> {
+    let link_local = |ip: &IpAddr| matches!(ip, IpAddr::V6(v6) if v6.is_unicast_link_local());
+    for &ip in bind.iter().flatten().filter(|ip| !link_local(ip)) {
+        match crate::engine::bound_source(ip, 0) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
+                return Err(Failure::usage(format!(
+                    "--bind {ip} is not an address of this host: give addresses from 'ip address', or add it there first"
+                )))
+            }
+            Err(e) => return Err(Failure::usage(format!("--bind {ip}: cannot bind to it: {e}"))),
+        }
+    }
+    Ok(())
 }
 
 fn build_requests(

@@ -153,14 +153,33 @@ pub fn open(addr: SocketAddr, source: Option<IpAddr>) -> Result<mio::net::TcpStr
 }
 
 fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream> {
+    let scope = match addr {
+        SocketAddr::V6(dst) => dst.scope_id(),
+        SocketAddr::V4(_) => 0,
+    };
+    let sock = bound_source(src, scope)?;
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(mio::net::TcpStream::from_std(sock.into()))
+}
+
+/// A non-blocking TCP socket bound to source address `src` (with `scope` for a link-local
+/// IPv6 source); its port is left for connect to choose per destination, so one source
+/// address serves more than 64k connections spread over several destinations.
+pub(crate) fn bound_source(src: IpAddr, scope: u32) -> io::Result<socket2::Socket> {
     use socket2::{Domain, Protocol, Socket, Type};
+    let local = match src {
+        IpAddr::V6(v6) => SocketAddr::V6(std::net::SocketAddrV6::new(v6, 0, 0, scope)),
+        ip => SocketAddr::new(ip, 0),
+    };
     let sock = Socket::new(
-        Domain::for_address(addr),
+        Domain::for_address(local),
         Type::STREAM.nonblocking().cloexec(),
         Some(Protocol::TCP),
     )?;
-    // Let the kernel choose the source port per destination, so one source address
-    // serves more than 64k connections spread over several destinations.
     let one: libc::c_int = 1;
     // SAFETY: setsockopt on a socket we own, with a pointer to a live c_int.
     unsafe {
@@ -172,19 +191,8 @@ fn connect_from(addr: SocketAddr, src: IpAddr) -> io::Result<mio::net::TcpStream
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         );
     }
-    let local = match (src, addr) {
-        (IpAddr::V6(v6), SocketAddr::V6(dst)) => {
-            SocketAddr::V6(std::net::SocketAddrV6::new(v6, 0, 0, dst.scope_id()))
-        }
-        (ip, _) => SocketAddr::new(ip, 0),
-    };
     sock.bind(&local.into())?;
-    match sock.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(mio::net::TcpStream::from_std(sock.into()))
+    Ok(sock)
 }
 
 fn classify_open(e: &io::Error, addr: SocketAddr, source: Option<IpAddr>) -> OpenError {

@@ -7,6 +7,7 @@ mod conn;
 mod deadlines;
 mod worker;
 
+pub(crate) use conn::bound_source;
 pub use worker::LATE_NS;
 
 use crate::record::Record;
