@@ -81,13 +81,39 @@ fn usage_error(e: clap::Error) -> i32 {
             2
         }
         _ => {
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("dualbench: {first} (see 'dualbench --help')");
+            eprintln!("dualbench: {}", one_line(&e.render().to_string()));
             2
         }
     }
+}
+
+/// clap's usage error in one line: its first line, with the list that follows it when it
+/// ends in a colon (the missing arguments), and the help to read, of the subcommand the
+/// usage line names.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if line.ends_with(':') {
+        let items: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        line = format!("{line} {}", items.join(", "));
+    }
+    let command = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Usage: "))
+        .map(|usage| {
+            let words: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['-', '<', '[']))
+                .collect();
+            words.join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "dualbench".into());
+    format!("{line} (see '{command} --help')")
 }
 
 /// A panic is a bug in dualbench, not a fault of the input: instead of Rust's message and
@@ -120,7 +146,29 @@ fn bug_line(thread: Option<&str>, at: Option<(&str, u32)>, payload: &dyn std::an
 
 #[cfg(test)]
 mod tests {
-    use super::bug_line;
+    use super::{bug_line, one_line, Cli};
+    use clap::Parser;
+
+    fn usage_line(args: &[&str]) -> String {
+        let e = Cli::try_parse_from(args).expect_err("a usage error");
+        one_line(&e.render().to_string())
+    }
+
+    #[test]
+    fn a_usage_error_is_one_line_naming_what_is_missing_and_whose_help() {
+        assert_eq!(
+            usage_line(&["dualbench", "run", "--bogus"]),
+            "unexpected argument '--bogus' found (see 'dualbench run --help')"
+        );
+        assert_eq!(
+            usage_line(&["dualbench", "wire"]),
+            "the following required arguments were not provided: --a <IFACE>, --b <IFACE> (see 'dualbench wire --help')"
+        );
+        assert_eq!(
+            usage_line(&["dualbench", "nosuch"]),
+            "unrecognized subcommand 'nosuch' (see 'dualbench --help')"
+        );
+    }
 
     #[test]
     fn a_panic_is_one_line_naming_thread_place_and_message() {
