@@ -64,6 +64,9 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     if cli.count == Some(0) || cli.bytes == Some(0) {
         return Err(Failure::usage("--count and --bytes must be above 0"));
     }
+    if cli.duration == Some(Duration::ZERO) {
+        return Err(Failure::usage("--duration must be above 0"));
+    }
     let config = CaptureConfig {
         iface: cli.iface,
         netns: cli.netns,

@@ -18,7 +18,8 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         (text, 1.0)
     };
     match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * scale)),
+        Ok(v) if v.is_finite() && v >= 0.0 => Duration::try_from_secs_f64(v * scale)
+            .map_err(|_| format!("'{text}' is longer than any run can be")),
         _ => Err(format!("'{text}' is not a duration (try 1s, 500ms, 2m)")),
     }
 }
@@ -34,5 +35,9 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("soon").is_err());
+        assert_eq!(
+            parse_duration("1e300s"),
+            Err("'1e300s' is longer than any run can be".into())
+        );
     }
 }

@@ -50,9 +50,22 @@ impl Failure {
     }
 }
 
+/// Always one line: a message that spans several (a parser's, such as toml's "invalid
+/// array" over "expected `]`") has its lines joined with ": ".
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        let mut lines = self
+            .message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        if let Some(first) = lines.next() {
+            f.write_str(first)?;
+        }
+        for line in lines {
+            write!(f, ": {line}")?;
+        }
+        Ok(())
     }
 }
 
@@ -61,5 +74,17 @@ impl std::error::Error for Failure {}
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
         Failure::runtime(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Failure;
+
+    #[test]
+    fn a_failure_prints_as_one_line() {
+        let f = Failure::usage("plan.toml:2: invalid array\nexpected `]`\n");
+        assert_eq!(f.to_string(), "plan.toml:2: invalid array: expected `]`");
+        assert_eq!(Failure::runtime("one line").to_string(), "one line");
     }
 }

@@ -511,6 +511,30 @@ fn bad_input_is_one_clear_line() {
     );
     fails_with(&["monitor", "--pid", "999999999"], 2, "no such process");
     fails_with(&["monitor", "--interval", "fast"], 2, "not a duration");
+    // Too long for a Duration: a usage error, not a panic.
+    fails_with(
+        &["monitor", "--duration", "1e300s"],
+        2,
+        "'1e300s' is longer than any run can be",
+    );
+    fails_with(
+        &["monitor", "--duration", "0s"],
+        2,
+        "--duration must be above 0",
+    );
+    fails_with(
+        &[
+            "capture",
+            "--iface",
+            "lo",
+            "-w",
+            "/tmp/x.pcap",
+            "--duration",
+            "0",
+        ],
+        2,
+        "--duration must be above 0",
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 

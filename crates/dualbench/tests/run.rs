@@ -318,6 +318,10 @@ fn bad_input_is_one_line_and_exit_2() {
             "cannot read request body",
         ),
         (
+            vec!["http://127.0.0.1:1/", "--monitor-interval", "1e300"],
+            "--monitor-interval needs 0.01 to 86400 seconds",
+        ),
+        (
             vec!["http://127.0.0.1:1/", "--workers", "0"],
             "--workers needs at least 1",
         ),

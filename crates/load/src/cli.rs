@@ -204,9 +204,9 @@ pub fn main(cli: RunCli) -> Result<()> {
 }
 
 fn observe_config(cli: &RunCli, plan: &Plan) -> Result<ObserveConfig> {
-    if !(cli.monitor_interval >= 0.01 && cli.monitor_interval.is_finite()) {
+    if !(0.01..=86_400.0).contains(&cli.monitor_interval) {
         return Err(Failure::usage(
-            "--monitor-interval needs at least 0.01 seconds",
+            "--monitor-interval needs 0.01 to 86400 seconds",
         ));
     }
     let port = plan.targets[0].addr.port();

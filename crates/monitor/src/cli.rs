@@ -39,6 +39,9 @@ pub struct MonitorCli {
 
 /// Entry point of `dualbench monitor`.
 pub fn main(cli: MonitorCli) -> Result<()> {
+    if cli.duration == Some(Duration::ZERO) {
+        return Err(Failure::usage("--duration must be above 0"));
+    }
     let out: Box<dyn Write + Send> = match &cli.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path)

@@ -135,7 +135,12 @@ struct DestFile {
 /// Parse and check a TOML profile (`file` names it in errors).
 pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     let bad = |m: String| Failure::usage(format!("{file}: {m}"));
-    let f: ProfileFile = toml::from_str(text).map_err(|e| bad(e.message().to_string()))?;
+    let f: ProfileFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
+        Failure::usage(format!("{file}:{line}: {}", e.message()))
+    })?;
     let rate_bps = parse_bitrate(&f.rate).map_err(bad)?;
     let poisson = match f.pattern.as_deref().unwrap_or("periodic") {
         "periodic" => false,

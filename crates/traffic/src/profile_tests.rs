@@ -151,6 +151,9 @@ fn profile_errors_name_the_file_and_cause() {
     )
     .unwrap_err();
     assert!(e.message.contains("tcp_v9"), "{}", e.message);
+    // A TOML syntax error names its line, and prints as one line.
+    let e = parse_profile("rate = \"1Mbit\"\nflows = [\n", "x.toml").unwrap_err();
+    assert_eq!(e.to_string(), "x.toml:3: invalid array: expected `]`");
     let mut p = preset("C1B").unwrap();
     let e = to_script(&p, Some(1.0)).unwrap_err();
     assert!(

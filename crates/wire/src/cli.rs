@@ -78,9 +78,14 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
         None => None,
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some((s * 1e9) as u64),
         Some(s) => {
+            let shown = if s.abs() < 1e9 {
+                s.to_string()
+            } else {
+                format!("{s:e}")
+            };
             return Err(Failure::usage(format!(
-                "--duration {s}: give a number of seconds above zero"
-            )))
+                "--duration {shown}: give a number of seconds above zero and below 1e9"
+            )));
         }
     };
     if !(16..=1_000_000).contains(&cli.buffers) {
