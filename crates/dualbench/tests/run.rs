@@ -321,6 +321,16 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "--monitor-interval", "1e300"],
             "--monitor-interval needs 0.01 to 86400 seconds",
         ),
+        // One interleaving cycle would hold 10^12 slots (it aborted, out of memory).
+        (
+            vec![
+                "http://127.0.0.1:1/",
+                "http://[::1]:1/",
+                "--ratio",
+                "1000000000000:1",
+            ],
+            "the targets' weights make too long a cycle: the weights add up to 1000000000001",
+        ),
         (
             vec!["http://127.0.0.1:1/", "--workers", "0"],
             "--workers needs at least 1",

@@ -7,7 +7,7 @@ use crate::engine::Plan;
 use crate::http::RequestSpec;
 use crate::target::{self, Candidate, FamilyChoice, Target};
 use dualbench_common::{Failure, Family, Result};
-use dualbench_pace::{Arrival, Interleave};
+use dualbench_pace::{Arrival, Interleave, WeightsError};
 use std::net::IpAddr;
 
 /// The settings a report needs besides what was measured.
@@ -124,7 +124,12 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         }
     }
     let interleave = Interleave::new(&targets.iter().map(|t| t.weight).collect::<Vec<_>>())
-        .ok_or_else(|| Failure::usage("every target has weight 0"))?;
+        .map_err(|e| match e {
+            WeightsError::AllZero => Failure::usage("every target has weight 0"),
+            WeightsError::TooLong(_) => Failure::usage(format!(
+                "the targets' weights make too long a cycle: {e}; use smaller address-list weights or --ratio terms"
+            )),
+        })?;
     let body = request_body(cli)?;
     check_request_words(cli)?;
     let method = cli.method.clone().unwrap_or_else(|| {

@@ -360,34 +360,42 @@ pub fn weigh(
     }
     // Weight of a target = family share × own weight × (L / family's total own weight),
     // with L the least common multiple of the families' totals, so shares stay exact.
-    let sums: Vec<u64> = Family::ALL
-        .iter()
-        .map(|f| {
-            cands
-                .iter()
-                .filter(|c| Family::of_addr(&c.addr) == *f)
-                .map(|c| c.weight)
-                .sum()
-        })
-        .collect();
+    // Past u64 the cycle would be far too long anyway; say so rather than wrap.
+    let too_large = || {
+        Failure::usage(format!(
+            "--ratio {}:{} with these address-list weights makes weights too large to count: use smaller numbers",
+            r.v6, r.v4
+        ))
+    };
+    let mut sums = [0u64; 2];
+    for c in &cands {
+        let sum = &mut sums[Family::of_addr(&c.addr).index()];
+        *sum = sum.checked_add(c.weight).ok_or_else(too_large)?;
+    }
     let l = sums
         .iter()
         .filter(|&&s| s > 0)
-        .fold(1, |acc, &s| lcm(acc, s));
-    let targets = cands
-        .into_iter()
-        .filter_map(|c| {
-            let f = Family::of_addr(&c.addr);
-            let share = family_weight[f.index()];
-            (share > 0).then(|| Target {
-                addr: c.addr,
-                family: f,
-                weight: share * c.weight * (l / sums[f.index()]),
-                host: c.host,
-                path: c.path,
-            })
-        })
-        .collect();
+        .try_fold(1u64, |acc, &s| lcm(acc, s))
+        .ok_or_else(too_large)?;
+    let mut targets = Vec::with_capacity(cands.len());
+    for c in cands {
+        let f = Family::of_addr(&c.addr);
+        let share = family_weight[f.index()];
+        if share == 0 {
+            continue;
+        }
+        let weight = share
+            .checked_mul(c.weight)
+            .and_then(|w| w.checked_mul(l / sums[f.index()]))
+            .ok_or_else(too_large)?;
+        targets.push(Target {
+            addr: c.addr,
+            family: f,
+            weight,
+            host: c.host,
+            path: c.path,
+        });
+    }
     Ok(targets)
 }
 
@@ -399,8 +407,8 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-fn lcm(a: u64, b: u64) -> u64 {
-    a / gcd(a, b) * b
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    (a / gcd(a, b)).checked_mul(b)
 }
 
 /// Parse `--bind ADDR[,ADDR...]`, where each item is an address or a CIDR block (hosts
@@ -561,6 +569,23 @@ mod tests {
             .map(|x| x.weight)
             .collect();
         assert!(v4.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
+    fn weights_too_large_to_count_are_a_usage_error_not_a_wrap() {
+        // The IPv4 weights add up past u64 (they wrapped, and made a wrong ratio).
+        let c = vec![
+            cand("127.0.0.1:1", u64::MAX),
+            cand("127.0.0.2:1", u64::MAX),
+            cand("[::1]:1", 1),
+        ];
+        let e = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 1, v4: 1 })).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.contains("too large to count"), "{}", e.message);
+        // Coprime family totals whose product passes u64.
+        let c = vec![cand("127.0.0.1:1", (1 << 40) + 1), cand("[::1]:1", 1 << 40)];
+        let e = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 3, v4: 2 })).unwrap_err();
+        assert!(e.message.contains("too large to count"), "{}", e.message);
     }
 
     #[test]

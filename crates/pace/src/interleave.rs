@@ -1,6 +1,16 @@
 //! Smooth weighted round-robin (as nginx balances upstreams): each step every entry gains
 //! its weight, the largest current value is chosen and loses the total. Over one cycle of
 //! `sum(weights)` steps each entry is chosen exactly `weight` times, spread out evenly.
+//!
+//! Entries of equal weight are chosen in turn, so the cycle is built by comparing one
+//! candidate per distinct weight, not every entry: an address list of 65,000 equal weights
+//! takes a pass over 65,000 slots, not 65,000 × 65,000 comparisons.
+
+use std::fmt;
+
+/// The longest cycle (sum of the weights, once divided by their greatest common divisor):
+/// 8 MiB of choices.
+pub const MAX_CYCLE: u64 = 1 << 20;
 
 /// A precomputed cycle of choices; slot `k` goes to `cycle[k % len]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8,34 +18,82 @@ pub struct Interleave {
     cycle: Vec<usize>,
 }
 
+/// Why weights make no cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightsError {
+    /// Every weight is 0.
+    AllZero,
+    /// The reduced weights add up to more than [`MAX_CYCLE`] (saturated at `u64::MAX`).
+    TooLong(u64),
+}
+
+impl fmt::Display for WeightsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WeightsError::AllZero => write!(f, "every weight is 0"),
+            WeightsError::TooLong(total) => write!(
+                f,
+                "the weights add up to {total} (divided by their common factor), more than {MAX_CYCLE}"
+            ),
+        }
+    }
+}
+
+/// Entries of one weight: chosen in turn, in index order.
+struct Group {
+    weight: i64,
+    members: Vec<usize>,
+    chosen: u64,
+}
+
 impl Interleave {
     /// Build the cycle for these weights (entries with weight 0 are never chosen).
     /// Weights are reduced by their greatest common divisor first, so 4:2 cycles as 2:1.
-    /// Returns `None` when every weight is 0.
-    pub fn new(weights: &[u64]) -> Option<Interleave> {
+    pub fn new(weights: &[u64]) -> Result<Interleave, WeightsError> {
         let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
         if g == 0 {
-            return None;
+            return Err(WeightsError::AllZero);
         }
-        let weights: Vec<i64> = weights.iter().map(|&w| (w / g) as i64).collect();
-        let total: i64 = weights.iter().sum();
-        let mut current = vec![0i64; weights.len()];
+        let total = weights
+            .iter()
+            .try_fold(0u64, |sum, &w| sum.checked_add(w / g))
+            .unwrap_or(u64::MAX);
+        if total > MAX_CYCLE {
+            return Err(WeightsError::TooLong(total));
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, &w) in weights.iter().enumerate().filter(|(_, &w)| w > 0) {
+            // Below MAX_CYCLE, so every product below fits an i64.
+            let weight = (w / g) as i64;
+            match groups.iter_mut().find(|gr| gr.weight == weight) {
+                Some(gr) => gr.members.push(i),
+                None => groups.push(Group {
+                    weight,
+                    members: vec![i],
+                    chosen: 0,
+                }),
+            }
+        }
+        let total = total as i64;
         let mut cycle = Vec::with_capacity(total as usize);
-        for _ in 0..total {
-            let mut best = usize::MAX;
-            for (i, w) in weights.iter().enumerate() {
-                if *w == 0 {
-                    continue;
-                }
-                current[i] += w;
-                if best == usize::MAX || current[i] > current[best] {
-                    best = i;
+        for step in 1..=total {
+            // An entry's current value after `step` steps is step × weight − total × (times
+            // chosen). In a group the next in turn has been chosen least (the lowest index
+            // among those): it is the group's candidate. Ties go to the lowest index.
+            let mut best: Option<(i64, usize, usize)> = None;
+            for (gi, gr) in groups.iter().enumerate() {
+                let n = gr.members.len() as u64;
+                let index = gr.members[(gr.chosen % n) as usize];
+                let value = step * gr.weight - total * (gr.chosen / n) as i64;
+                if best.is_none_or(|(v, i, _)| value > v || (value == v && index < i)) {
+                    best = Some((value, index, gi));
                 }
             }
-            current[best] -= total;
-            cycle.push(best);
+            let (_, index, gi) = best.expect("at least one weight is above 0");
+            groups[gi].chosen += 1;
+            cycle.push(index);
         }
-        Some(Interleave { cycle })
+        Ok(Interleave { cycle })
     }
 
     /// The entry slot `k` goes to.
@@ -89,10 +147,79 @@ mod tests {
     }
 
     #[test]
-    fn zero_weights_never_chosen_and_all_zero_is_none() {
+    fn zero_weights_never_chosen_and_all_zero_is_an_error() {
         let il = Interleave::new(&[1, 0]).unwrap();
         assert!((0..100).all(|k| il.pick(k) == 0));
-        assert!(Interleave::new(&[0, 0]).is_none());
+        assert_eq!(Interleave::new(&[0, 0]), Err(WeightsError::AllZero));
+    }
+
+    /// The cycle as every entry is compared at every step, as the algorithm is stated.
+    fn reference(weights: &[u64]) -> Vec<usize> {
+        let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
+        let w: Vec<i64> = weights.iter().map(|&x| (x / g) as i64).collect();
+        let total: i64 = w.iter().sum();
+        let mut current = vec![0i64; w.len()];
+        let mut out = Vec::new();
+        for _ in 0..total {
+            let mut best = usize::MAX;
+            for i in 0..w.len() {
+                if w[i] == 0 {
+                    continue;
+                }
+                current[i] += w[i];
+                if best == usize::MAX || current[i] > current[best] {
+                    best = i;
+                }
+            }
+            current[best] -= total;
+            out.push(best);
+        }
+        out
+    }
+
+    #[test]
+    fn the_grouped_cycle_is_the_smooth_round_robin_itself() {
+        for weights in [
+            vec![5, 1, 1],
+            vec![3, 2, 7],
+            vec![1, 1, 1, 1],
+            vec![2, 3, 2, 0, 3, 2, 9],
+            vec![4, 4, 1, 1, 1, 6, 6, 0, 4],
+            vec![100, 1, 100, 1, 37],
+        ] {
+            assert_eq!(
+                Interleave::new(&weights).unwrap().cycle(),
+                reference(&weights).as_slice(),
+                "{weights:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cycle_longer_than_the_limit_is_refused() {
+        assert_eq!(
+            Interleave::new(&[1_000_000_000_000, 1]),
+            Err(WeightsError::TooLong(1_000_000_000_001))
+        );
+        assert_eq!(
+            Interleave::new(&[u64::MAX, 2]),
+            Err(WeightsError::TooLong(u64::MAX))
+        );
+        // Reduced first: u64::MAX twice is 1:1.
+        assert_eq!(
+            Interleave::new(&[u64::MAX, u64::MAX]).unwrap().cycle(),
+            &[0, 1]
+        );
+        assert_eq!(
+            Interleave::new(&[MAX_CYCLE - 1, 1]).unwrap().cycle().len() as u64,
+            MAX_CYCLE
+        );
+    }
+
+    #[test]
+    fn many_equal_weights_take_turns() {
+        let il = Interleave::new(&vec![1; 65_000]).unwrap();
+        assert!(il.cycle().iter().copied().eq(0..65_000));
     }
 
     #[test]

@@ -11,5 +11,5 @@
 mod interleave;
 mod schedule;
 
-pub use interleave::Interleave;
+pub use interleave::{Interleave, WeightsError, MAX_CYCLE};
 pub use schedule::{Arrival, Pace, Schedule};
