@@ -2,7 +2,8 @@
 //! stalling server, HTTP/1.1 pipelining counts, pipelined requests sent again when a server
 //! closes a kept-alive connection or answers until the close, interim (1xx) responses,
 //! answers that come before the request body is sent, refused connects under pipelining,
-//! `--bind` spreading connections over source addresses (seen from the server side).
+//! `--bind` spreading connections over source addresses (seen from the server side), and a
+//! run that opens connections as fast as it can still ending at its time limit.
 
 mod support;
 
@@ -444,4 +445,25 @@ fn expect_100_continue_to_the_built_in_server_counts_only_the_final_answers() {
     assert_eq!(v4(&doc, "html_bytes"), 20 * 200_000);
     assert_eq!(v4(&doc, "connections"), 2);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_million_connections_to_open_still_end_at_the_time_limit() {
+    // Every connect is refused at once, so the workers open connections as fast as they
+    // can: each used to try all of its share before it looked at the clock again (11 s for
+    // -t 1 here). Now it reads the clock, and the stop flag, every 1,024.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/");
+    let started = std::time::Instant::now();
+    let doc = run_flags("-c 1000000 -t 0.5", &[&url]);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+    let refused = doc["families"]["ipv4"]["close"]["refused"]
+        .as_u64()
+        .unwrap();
+    assert!(refused > 0, "{doc}");
+    assert_eq!(v4(&doc, "failed"), refused, "every request is classified");
 }

@@ -331,6 +331,23 @@ fn bad_input_is_one_line_and_exit_2() {
             ],
             "the targets' weights make too long a cycle: the weights add up to 1000000000001",
         ),
+        // Limits that used to abort (out of memory), or run far past -t.
+        (
+            vec!["http://127.0.0.1:1/", "-c", "100000000", "-t", "1"],
+            "-c 100000000 is more than 1000000",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-k", "--pipeline", "1000000000"],
+            "--pipeline 1000000000 is more than 1000",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--rate", "1e9", "-t", "1"],
+            "--rate needs 0.001 to 10000000 requests per second",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--rate", "1e-300", "-n", "3"],
+            "--rate needs 0.001 to 10000000 requests per second",
+        ),
         (
             vec!["http://127.0.0.1:1/", "--workers", "0"],
             "--workers needs at least 1",

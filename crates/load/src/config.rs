@@ -29,6 +29,17 @@ pub struct Machine {
     pub fd_limit: u64,
 }
 
+/// The most connections (`-c`) one run may ask for: its workers reserve room for them up
+/// front.
+pub const MAX_CONCURRENCY: usize = 1_000_000;
+/// The most requests in flight on one keep-alive connection (`--pipeline`).
+pub const MAX_PIPELINE: u64 = 1_000;
+/// Open-loop rates (`--rate`), requests per second: from one every 1,000 s to ten million
+/// a second (past any one machine's generator; above it, counting the slots that could not
+/// be sent would itself outlast `-t`).
+pub const MIN_RATE: f64 = 0.001;
+pub const MAX_RATE: f64 = 10_000_000.0;
+
 /// Descriptors a worker keeps besides its connections (poll, timer, stdio, ...).
 pub const FD_RESERVE: u64 = 64;
 /// The most workers chosen on their own to fit connections under the open-file limit.
@@ -162,6 +173,11 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     if concurrency == 0 {
         return Err(Failure::usage("-c needs at least 1"));
     }
+    if concurrency > MAX_CONCURRENCY {
+        return Err(Failure::usage(format!(
+            "-c {concurrency} is more than {MAX_CONCURRENCY}: one process holds at most that many connections (the open-file limit and the source ports give out well before)"
+        )));
+    }
     if !open {
         if let Some(n) = max_slots {
             concurrency = concurrency.min(n as usize);
@@ -169,6 +185,12 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     }
     if cli.pipeline == 0 {
         return Err(Failure::usage("--pipeline needs at least 1"));
+    }
+    if cli.pipeline > MAX_PIPELINE {
+        return Err(Failure::usage(format!(
+            "--pipeline {} is more than {MAX_PIPELINE} requests in flight on one connection",
+            cli.pipeline
+        )));
     }
     if cli.pipeline > 1 && cli.http10 {
         return Err(Failure::usage("--pipeline needs HTTP/1.1: drop --http10"));
@@ -316,10 +338,10 @@ fn arrival(cli: &RunCli) -> Result<(Arrival, bool)> {
         }
         return Ok((Arrival::Closed, false));
     };
-    if !(rate > 0.0 && rate.is_finite()) {
-        return Err(Failure::usage(
-            "--rate needs a number of requests per second above 0",
-        ));
+    if !(MIN_RATE..=MAX_RATE).contains(&rate) {
+        return Err(Failure::usage(format!(
+            "--rate needs {MIN_RATE} to {MAX_RATE} requests per second"
+        )));
     }
     match cli.arrival.as_deref().unwrap_or("constant") {
         "constant" => Ok((Arrival::Constant { rate }, true)),

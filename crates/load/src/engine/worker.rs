@@ -51,6 +51,9 @@ pub const LATE_NS: u64 = 1_000_000;
 const READ_BUF: usize = 64 * 1024;
 /// The longest a worker sleeps: how soon it sees the stop flag.
 const MAX_TICK_NS: u64 = 50_000_000;
+/// How many slots a dispatch starts between readings of the clock and the stop flag: a
+/// million connections to open (`-c 1000000`) stop at `-t` or Ctrl-C, not after the last.
+const DISPATCH_BATCH: usize = 1024;
 /// The poll token of the worker's timer (connections use their slab keys).
 const TIMER: Token = Token(usize::MAX);
 
@@ -230,8 +233,17 @@ impl Worker {
     /// Start every slot that is due and has room. In open loop, slots that fall due while
     /// every connection is busy stay in the schedule (it hands them out one at a time, each
     /// with its intended time) and start late when room frees up; nothing queues per slot.
-    fn dispatch(&mut self, now: u64) -> Result<(), Failure> {
+    fn dispatch(&mut self, mut now: u64) -> Result<(), Failure> {
+        let mut started = 0;
         while self.in_flight < self.cap && !self.schedule_done {
+            started += 1;
+            if started % DISPATCH_BATCH == 0 {
+                now = self.shared.elapsed_ns();
+                let time_up = self.plan.max_ns.is_some_and(|m| now >= m);
+                if time_up || self.shared.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
             match self.schedule.pace(now) {
                 Pace::Stop => self.schedule_done = true,
                 Pace::Wait(ns) => {
