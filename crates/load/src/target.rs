@@ -37,8 +37,23 @@ impl Url {
 
 /// Parse an `http://` URL. Anything else is a usage error naming what is wrong.
 pub fn parse_url(s: &str) -> Result<Url> {
-    let bad = |why: &str| Failure::usage(format!("bad URL '{s}': {why}"));
-    let rest = match s.split_once("://") {
+    let bad = |why: &str| Failure::usage(format!("bad URL '{}': {why}", s.escape_default()));
+    // The request line carries the URL as it is: a space or a control character would break
+    // it, and the server would answer 400 to every request.
+    if let Some(c) = s.chars().find(|c| !c.is_ascii_graphic()) {
+        return Err(bad(&format!(
+            "{} must be percent-encoded (a space is %20)",
+            match c {
+                ' ' => "a space".to_string(),
+                c if c.is_ascii_control() =>
+                    format!("the control character {}", c.escape_default()),
+                c => format!("'{c}' (not ASCII)"),
+            }
+        )));
+    }
+    // The fragment is the client's own: it is never sent.
+    let s_sent = s.split_once('#').map_or(s, |(before, _)| before);
+    let rest = match s_sent.split_once("://") {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
         Some((scheme, _)) => {
             return Err(Failure::usage(format!(
@@ -502,6 +517,11 @@ mod tests {
             (u.host.as_str(), u.path.as_str(), u.host_header().as_str()),
             ("example.org", "/?q", "example.org")
         );
+        // The fragment stays with the client, wherever it starts.
+        let u = parse_url("http://127.0.0.1:8080/a?b=1#top").unwrap();
+        assert_eq!((u.port, u.path.as_str()), (8080, "/a?b=1"));
+        let u = parse_url("http://127.0.0.1:8080#top").unwrap();
+        assert_eq!((u.port, u.path.as_str()), (8080, "/"));
     }
 
     #[test]
@@ -514,6 +534,15 @@ mod tests {
             ("http://[1.2.3.4]/", "not an IPv6 address"),
             ("http://x:99999/", "bad port"),
             ("http:///", "no host"),
+            (
+                "http://x/a b",
+                "a space must be percent-encoded (a space is %20)",
+            ),
+            (
+                "http://x/a\r\nX: y",
+                "the control character \\r must be percent-encoded",
+            ),
+            ("http://x/é", "'é' (not ASCII) must be percent-encoded"),
         ] {
             let e = parse_url(url).unwrap_err();
             assert!(e.message.contains(why), "{url}: {}", e.message);
