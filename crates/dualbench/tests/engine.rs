@@ -385,15 +385,21 @@ fn a_server_answering_before_the_body_is_sent_gets_each_request_on_a_new_connect
     drop(server);
 }
 
-#[test]
-fn a_refused_connect_with_pipelining_is_refused_for_every_request_on_it() {
-    // Requests queued on a connection that is still connecting wait for the connect: a
-    // refusal ends them all as refused (they were reported as resets while writing).
+/// A loopback URL whose port nobody listens on (it was bound and let go): every connect
+/// to it is refused at once.
+fn refused_url() -> String {
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let url = format!("http://127.0.0.1:{port}/");
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn a_refused_connect_with_pipelining_is_refused_for_every_request_on_it() {
+    // Requests queued on a connection that is still connecting wait for the connect: a
+    // refusal ends them all as refused (they were reported as resets while writing).
+    let url = refused_url();
     let doc = run_flags("-n 8 -c 2 -k --pipeline 4 --workers 1", &[&url]);
     let close = &doc["families"]["ipv4"]["close"];
     assert_eq!(close["refused"], 8, "{doc}");
@@ -452,11 +458,7 @@ fn a_million_connections_to_open_still_end_at_the_time_limit() {
     // Every connect is refused at once, so the workers open connections as fast as they
     // can: each used to try all of its share before it looked at the clock again (11 s for
     // -t 1 here). Now it reads the clock, and the stop flag, every 1,024.
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let url = format!("http://127.0.0.1:{port}/");
+    let url = refused_url();
     let started = std::time::Instant::now();
     let doc = run_flags("-c 1000000 -t 0.5", &[&url]);
     let took = started.elapsed();

@@ -125,6 +125,23 @@ pub struct RunCli {
     pub records: Option<PathBuf>,
 }
 
+impl RunCli {
+    /// Parse `dualbench run`'s flags on their own (`args[0]` names the program), as tests
+    /// and programs that embed the engine do.
+    pub fn try_parse_args<I, T>(args: I) -> std::result::Result<RunCli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: RunCli,
+        }
+        <Run as clap::Parser>::try_parse_from(args).map(|r| r.run)
+    }
+}
+
 /// Entry point of `dualbench run`.
 pub fn main(cli: RunCli) -> Result<()> {
     if !matches!(cli.format.as_str(), "text" | "json") {

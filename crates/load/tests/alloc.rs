@@ -4,10 +4,9 @@
 //! 20,000 against the same loopback server: whatever the engine allocates per request
 //! shows 18,000 times over in the difference.
 
-use clap::Parser;
 use dualbench_load::cli::RunCli;
 use dualbench_load::config::{self, Machine};
-use dualbench_load::engine::{self, Progress};
+use dualbench_load::engine;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -92,17 +91,6 @@ fn serve(mut conn: TcpStream) {
     let _ = conn.shutdown(Shutdown::Both);
 }
 
-struct Quiet;
-impl Progress for Quiet {
-    fn update(&mut self, _done: u64, _elapsed: Duration) {}
-}
-
-#[derive(Parser)]
-struct Cmd {
-    #[command(flatten)]
-    run: RunCli,
-}
-
 /// Allocations made while running `flags` with `-n n` against the server, checking that
 /// all `n` requests completed.
 fn allocations(port: u16, flags: &str, n: u64) -> u64 {
@@ -112,14 +100,14 @@ fn allocations(port: u16, flags: &str, n: u64) -> u64 {
         .into_iter()
         .chain(flags.split_whitespace())
         .chain([url.as_str()]);
-    let cli = Cmd::try_parse_from(args).unwrap().run;
+    let cli = RunCli::try_parse_args(args).unwrap();
     let machine = Machine {
         cores: 2,
         fd_limit: 1024,
     };
     let (plan, _) = config::plan(&cli, &cli.urls, machine).unwrap();
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let measured = engine::run(plan, &mut Quiet);
+    let measured = engine::run(plan, &mut ());
     let made = ALLOCATIONS.load(Ordering::Relaxed) - before;
     let completed: u64 = measured.families.iter().map(|f| f.completed).sum();
     assert_eq!(completed, n, "{flags}: every request completed");

@@ -111,6 +111,11 @@ pub trait Progress {
     fn update(&mut self, done: u64, elapsed: Duration);
 }
 
+/// No progress display: `engine::run(plan, &mut ())`.
+impl Progress for () {
+    fn update(&mut self, _done: u64, _elapsed: Duration) {}
+}
+
 /// Run the plan to its end (count, time, signal or fatal error).
 pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let stop = Arc::new(AtomicBool::new(false));
@@ -325,21 +330,9 @@ mod tests {
     use super::*;
     use crate::cli::RunCli;
     use crate::config::{self, Machine};
-    use clap::Parser;
     use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::time::Instant;
-
-    struct Quiet;
-    impl Progress for Quiet {
-        fn update(&mut self, _done: u64, _elapsed: Duration) {}
-    }
-
-    #[derive(Parser)]
-    struct Cmd {
-        #[command(flatten)]
-        run: RunCli,
-    }
 
     /// A keep-alive server for `connections` connections, one canned answer per request
     /// (the client sends one request at a time).
@@ -369,14 +362,14 @@ mod tests {
     fn a_worker_that_panics_stops_the_run_which_reports_the_rest() {
         let url = format!("http://127.0.0.1:{}{PANIC_PATH}", server(2));
         let args = ["run", "-k", "-c", "2", "--workers", "2", "-t", "30", &url];
-        let cli = Cmd::try_parse_from(args).unwrap().run;
+        let cli = RunCli::try_parse_args(args).unwrap();
         let machine = Machine {
             cores: 2,
             fd_limit: 1024,
         };
         let (plan, _) = config::plan(&cli, &cli.urls, machine).unwrap();
         let started = Instant::now();
-        let m = run(plan, &mut Quiet);
+        let m = run(plan, &mut ());
         // Not 30 s: the other worker stopped when worker 0 died.
         assert!(
             started.elapsed() < Duration::from_secs(10),
