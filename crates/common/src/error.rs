@@ -71,6 +71,16 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// The message a panic carried (`panic!` gives a `&str` or a `String`), or "" for another
+/// payload.
+pub fn panic_message(payload: &dyn std::any::Any) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("")
+}
+
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
         Failure::runtime(e.to_string())

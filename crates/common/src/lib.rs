@@ -13,6 +13,6 @@ pub mod netns;
 pub mod timer;
 
 pub use duration::parse_duration;
-pub use error::{Failure, FailureKind, Result};
+pub use error::{panic_message, Failure, FailureKind, Result};
 pub use family::Family;
 pub use netns::Netns;

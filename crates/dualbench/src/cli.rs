@@ -132,11 +132,10 @@ pub fn report_panics_as_bugs() {
 
 /// The line a panic prints: thread, place and message.
 fn bug_line(thread: Option<&str>, at: Option<(&str, u32)>, payload: &dyn std::any::Any) -> String {
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)");
+    let message = match dualbench_common::panic_message(payload) {
+        "" => "(no message)",
+        m => m,
+    };
     let at = at.map_or(String::new(), |(file, line)| format!(" at {file}:{line}"));
     format!(
         "dualbench: bug: thread '{}' panicked{at}: {message}; please report it with the command line (RUST_BACKTRACE=1 adds a backtrace)",

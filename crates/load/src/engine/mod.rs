@@ -175,11 +175,7 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
             // A bug, not an input: say so rather than report the other workers' share as
             // if it were the whole run.
             Err(panic) => {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let why = dualbench_common::panic_message(&*panic);
                 fatal.get_or_insert(Failure::runtime(format!(
                     "a worker thread failed ({why}); its requests are missing from the report"
                 )));
