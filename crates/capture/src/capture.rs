@@ -71,7 +71,9 @@ pub struct CaptureStats {
     pub start_unix_ns: u64,
     pub start_monotonic_ns: u64,
     pub end_monotonic_ns: u64,
-    /// `stop` (asked to), `duration`, `count` or `bytes`.
+    /// What ended the capture: `duration`, `count` or `bytes` (a bound), `stop` (the
+    /// library's [`CaptureHandle::stop`]); `dualbench capture` names the signal instead of
+    /// `stop`: `SIGINT` or `SIGTERM`.
     pub stopped_by: String,
 }
 

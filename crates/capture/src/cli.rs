@@ -1,12 +1,13 @@
 //! `dualbench capture` and `dualbench analyze`: flags into configs, signals into a clean
-//! stop, results onto standard output / standard error.
+//! stop, results onto standard output / standard error. Like tcpdump, capture says on
+//! stderr where it listens when it starts and what it captured when it ends.
 
 use crate::analyze::{self, report::Format};
 use crate::capture::{start, CaptureConfig};
 use clap::Args;
 use dualbench_common::{Failure, Result};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,18 +78,27 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
         count: cli.count,
         bytes: cli.bytes,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))
+    // The number of the signal that asked to stop, 0 until one does.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
             .map_err(|e| Failure::runtime(format!("installing signal handler: {e}")))?;
     }
-    let iface = config.iface.clone();
+    let listening = format!(
+        "capturing on {} to {}",
+        config.iface,
+        config.output.display()
+    );
     let handle = start(config)?;
-    eprintln!("capturing on {iface}");
-    while !stop.load(Ordering::Relaxed) && !handle.is_finished() {
+    eprintln!("{listening}");
+    while signal.load(Ordering::Relaxed) == 0 && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let stats = handle.stop()?;
+    let mut stats = handle.stop()?;
+    if stats.stopped_by == "stop" {
+        // Stopped from outside, not by a bound: by which signal.
+        stats.stopped_by = signal_name(signal.load(Ordering::Relaxed)).into();
+    }
     if cli.json {
         println!(
             "{}",
@@ -108,9 +118,24 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     Ok(())
 }
 
+fn signal_name(signal: usize) -> &'static str {
+    match signal as i32 {
+        signal_hook::consts::SIGINT => "SIGINT",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        _ => "stop",
+    }
+}
+
 /// Entry point of `dualbench analyze`.
 pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
     let analysis = analyze::analyze_file(&cli.file, cli.port)?;
+    if analysis.truncated {
+        eprintln!(
+            "dualbench: warning: {} ends in the middle of a packet (a capture cut short?): analysed the {} whole packets before it",
+            cli.file.display(),
+            analysis.packets.total
+        );
+    }
     let text = analyze::report::render(&analysis, cli.format, !cli.summary_only);
     use std::io::Write;
     let mut out = std::io::stdout().lock();

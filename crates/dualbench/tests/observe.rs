@@ -116,6 +116,7 @@ fn start_capture(args: &[&str]) -> Child {
     let mut child = Command::new(bin())
         .arg("capture")
         .args(args)
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -134,7 +135,9 @@ fn start_capture(args: &[&str]) -> Child {
 fn stop(child: &mut Child) -> String {
     // SAFETY: signalling the child we spawned, by its pid.
     unsafe { kill(child.id() as i32, 15) };
-    finish(child)
+    let summary = finish(child);
+    assert!(summary.contains("(stopped by SIGTERM)"), "{summary}");
+    summary
 }
 
 extern "C" {
@@ -235,13 +238,49 @@ fn capture_and_analyze_a_known_exchange() {
             ["normal", "normal", "normal", "reset", "protocol_error"],
             "{family}"
         );
-        assert!(of
-            .iter()
-            .all(|r| !r["handshake_rtt_us"].is_empty() && !r["delay_us"].is_empty()));
+        assert!(of.iter().all(|r| !r["handshake_rtt_us"].is_empty()));
+        // Every answered connection has a delay; the reset one, never answered, has none
+        // (not 0 µs) and so no throughput either.
+        for r in &of {
+            let answered = r["close"] != "reset";
+            assert_eq!(!r["delay_us"].is_empty(), answered, "{r:?}");
+            assert_eq!(!r["throughput_mbps"].is_empty(), answered, "{r:?}");
+        }
         assert_eq!(of[3]["end"], "rst");
         assert_eq!(of[0]["end"], "fin");
     }
     cross_check_with_tshark(&file, &rows);
+    analyze_a_capture_cut_short(&file, &rows);
+}
+
+/// The same capture cut in the middle of its last packet (as a crash or a full disk
+/// leaves it): analysed up to the cut, with one warning line, exit 0.
+fn analyze_a_capture_cut_short(file: &PathBuf, rows: &[std::collections::HashMap<String, String>]) {
+    let bytes = std::fs::read(file).unwrap();
+    let cut = file.with_extension("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("ends in the middle of a packet"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["truncated"], true);
+    let connections = doc["connections"].as_array().unwrap();
+    assert_eq!(
+        connections.len(),
+        rows.len(),
+        "the last packet ends a connection"
+    );
+    let packets = rows.iter().map(|r| {
+        r["packets_to_server"].parse::<u64>().unwrap()
+            + r["packets_to_client"].parse::<u64>().unwrap()
+    });
+    assert_eq!(doc["packets"]["total"], packets.sum::<u64>() - 1);
 }
 
 /// tshark (Debian's) on the same file: per connection the handshake RTT
@@ -509,6 +548,8 @@ fn bad_input_is_one_clear_line() {
         2,
         "cannot open /nonexistent.pcap",
     );
+    let dir = junk.parent().unwrap().to_str().unwrap();
+    fails_with(&["analyze", dir], 2, &format!("{dir} is a directory"));
     fails_with(&["monitor", "--pid", "999999999"], 2, "no such process");
     fails_with(&["monitor", "--interval", "fast"], 2, "not a duration");
     // Too long for a Duration: a usage error, not a panic.
@@ -1056,4 +1097,241 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("no such process"));
     assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "old samples\n");
+}
+
+/// Signals are named: `stopped_by` is `SIGINT` in the JSON and the summary, and stderr has
+/// the two lines a tcpdump user expects (where it listens, then what it captured).
+#[test]
+fn capture_stopped_by_a_signal_says_which() {
+    let (_dir, file) = temp_file("signal.pcap");
+    let (v4, _v6) = listeners();
+    let port = v4.local_addr().unwrap().port().to_string();
+    let path = file.to_str().unwrap();
+    let mut capture = start_capture(&["--iface", "lo", "--port", &port, "-w", path, "--json"]);
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { kill(capture.id() as i32, 2) };
+    let mut json = String::new();
+    capture
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut json)
+        .unwrap();
+    let summary = finish(&mut capture);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["stopped_by"], "SIGINT", "{json}");
+    assert_eq!(
+        summary.lines().count(),
+        1,
+        "after the first line: {summary}"
+    );
+    assert!(
+        summary.starts_with("captured 0 packets") && summary.contains("(stopped by SIGINT)"),
+        "{summary}"
+    );
+}
+
+/// `/reset` and `/stall` of the built-in server (the client gives up after 1 s): those
+/// connections have no delay and no throughput (empty in CSV, null in JSON) and stay out
+/// of the family's delay figures, which count only the answered connections.
+#[test]
+fn failed_connections_have_no_delay() {
+    let (_server, port) = start_server();
+    let (_dir, file) = temp_file("failed.pcap");
+    let port_text = port.to_string();
+    let path = file.to_str().unwrap();
+    let mut capture = start_capture(&["--iface", "lo", "--port", &port_text, "-w", path]);
+    let urls: Vec<String> = ["/reset", "/stall", "/"]
+        .iter()
+        .flat_map(|p| {
+            [
+                format!("http://127.0.0.1:{port}{p}"),
+                format!("http://[::1]:{port}{p}"),
+            ]
+        })
+        .collect();
+    let run = Command::new(bin())
+        .args(["run", "-q", "-n", "6", "-c", "6", "-s", "1"])
+        .args(&urls)
+        .output()
+        .unwrap();
+    assert!(
+        !run.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stop(&mut capture);
+    let rows = analyze_csv(&file);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for row in &rows {
+        let answered = row["close"] == "normal";
+        assert!(
+            ["normal", "reset", "timeout"].contains(&row["close"].as_str()),
+            "{row:?}"
+        );
+        assert_eq!(!row["delay_us"].is_empty(), answered, "{row:?}");
+        assert_eq!(!row["throughput_mbps"].is_empty(), answered, "{row:?}");
+        if answered {
+            assert!(row["delay_us"].parse::<f64>().unwrap() > 0.0, "{row:?}");
+        }
+    }
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for family in ["ipv4", "ipv6"] {
+        let f = &doc["families"][family];
+        assert_eq!(f["close"]["normal"], 1, "{family}: {f}");
+        assert_eq!(f["delay_us"]["count"], 1, "{family}: only the answered one");
+        assert!(
+            f["delay_us"]["min"].as_f64().unwrap() > 0.0,
+            "{family}: {f}"
+        );
+        assert_eq!(f["throughput_mbps"]["count"], 1, "{family}");
+    }
+    let connections = doc["connections"].as_array().unwrap();
+    assert!(connections
+        .iter()
+        .filter(|c| c["close"] != "normal")
+        .all(|c| c["delay_us"].is_null() && c["throughput_mbps"].is_null()));
+}
+
+/// Keep-alive HEAD requests (`run -k -i`): a response to HEAD has no body whatever its
+/// Content-Length says, so every request is answered and every connection is normal.
+#[test]
+fn keep_alive_head_requests_are_answered() {
+    let (_server, port) = start_server();
+    let (_dir, file) = temp_file("head.pcap");
+    let port_text = port.to_string();
+    let path = file.to_str().unwrap();
+    let mut capture = start_capture(&["--iface", "lo", "--port", &port_text, "-w", path]);
+    let run = Command::new(bin())
+        .args(["run", "-k", "-i", "-n", "40", "-c", "2", "--format", "json"])
+        .args([
+            format!("http://127.0.0.1:{port}/"),
+            format!("http://[::1]:{port}/"),
+        ])
+        .output()
+        .unwrap();
+    stop(&mut capture);
+    let run = flatten_json(&run.stdout);
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        assert_eq!(
+            run.get(&format!("families.{family}.close.normal"))
+                .map(String::as_str),
+            Some("20"),
+            "{run:?}"
+        );
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        let sum = |k: &str| of.iter().map(|r| r[k].parse::<u32>().unwrap()).sum::<u32>();
+        assert_eq!(
+            (sum("requests"), sum("responses")),
+            (20, 20),
+            "{family}: {of:?}"
+        );
+        assert!(
+            of.iter().all(|r| r["close"] == "normal"),
+            "{family}: {of:?}"
+        );
+    }
+}
+
+/// The end of the watch always writes its sample, whatever the interval: `--interval 1h
+/// --duration 1s` writes one sample of 1 s. Signed kernel fields keep their sign.
+#[test]
+fn monitor_writes_the_last_sample_whatever_the_interval() {
+    let out = Command::new(bin())
+        .args(["monitor", "--interval", "1h", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let samples: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(samples.len(), 1, "{text}");
+    let interval = samples[0]["interval_s"].as_f64().unwrap();
+    assert!((interval - 1.0).abs() < 0.05, "{interval}");
+    // The kernel writes `MaxConn -1` ("no fixed limit") in /proc/net/snmp.
+    assert_eq!(samples[0]["tcp"]["both"]["MaxConn"], -1.0);
+}
+
+/// A shell and the two CPU-burning children it forks, in a process group of their own,
+/// killed by that group's id when dropped.
+struct Burners(Child);
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        // SAFETY: signals the process group this test created (its id is the shell's pid).
+        unsafe { kill(-(self.0.id() as i32), 9) };
+        let _ = self.0.wait();
+    }
+}
+
+/// `--tree PID`: the process and the children it forks, whatever their names, summed in
+/// `process_trees.PID`; `--pid` alone sees only the idle parent.
+#[test]
+fn monitor_tree_follows_children_burning_cpu() {
+    use std::os::unix::process::CommandExt;
+    // Each child spins for about 30 s of CPU (perl, bounded by the clock); the shell waits.
+    let spin = "perl -e '$e = time + 30; 1 while time < $e'";
+    let shell = Command::new("sh")
+        .args(["-c", &format!("{spin} & {spin} & wait")])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let burners = Burners(shell);
+    let pid = burners.0.id().to_string();
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    let started = Instant::now();
+    while std::fs::read_to_string(&children).map_or(0, |c| c.split_whitespace().count()) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the shell did not fork"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = Command::new(bin())
+        .args([
+            "monitor",
+            "--tree",
+            &pid,
+            "--interval",
+            "500ms",
+            "--duration",
+            "1.5s",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let tree = &last["process_trees"][&pid];
+    assert_eq!(tree["processes"], 3, "{last}");
+    let processes = last["processes"].as_array().unwrap();
+    let parent = processes
+        .iter()
+        .find(|p| p["pid"] == burners.0.id())
+        .unwrap();
+    assert!(processes.iter().all(|p| p["tree"] == burners.0.id()));
+    // Two spinning children on a shared 2-core machine: far above the idle parent.
+    let (tree_cpu, parent_cpu) = (
+        tree["cpu_pct"].as_f64().unwrap(),
+        parent["cpu_pct"].as_f64().unwrap(),
+    );
+    assert!(parent_cpu < 5.0 && tree_cpu > 20.0, "{processes:?}");
+    assert_eq!(processes.iter().filter(|p| p["name"] == "perl").count(), 2);
+    drop(burners);
 }

@@ -1,6 +1,7 @@
 //! `dualbench monitor`: parse the flags, start the sampler with a sink that writes each
-//! sample at once, and stop after `--duration` or at SIGINT/SIGTERM (what was sampled is
-//! already written).
+//! sample at once, and stop after `--duration` (the sampler ends there by itself) or at
+//! SIGINT/SIGTERM; either way the last sample runs up to the end (what was sampled before
+//! is already written).
 
 use crate::output::{Format, SampleWriter};
 use crate::sampler::{start_with_sink, MonitorConfig};
@@ -9,7 +10,7 @@ use dualbench_common::{Failure, Result};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Flags of `dualbench monitor`.
 #[derive(Debug, Args)]
@@ -21,6 +22,10 @@ pub struct MonitorCli {
     /// Watch every process with this name (as `ps -e` shows it). Repeatable.
     #[arg(long, value_name = "NAME")]
     pub name: Vec<String>,
+    /// Watch this process and all its descendants (a server's master and workers, whatever
+    /// their names), found again at every sample; summed in process_trees.PID. Repeatable.
+    #[arg(long, value_name = "PID")]
+    pub tree: Vec<u32>,
     /// Read network counters inside this namespace (`ip netns list`).
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
@@ -58,8 +63,10 @@ pub fn main(cli: MonitorCli) -> Result<()> {
     let config = MonitorConfig {
         pids: cli.pid,
         names: cli.name,
+        trees: cli.tree,
         netns: cli.netns,
         interval: cli.interval,
+        duration: cli.duration,
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -67,11 +74,7 @@ pub fn main(cli: MonitorCli) -> Result<()> {
             .map_err(|e| Failure::runtime(format!("installing signal handler: {e}")))?;
     }
     let handle = start_with_sink(config, Some(sink))?;
-    let began = Instant::now();
-    while !stop.load(Ordering::Relaxed)
-        && !handle.is_finished()
-        && !matches!(cli.duration, Some(d) if began.elapsed() >= d)
-    {
+    while !stop.load(Ordering::Relaxed) && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
     }
     handle.stop().map(|_| ())

@@ -146,9 +146,11 @@ mod tests {
             udp: Default::default(),
             sockets: Default::default(),
             process_groups: Default::default(),
+            process_trees: Default::default(),
             processes: vec![ProcessUse {
                 pid: 42,
                 name: "nginx".into(),
+                tree: None,
                 alive: true,
                 cpu_pct: 50.25,
                 user_pct: 40.0,

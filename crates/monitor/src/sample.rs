@@ -29,6 +29,9 @@ pub struct CpuUse {
 pub struct ProcessUse {
     pub pid: u32,
     pub name: String,
+    /// The root pid of the `--tree` this process was found in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<u32>,
     pub alive: bool,
     pub cpu_pct: f64,
     pub user_pct: f64,
@@ -38,7 +41,8 @@ pub struct ProcessUse {
     pub fds: u64,
 }
 
-/// The processes of one name together (every nginx worker, every apache2 child).
+/// Processes together: those of one name (every nginx worker, every apache2 child), or
+/// of one tree (a server and all its children, whatever their names).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GroupUse {
     pub processes: u64,
@@ -74,6 +78,8 @@ pub struct Sample {
     pub processes: Vec<ProcessUse>,
     /// The live processes above, summed by name.
     pub process_groups: BTreeMap<String, GroupUse>,
+    /// The live processes of each `--tree`, summed, keyed by the root's pid.
+    pub process_trees: BTreeMap<String, GroupUse>,
 }
 
 /// Gauges among the snmp counters: reported as they are, not as rates.
@@ -156,16 +162,21 @@ pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
             (key(Family::V6), gauges_of(&cur.sockstat6)),
         ]
         .into(),
-        process_groups: groups(&processes),
+        process_groups: groups(&processes, |p| Some(p.name.clone())),
+        process_trees: groups(&processes, |p| p.tree.map(|t| t.to_string())),
         processes,
     }
 }
 
-/// The live processes summed by name.
-fn groups(processes: &[ProcessUse]) -> BTreeMap<String, GroupUse> {
+/// The live processes summed by the key `group_of` gives them (none: in no group).
+fn groups(
+    processes: &[ProcessUse],
+    group_of: impl Fn(&ProcessUse) -> Option<String>,
+) -> BTreeMap<String, GroupUse> {
     let mut out: BTreeMap<String, GroupUse> = BTreeMap::new();
     for p in processes.iter().filter(|p| p.alive) {
-        let g = out.entry(p.name.clone()).or_default();
+        let Some(key) = group_of(p) else { continue };
+        let g = out.entry(key).or_default();
         g.processes += 1;
         g.cpu_pct += p.cpu_pct;
         g.rss_kb += p.rss_kb;
@@ -186,10 +197,9 @@ fn rates(prev: Option<&Counters>, cur: Option<&Counters>, dt: f64, gauges: &[&st
                 (name.clone(), v as f64)
             } else {
                 let before = prev.and_then(|p| p.get(name)).copied().unwrap_or(v);
-                (
-                    format!("{name}_per_s"),
-                    v.saturating_sub(before) as f64 / dt,
-                )
+                // Wrapping: a counter past 2^63 reads negative; one that went back was reset.
+                let delta = v.wrapping_sub(before).max(0);
+                (format!("{name}_per_s"), delta as f64 / dt)
             }
         })
         .collect()
@@ -220,7 +230,8 @@ fn cpu_use(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuUse {
 fn disk(prev: Option<&Counters>, cur: &Counters, dt: f64) -> Figures {
     let delta = |k: &str| {
         let now = cur.get(k).copied().unwrap_or(0);
-        now.saturating_sub(prev.and_then(|p| p.get(k)).copied().unwrap_or(now)) as f64
+        let before = prev.and_then(|p| p.get(k)).copied().unwrap_or(now);
+        now.wrapping_sub(before).max(0) as f64
     };
     [
         ("reads_per_s", delta("reads") / dt),
@@ -274,6 +285,7 @@ fn process(
     ProcessUse {
         pid: cur.pid,
         name: cur.name.clone(),
+        tree: cur.tree,
         alive: cur.stat.is_some(),
         cpu_pct: pct(now.utime + now.stime, before.utime + before.stime),
         user_pct: pct(now.utime, before.utime),
@@ -298,6 +310,7 @@ mod tests {
             processes: vec![ProcessSnapshot {
                 pid: 9,
                 name: "x".into(),
+                tree: None,
                 stat: Some(ProcStat {
                     utime,
                     stime: 10,
@@ -315,13 +328,13 @@ mod tests {
         let a = snapshot(
             10,
             "cpu 100 0 100 800 0 0 0 0\nctxt 1000\nprocs_running 1\n",
-            "Tcp: ActiveOpens CurrEstab\nTcp: 10 3\n",
+            "Tcp: ActiveOpens CurrEstab MaxConn\nTcp: 10 3 -1\n",
             100,
         );
         let b = snapshot(
             12,
             "cpu 150 0 150 900 0 0 0 0\nctxt 3000\nprocs_running 4\n",
-            "Tcp: ActiveOpens CurrEstab\nTcp: 30 5\n",
+            "Tcp: ActiveOpens CurrEstab MaxConn\nTcp: 30 5 -1\n",
             300,
         );
         let units = Units {
@@ -343,6 +356,10 @@ mod tests {
         assert_eq!(s.system["procs_running"], 4.0);
         assert_eq!(s.tcp["both"]["ActiveOpens_per_s"], 10.0);
         assert_eq!(s.tcp["both"]["CurrEstab"], 5.0);
+        assert_eq!(
+            s.tcp["both"]["MaxConn"], -1.0,
+            "a signed gauge keeps its sign"
+        );
         assert_eq!(s.sockets["ipv4"]["tcp_tw"], 2.0);
         let p = &s.processes[0];
         assert_eq!((p.cpu_pct, p.user_pct, p.system_pct), (100.0, 100.0, 0.0));
@@ -380,6 +397,33 @@ mod tests {
         assert_eq!(
             (g.processes, g.cpu_pct, g.rss_kb, g.threads, g.fds),
             (2, 30.0, 2048, 4, 24)
+        );
+    }
+
+    #[test]
+    fn a_tree_sums_its_members_whatever_their_names() {
+        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
+        b.processes[0].tree = Some(9);
+        let mut child = b.processes[0].clone();
+        (child.pid, child.name) = (10, "worker".into());
+        let mut stranger = child.clone();
+        (stranger.pid, stranger.tree) = (11, None);
+        b.processes.extend([child, stranger]);
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&a, &b, units);
+        let tree = &s.process_trees["9"];
+        assert_eq!(s.process_trees.len(), 1);
+        // The root's 20 ticks, and the newcomer's 80 counted from zero, over 1 s.
+        assert_eq!((tree.processes, tree.cpu_pct, tree.fds), (2, 100.0, 24));
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["processes"][1]["tree"], 9);
+        assert!(
+            json["processes"][2].get("tree").is_none(),
+            "no tree, no key"
         );
     }
 

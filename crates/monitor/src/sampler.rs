@@ -2,7 +2,9 @@
 //! [`start`] a [`MonitorConfig`], get a [`MonitorHandle`], [`MonitorHandle::stop`] it and
 //! receive the [`Series`]. The thread enters the namespace to observe, snapshots every
 //! counter at each tick of a fixed grid (no drift), and hands each sample to an optional
-//! sink (the CLI writes it out at once) as well as keeping it.
+//! sink (the CLI writes it out at once) as well as keeping it. The end of the watch — the
+//! duration reached or a stop — always ends with a sample up to that instant, shorter
+//! than the interval when it falls between two ticks.
 
 use crate::sample::{self, Sample, Units};
 use crate::snapshot::{self, Watched};
@@ -20,10 +22,16 @@ pub struct MonitorConfig {
     pub pids: Vec<u32>,
     /// Processes to watch by name (`comm`, as `ps -e` shows); every match is watched.
     pub names: Vec<String>,
+    /// Processes to watch with all their descendants (a server's master and workers),
+    /// looked up again at every sample.
+    pub trees: Vec<u32>,
     /// Read network counters in this `ip netns` namespace; default: the first watched
     /// process's namespace, else the monitor's own.
     pub netns: Option<String>,
     pub interval: Duration,
+    /// End by itself after this long (the last sample ends exactly then); `None`: at
+    /// [`MonitorHandle::stop`].
+    pub duration: Option<Duration>,
 }
 
 impl MonitorConfig {
@@ -32,8 +40,19 @@ impl MonitorConfig {
         MonitorConfig {
             pids: pids.to_vec(),
             names: Vec::new(),
+            trees: Vec::new(),
             netns: None,
             interval,
+            duration: None,
+        }
+    }
+
+    /// Watch these processes and every process descended from them (a server's workers,
+    /// whatever their names) every `interval`, in the first one's network namespace.
+    pub fn for_trees(roots: &[u32], interval: Duration) -> Self {
+        MonitorConfig {
+            trees: roots.to_vec(),
+            ..MonitorConfig::for_pids(&[], interval)
         }
     }
 }
@@ -67,18 +86,19 @@ pub fn check(config: &MonitorConfig) -> Result<()> {
     prepare(config).map(|_| ())
 }
 
-fn prepare(config: &MonitorConfig) -> Result<(Vec<Watched>, Netns)> {
+/// The processes watched by pid or name, the roots of the trees, and the namespace.
+fn prepare(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>, Netns)> {
     if config.interval < Duration::from_millis(10) {
         return Err(Failure::usage("--interval must be at least 10ms"));
     }
-    let watched = resolve(config)?;
-    let netns = match (&config.netns, watched.first()) {
+    let (watched, trees) = resolve(config)?;
+    let netns = match (&config.netns, watched.first().or(trees.first())) {
         (Some(name), _) => Netns::Named(name.clone()),
         (None, Some(w)) => Netns::OfProcess(w.pid),
         (None, None) => Netns::Current,
     };
     netns.check()?;
-    Ok((watched, netns))
+    Ok((watched, trees, netns))
 }
 
 /// Start sampling; returns once the namespace is entered and the first snapshot taken.
@@ -89,7 +109,7 @@ pub fn start(config: MonitorConfig) -> Result<MonitorHandle> {
 /// [`start`], handing every sample to `sink` instead of keeping it (the returned series
 /// is then empty, so a monitor left running for days needs no memory for its past).
 pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<MonitorHandle> {
-    let (watched, netns) = prepare(&config)?;
+    let (watched, trees, netns) = prepare(&config)?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let (stop_tx, stop_rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
@@ -99,7 +119,9 @@ pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<Moni
                 netns,
                 fixed: watched,
                 names: config.names,
+                trees,
                 interval: config.interval,
+                duration: config.duration,
             };
             run(plan, sink, ready_tx, stop_rx)
         })
@@ -119,8 +141,8 @@ pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<Moni
 }
 
 impl MonitorHandle {
-    /// Stop sampling (taking a last, shorter sample if at least a tenth of an interval
-    /// passed since the previous one) and return every sample.
+    /// Stop sampling (taking a last sample up to now, shorter than the interval) and
+    /// return every sample; after the duration has ended it, just return them.
     pub fn stop(self) -> Result<Series> {
         let _ = self.stop.send(());
         self.thread
@@ -128,7 +150,8 @@ impl MonitorHandle {
             .map_err(|_| Failure::runtime("the monitor thread panicked"))?
     }
 
-    /// Whether the sampling thread has ended by itself (its sink failed).
+    /// Whether the sampling thread has ended by itself (the duration ended, or its sink
+    /// failed).
     pub fn is_finished(&self) -> bool {
         self.thread.is_finished()
     }
@@ -142,7 +165,10 @@ struct Plan {
     /// Names looked up again at every sample, so processes started later (a prefork
     /// server's new children) are watched too.
     names: Vec<String>,
+    /// Roots whose descendants are looked up again at every sample.
+    trees: Vec<Watched>,
     interval: Duration,
+    duration: Option<Duration>,
 }
 
 impl Plan {
@@ -155,16 +181,29 @@ impl Plan {
                 }
             }
         }
+        for root in &self.trees {
+            for w in snapshot::find_tree(root) {
+                match all.iter_mut().find(|a| a.pid == w.pid) {
+                    Some(a) => a.tree = a.tree.or(w.tree),
+                    None => all.push(w),
+                }
+            }
+        }
         all
     }
 }
 
-fn resolve(config: &MonitorConfig) -> Result<Vec<Watched>> {
+/// The processes given by pid and name, and the roots of the trees, each checked.
+fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
+    let by_pid = |flag: &str, pid: u32, tree: Option<u32>| {
+        let name = snapshot::comm_of(pid).ok_or_else(|| {
+            Failure::usage(format!("{flag} {pid}: no such process (see 'ps -e')"))
+        })?;
+        Ok::<_, Failure>(Watched { pid, name, tree })
+    };
     let mut watched = Vec::new();
     for &pid in &config.pids {
-        let name = snapshot::comm_of(pid)
-            .ok_or_else(|| Failure::usage(format!("--pid {pid}: no such process (see 'ps -e')")))?;
-        watched.push(Watched { pid, name });
+        watched.push(by_pid("--pid", pid, None)?);
     }
     for name in &config.names {
         let found = snapshot::find_by_name(name);
@@ -175,7 +214,11 @@ fn resolve(config: &MonitorConfig) -> Result<Vec<Watched>> {
         }
         watched.extend(found);
     }
-    Ok(watched)
+    let trees = config
+        .trees
+        .iter()
+        .map(|&pid| by_pid("--tree", pid, Some(pid)));
+    Ok((watched, trees.collect::<Result<_>>()?))
 }
 
 fn run(
@@ -191,19 +234,21 @@ fn run(
     let units = units();
     let mut prev = snapshot::take(&plan.netns, &plan.watched());
     let _ = ready.send(Ok(()));
-    let interval_ns = plan.interval.as_nanos() as u64;
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let interval_ns = nanos(plan.interval);
     let start = prev.monotonic_ns;
+    let end = plan.duration.map(|d| start.saturating_add(nanos(d)));
     let mut series = Series::default();
-    for tick in 1.. {
-        let due = start + tick * interval_ns;
+    for tick in 1u64.. {
+        let next = start.saturating_add(tick.saturating_mul(interval_ns));
+        let due = end.map_or(next, |end| next.min(end));
         let wait = Duration::from_nanos(due.saturating_sub(clock::monotonic_ns()));
-        let stopping = !matches!(
+        let stopped = !matches!(
             stop.recv_timeout(wait),
             Err(mpsc::RecvTimeoutError::Timeout)
         );
-        if stopping && clock::monotonic_ns().saturating_sub(prev.monotonic_ns) < interval_ns / 10 {
-            break;
-        }
+        // Stopped or at the end of the duration: this sample, however short, is the last.
+        let stopping = stopped || end.is_some_and(|end| due >= end);
         let cur = snapshot::take(&plan.netns, &plan.watched());
         let sample = sample::between(&prev, &cur, units);
         match sink.as_mut() {
@@ -260,6 +305,141 @@ mod tests {
         assert_eq!(
             out.iter().filter(|&&b| b == b'\n').count(),
             series.samples.len()
+        );
+    }
+
+    /// The sample's `tcp.both.MaxConn` is what `/proc/net/snmp` says, sign and all (the
+    /// kernel writes -1: no fixed limit).
+    #[test]
+    fn signed_snmp_fields_keep_their_sign() {
+        let handle = start(MonitorConfig::for_pids(&[], Duration::from_millis(20))).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let series = handle.stop().unwrap();
+        let text = std::fs::read_to_string("/proc/net/snmp").unwrap();
+        let tcp: Vec<&str> = text.lines().filter(|l| l.starts_with("Tcp:")).collect();
+        let (names, values) = (tcp[0].split_whitespace(), tcp[1].split_whitespace());
+        let max_conn: f64 = names
+            .zip(values)
+            .find(|(n, _)| *n == "MaxConn")
+            .map(|(_, v)| v.parse().unwrap())
+            .unwrap();
+        assert!(max_conn < 0.0, "this kernel's MaxConn: {max_conn}");
+        assert_eq!(series.samples[0].tcp["both"]["MaxConn"], max_conn);
+    }
+
+    /// The duration ends the watch with a sample up to its end, whatever the interval: one
+    /// 300 ms sample at an interval of an hour; 200 + 200 + 100 ms at 200 ms.
+    #[test]
+    fn the_duration_ends_with_a_last_short_sample() {
+        let cases: [(u64, u64, &[f64]); 2] =
+            [(3_600_000, 300, &[0.3]), (200, 500, &[0.2, 0.2, 0.1])];
+        for (interval_ms, duration_ms, lengths) in cases {
+            let config = MonitorConfig {
+                duration: Some(Duration::from_millis(duration_ms)),
+                ..MonitorConfig::for_pids(&[], Duration::from_millis(interval_ms))
+            };
+            let handle = start(config).unwrap();
+            for _ in 0..500 {
+                if handle.is_finished() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(handle.is_finished(), "the duration did not end the watch");
+            let samples = handle.stop().unwrap().samples;
+            let got: Vec<f64> = samples.iter().map(|s| s.interval_s).collect();
+            assert_eq!(got.len(), lengths.len(), "{got:?}");
+            for (got, want) in got.iter().zip(lengths) {
+                assert!((got - want).abs() < 0.02, "{got} s, not {want} s");
+            }
+        }
+    }
+
+    /// A stop long before the first tick still writes the sample up to the stop.
+    #[test]
+    fn a_stop_before_the_first_tick_writes_a_sample() {
+        let handle = start(MonitorConfig::for_pids(&[], Duration::from_secs(3600))).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let samples = handle.stop().unwrap().samples;
+        assert_eq!(samples.len(), 1);
+        assert!(samples[0].interval_s >= 0.1 && samples[0].interval_s < 1.0);
+    }
+
+    /// A shell and the two CPU-burning children it forks, in a process group of their
+    /// own, killed by that group's id when dropped.
+    struct Burners(std::process::Child);
+
+    impl Burners {
+        fn start() -> Burners {
+            use std::os::unix::process::CommandExt;
+            // Each child spins for about 30 s of CPU (30 million shell loop steps); the
+            // shell itself only waits.
+            let spin = "i=0; while [ $i -lt 300 ]; do j=0; while [ $j -lt 100000 ]; do j=$((j+1)); done; i=$((i+1)); done";
+            let script = format!("({spin}) & ({spin}) & wait");
+            let child = std::process::Command::new("sh")
+                .args(["-c", &script])
+                .process_group(0)
+                .spawn()
+                .unwrap();
+            Burners(child)
+        }
+    }
+
+    impl Drop for Burners {
+        fn drop(&mut self) {
+            // SAFETY: signals the process group this test created (its id is the shell's pid).
+            unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+            let _ = self.0.wait();
+        }
+    }
+
+    /// `trees`: a process and the children it forks are watched and summed together; the
+    /// parent alone (what watching its pid sees) is idle.
+    #[test]
+    fn a_tree_follows_children_burning_cpu() {
+        let burners = Burners::start();
+        let root = burners.0.id();
+        let me = Watched {
+            pid: root,
+            name: "sh".into(),
+            tree: Some(root),
+        };
+        for _ in 0..500 {
+            if snapshot::find_tree(&me).len() == 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut config = MonitorConfig::for_trees(&[root], Duration::from_millis(400));
+        config.duration = Some(Duration::from_millis(1200));
+        let handle = start(config).unwrap();
+        while !handle.is_finished() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let samples = handle.stop().unwrap().samples;
+        let last = samples.last().unwrap();
+        let tree = &last.process_trees[&root.to_string()];
+        assert_eq!(tree.processes, 3, "{:?}", last.processes);
+        let parent = last.processes.iter().find(|p| p.pid == root).unwrap();
+        let children: f64 = last
+            .processes
+            .iter()
+            .filter(|p| p.pid != root && p.tree == Some(root))
+            .map(|p| p.cpu_pct)
+            .sum();
+        // Two spinning children on a shared 2-core machine: far above the idle parent.
+        assert!(parent.cpu_pct < 5.0, "{:?}", last.processes);
+        assert!(children > 20.0, "{:?}", last.processes);
+        assert!((tree.cpu_pct - parent.cpu_pct - children).abs() < 1e-9);
+        let e = start(MonitorConfig::for_trees(
+            &[999_999_999],
+            Duration::from_secs(1),
+        ))
+        .err()
+        .unwrap();
+        assert!(
+            e.message.contains("--tree 999999999: no such process"),
+            "{e}"
         );
     }
 

@@ -28,11 +28,13 @@ pub(crate) const MEMINFO_KEYS: [&str; 8] = [
     "SwapFree",
 ];
 
-/// A process to watch: its pid and the name it was asked by (or its `comm`).
+/// A process to watch: its pid, the name it was asked by (or its `comm`), and the root
+/// of the tree (`--tree`) it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watched {
     pub pid: u32,
     pub name: String,
+    pub tree: Option<u32>,
 }
 
 /// Raw counters of one process; `None` once it has exited.
@@ -40,6 +42,7 @@ pub struct Watched {
 pub struct ProcessSnapshot {
     pub pid: u32,
     pub name: String,
+    pub tree: Option<u32>,
     pub stat: Option<ProcStat>,
     pub fds: Option<u64>,
 }
@@ -92,6 +95,7 @@ fn process(w: &Watched) -> ProcessSnapshot {
     ProcessSnapshot {
         pid: w.pid,
         name: w.name.clone(),
+        tree: w.tree,
         stat,
         fds,
     }
@@ -114,10 +118,45 @@ pub fn find_by_name(name: &str) -> Vec<Watched> {
         .map(|pid| Watched {
             pid,
             name: name.to_string(),
+            tree: None,
         })
         .collect();
     found.sort_by_key(|w| w.pid);
     found
+}
+
+/// `root` and every process descended from it, by the parent pids in `/proc/PID/stat`,
+/// root first, each named by its `comm`. The root is listed even once it has exited (not
+/// alive then); a process whose parent exits is adopted elsewhere and leaves the tree.
+pub fn find_tree(root: &Watched) -> Vec<Watched> {
+    let mut children: BTreeMap<u32, Vec<(u32, String)>> = BTreeMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
+            let stat = read(Path::new(&format!("/proc/{pid}/stat")));
+            if let Some((comm, ppid)) = procfs::process::parse_parent(&stat) {
+                children
+                    .entry(ppid)
+                    .or_default()
+                    .push((pid, comm.to_string()));
+            }
+        }
+    }
+    let mut tree = vec![Watched {
+        tree: Some(root.pid),
+        ..root.clone()
+    }];
+    let mut at = 0;
+    while let Some(parent) = tree.get(at).map(|w| w.pid) {
+        for (pid, name) in children.remove(&parent).unwrap_or_default() {
+            tree.push(Watched {
+                pid,
+                name,
+                tree: Some(root.pid),
+            });
+        }
+        at += 1;
+    }
+    tree
 }
 
 /// The `comm` name of a process, or `None` if there is no such process.

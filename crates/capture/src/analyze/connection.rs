@@ -136,6 +136,8 @@ pub struct Connection {
     pub handshake_ack_ns: Option<u64>,
     /// The first segment carrying the client's first request (S3's start).
     pub request_ns: Option<u64>,
+    /// The first new payload from the server after that request: the answer's start.
+    pub response_ns: Option<u64>,
     /// The client's last ACK before its FIN (or RST) (S3's end).
     pub last_client_ack_ns: Option<u64>,
     /// When an ICMP "destination unreachable" about this connection was seen.
@@ -159,6 +161,7 @@ impl Connection {
             synack_ns: None,
             handshake_ack_ns: None,
             request_ns: None,
+            response_ns: None,
             last_client_ack_ns: None,
             unreachable_ns: None,
             dirs: [Direction::default(); 2],
@@ -229,6 +232,9 @@ impl Connection {
             self.request_ns.get_or_insert(ts_ns);
             self.http.client(seg.payload);
         } else {
+            if self.request_ns.is_some() {
+                self.response_ns.get_or_insert(ts_ns);
+            }
             self.http.server(seg.payload, seg.payload_len);
         }
     }
@@ -277,18 +283,22 @@ impl Connection {
         self.handshake_ack_ns?.checked_sub(self.syn_ns?)
     }
 
-    /// S3's delay: the first request segment → the client's last ACK before its FIN.
+    /// S3's delay: the first request segment → the client's last ACK before its FIN (or
+    /// RST). `None` without a response: the server sent nothing after the request (reset,
+    /// stalled, refused), or the client acknowledged none of it before closing.
     pub fn delay_ns(&self) -> Option<u64> {
-        self.last_client_ack_ns?.checked_sub(self.request_ns?)
+        let (request, response) = (self.request_ns?, self.response_ns?);
+        let ack = self.last_client_ack_ns.filter(|&a| a >= response)?;
+        ack.checked_sub(request)
     }
 
-    /// New payload both ways over S3's delay (or the connection's lifetime when there was
-    /// no request), in Mbit/s.
+    /// New payload both ways over S3's delay, in Mbit/s; over the connection's lifetime
+    /// when there was no request; `None` for a request without a delay (no response).
     pub fn throughput_mbps(&self) -> Option<f64> {
-        let window = self
-            .delay_ns()
-            .filter(|&d| d > 0)
-            .unwrap_or(self.last_ns - self.first_ns);
+        let window = match self.request_ns {
+            Some(_) => self.delay_ns()?,
+            None => self.last_ns - self.first_ns,
+        };
         let bytes = self.dirs[0].unique_bytes + self.dirs[1].unique_bytes;
         (window > 0).then(|| bytes as f64 * 8.0 / (window as f64 / 1e9) / 1e6)
     }

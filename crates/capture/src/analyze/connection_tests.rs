@@ -147,6 +147,8 @@ fn server_reset_midway() {
     request(&mut c);
     c.add(4_000, false, &seg(501, 128, TCP_RST | TCP_ACK, b""), 40);
     assert_eq!(c.close(), Close::Reset);
+    // No response: no delay (not 0 µs), and no throughput over a made-up window.
+    assert_eq!((c.delay_ns(), c.throughput_mbps()), (None, None));
 }
 
 #[test]
@@ -172,9 +174,36 @@ fn client_giving_up_is_a_timeout() {
     let next = 101 + REQUEST.len() as u32;
     c.add(9_000, true, &seg(next, 501, TCP_ACK | TCP_FIN, b""), 52);
     assert_eq!(c.close(), Close::Timeout);
+    assert_eq!(c.delay_ns(), None, "no response: no delay");
+    assert_eq!(c.throughput_mbps(), None, "a request without a delay");
+}
+
+#[test]
+fn a_response_acknowledged_only_by_the_fin_has_no_delay() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    respond(&mut c, RESPONSE);
+    let (cs, ss) = (101 + REQUEST.len() as u32, 501 + RESPONSE.len() as u32);
+    c.add(6_000, true, &seg(cs, ss, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!(c.close(), Close::Normal);
     assert_eq!(
         c.delay_ns(),
-        Some(0),
-        "no ACK after the request: the request segment's own ACK"
+        None,
+        "the last ACK before the FIN is the request's own"
     );
+}
+
+#[test]
+fn without_a_request_throughput_is_over_the_lifetime() {
+    let mut c = connection();
+    handshake(&mut c);
+    // The server speaks first (a banner), the client never sends payload.
+    c.add(3_000, false, &seg(501, 101, TCP_ACK, b"SSH-2.0-x\r\n"), 63);
+    c.add(4_000, true, &seg(101, 512, TCP_ACK, b""), 52);
+    c.add(5_000, true, &seg(101, 512, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!((c.request_ns, c.delay_ns()), (None, None));
+    let lifetime_s = (5_000 - 1_000) as f64 / 1e9;
+    let expected = 11.0 * 8.0 / lifetime_s / 1e6;
+    assert!((c.throughput_mbps().unwrap() - expected).abs() < 1e-9);
 }

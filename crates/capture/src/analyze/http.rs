@@ -2,7 +2,9 @@
 //! and telling whether the last response was cut short. Requests are counted where a
 //! method starts a segment or follows the end of a header block; a response's end comes
 //! from its `Content-Length`, from `Transfer-Encoding: chunked` (the final `0` chunk), or
-//! from the server closing. Pure: fed byte slices, no I/O, no allocation.
+//! from the server closing — except that a response to HEAD, a 1xx, 204 or 304 has no body
+//! whatever its headers say (RFC 9112 §6.3), so responses are paired with the requests'
+//! methods in order. Pure: fed byte slices, no I/O, no allocation.
 
 /// The HTTP exchange seen on one connection.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,6 +16,11 @@ pub struct Http {
     /// The server sent bytes that are not an HTTP response where one should start.
     pub not_http: bool,
     body: Body,
+    /// Requests not yet given a final (non-1xx) response.
+    pending: u32,
+    /// Whether each of those is a HEAD, the oldest in bit 0 (the first 128 in flight;
+    /// later ones are taken as not HEAD).
+    heads: u128,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,6 +51,10 @@ impl Http {
         loop {
             if METHODS.iter().any(|m| data[at..].starts_with(m)) {
                 self.requests += 1;
+                if data[at..].starts_with(b"HEAD ") && self.pending < u128::BITS {
+                    self.heads |= 1 << self.pending;
+                }
+                self.pending = self.pending.saturating_add(1);
             }
             match find(&data[at..], b"\r\n\r\n") {
                 Some(end) => at += end + 4,
@@ -66,11 +77,20 @@ impl Http {
                         return;
                     }
                     self.responses += 1;
+                    let status = status_code(data);
+                    // An interim (1xx) response answers nothing yet: the final one follows.
+                    let interim = matches!(status, Some(100 | 102..=199));
+                    let to_head = !interim && self.answer_is_to_head();
+                    let bodiless = interim || to_head || matches!(status, Some(204 | 304));
                     let Some(end) = find(data, b"\r\n\r\n") else {
                         self.body = Body::UntilClose; // headers over several segments: ends at close
                         return;
                     };
-                    self.body = framing(&data[..end + 4]);
+                    self.body = if bodiless {
+                        Body::Length(0)
+                    } else {
+                        framing(&data[..end + 4])
+                    };
                     (data, left) = (&data[end + 4..], left - (end as u64 + 4));
                     self.finish_if_done();
                 }
@@ -90,6 +110,15 @@ impl Http {
                 Body::UntilClose => return,
             }
         }
+    }
+
+    /// A final response begins: take the oldest request off the queue, and say whether it
+    /// was a HEAD.
+    fn answer_is_to_head(&mut self) -> bool {
+        let head = self.heads & 1 == 1;
+        self.heads >>= 1;
+        self.pending = self.pending.saturating_sub(1);
+        head
     }
 
     fn finish_if_done(&mut self) {
@@ -113,15 +142,15 @@ impl Http {
     }
 }
 
-/// How the body after these headers ends.
-fn framing(head: &[u8]) -> Body {
-    let status = head
-        .get(9..12)
+/// The status code of a status line (`HTTP/1.1 200 OK`).
+fn status_code(line: &[u8]) -> Option<u16> {
+    line.get(9..12)
         .and_then(|s| std::str::from_utf8(s).ok())
-        .and_then(|s| s.parse::<u16>().ok());
-    if matches!(status, Some(100..=199 | 204 | 304)) {
-        return Body::Length(0);
-    }
+        .and_then(|s| s.parse::<u16>().ok())
+}
+
+/// How the body after these headers ends (for a response that may have one).
+fn framing(head: &[u8]) -> Body {
     let mut body = Body::UntilClose;
     for line in head.split(|&b| b == b'\n') {
         let Some(colon) = line.iter().position(|&b| b == b':') else {
@@ -180,7 +209,7 @@ mod tests {
     #[test]
     fn pipelined_requests_and_split_body() {
         let mut h = Http::default();
-        h.client(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nHEAD /c HTTP/1.1\r\n\r\n");
+        h.client(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nPOST /c HTTP/1.1\r\n\r\n");
         assert_eq!(h.requests, 3);
         h.server(&RESPONSE[..50], 50);
         assert!(h.truncated());
@@ -188,6 +217,7 @@ mod tests {
         let two: Vec<u8> = [RESPONSE, RESPONSE].concat();
         h.server(&two, two.len() as u32);
         assert_eq!((h.responses, h.complete, h.truncated()), (3, 3, false));
+        assert!(!h.not_http);
     }
 
     #[test]
@@ -223,6 +253,44 @@ mod tests {
         assert_eq!((h.responses, h.complete), (3, 2));
         h.server_closed();
         assert_eq!(h.complete, 3);
+    }
+
+    /// A response to HEAD has no body whatever its `Content-Length` says (RFC 9112 §6.3):
+    /// keep-alive HEAD after HEAD, then a GET on the same connection, every one complete.
+    #[test]
+    fn head_responses_have_no_body() {
+        let mut h = Http::default();
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        for _ in 0..3 {
+            h.client(b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\n");
+            h.server(head, head.len() as u32);
+            assert_eq!(h.complete, h.requests, "each HEAD answered in full");
+        }
+        h.client(b"GET / HTTP/1.1\r\n\r\n");
+        h.server(RESPONSE, RESPONSE.len() as u32);
+        h.server_closed();
+        assert_eq!((h.requests, h.responses, h.complete), (4, 4, 4));
+        assert!(!h.truncated() && !h.not_http);
+    }
+
+    /// Pipelined GET, GET, HEAD and GET, answered in one segment (a 304, and a 100 Continue
+    /// before the HEAD's answer): responses pair with requests in order, interim ones aside.
+    #[test]
+    fn pipelined_head_pairs_with_its_response() {
+        let mut h = Http::default();
+        h.client(b"GET /a HTTP/1.1\r\n\r\nGET /n HTTP/1.1\r\n\r\n");
+        h.client(b"HEAD /b HTTP/1.1\r\n\r\nGET /c HTTP/1.1\r\n\r\n");
+        let answers: Vec<u8> = [
+            RESPONSE,
+            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n",
+            b"HTTP/1.1 100 Continue\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n",
+            RESPONSE,
+        ]
+        .concat();
+        h.server(&answers, answers.len() as u32);
+        assert_eq!((h.responses, h.complete, h.truncated()), (5, 5, false));
+        assert!(!h.not_http);
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub mod report;
 pub mod summary;
 
 use crate::packet::{self, Transport};
-use crate::pcap::Reader;
+use crate::pcap::{ReadError, Reader};
 use dualbench_common::{Failure, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -38,20 +38,24 @@ pub struct Analysis {
     pub link_types: Vec<u16>,
     pub first_ns: u64,
     pub last_ns: u64,
+    /// The file ends in the middle of a packet record (a capture cut by a crash or a full
+    /// disk): the whole records before it were analysed.
+    pub truncated: bool,
     pub connections: Vec<ConnectionReport>,
     pub families: BTreeMap<&'static str, FamilySummary>,
 }
 
 /// Analyse a capture file; `port` keeps only connections with that server port.
 pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
-    let reader = Reader::open(path).map_err(Failure::usage)?;
+    let reader = Reader::open(path).map_err(|e| Failure::usage(e.to_string()))?;
     let mut analysis =
         analyze(reader, port).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     analysis.file = path.display().to_string();
     Ok(analysis)
 }
 
-/// Analyse packets from a reader.
+/// Analyse packets from a reader; a file cut short is analysed up to the cut
+/// ([`Analysis::truncated`]).
 pub fn analyze<R: Read>(
     mut reader: Reader<R>,
     port: Option<u16>,
@@ -60,7 +64,17 @@ pub fn analyze<R: Read>(
     let mut counts = PacketCounts::default();
     let mut link_types: Vec<u16> = Vec::new();
     let (mut first_ns, mut last_ns) = (u64::MAX, 0);
-    while let Some(record) = reader.next_record()? {
+    let mut truncated = false;
+    loop {
+        let record = match reader.next_record() {
+            Ok(Some(record)) => record,
+            Ok(None) => break,
+            Err(ReadError::Truncated) => {
+                truncated = true;
+                break;
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         counts.total += 1;
         (first_ns, last_ns) = (first_ns.min(record.ts_ns), last_ns.max(record.ts_ns));
         if !link_types.contains(&record.link_type) {
@@ -105,6 +119,7 @@ pub fn analyze<R: Read>(
         link_types,
         first_ns: if counts.total == 0 { 0 } else { first_ns },
         last_ns,
+        truncated,
         families: summary::by_family(&connections),
         connections,
     })
@@ -207,9 +222,10 @@ mod tests {
                 + analysis.packets.other
                 + analysis.packets.unreadable;
             assert_eq!(counted, 20_000);
-            // Cut the file anywhere: an error about truncation, not a panic.
-            let cut = file.len() - 7;
-            assert!(analyze(Reader::new(&file[..cut]).unwrap(), None).is_err());
+            // Cut inside the last record: everything before the cut, and a flag.
+            let cut = analyze(Reader::new(&file[..file.len() - 7]).unwrap(), None).unwrap();
+            assert!(cut.truncated && !analysis.truncated);
+            assert_eq!(cut.packets.total, 19_999);
         }
     }
 }

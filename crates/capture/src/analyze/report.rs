@@ -260,6 +260,7 @@ mod tests {
             link_types: vec![1],
             first_ns: 0,
             last_ns: 1_000_000_000,
+            truncated: false,
             families: by_family(&connections),
             connections,
         }

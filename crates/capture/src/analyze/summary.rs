@@ -19,7 +19,8 @@ pub struct ConnectionReport {
     pub handshake_rtt_us: Option<f64>,
     pub syn_to_synack_us: Option<f64>,
     pub synack_to_ack_us: Option<f64>,
-    /// S3: first request segment → the client's last ACK before its FIN.
+    /// S3: first request segment → the client's last ACK before its FIN; `None` without
+    /// a response (reset or stalled before answering), so it stays out of the summaries.
     pub delay_us: Option<f64>,
     /// New payload bytes, client → server and server → client.
     pub bytes_to_server: u64,

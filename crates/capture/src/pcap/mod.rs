@@ -5,7 +5,7 @@
 mod read;
 mod write;
 
-pub use read::{Reader, Record};
+pub use read::{ReadError, Reader, Record};
 pub use write::{FileFormat, Writer};
 
 pub(crate) const PCAP_MAGIC_US: u32 = 0xa1b2_c3d4;
@@ -73,19 +73,31 @@ mod tests {
         );
     }
 
+    /// A file cut anywhere inside its last record gives the whole records before it, then
+    /// `Truncated` (not an error that loses them); a file that is no capture is `Bad`.
     #[test]
-    fn truncated_record_and_bad_magic_are_errors() {
-        let mut file = Vec::new();
-        Writer::new(&mut file, FileFormat::Pcap, 1, 65535, "")
-            .unwrap()
-            .write(1, 60, &[1; 60])
-            .unwrap();
-        file.truncate(file.len() - 10);
-        let mut r = Reader::new(&file[..]).unwrap();
-        assert!(r.next_record().unwrap_err().contains("truncated"));
+    fn truncated_last_record_and_bad_magic() {
+        for format in [FileFormat::Pcap, FileFormat::Pcapng] {
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            w.write(1, 60, &[1; 60]).unwrap();
+            let whole = w.into_inner().len();
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            w.write(1, 60, &[1; 60]).unwrap();
+            w.write(2, 60, &[2; 60]).unwrap();
+            let two = w.into_inner();
+            for cut in whole + 1..two.len() {
+                let mut r = Reader::new(&two[..cut]).unwrap();
+                assert_eq!(r.next_record().unwrap().unwrap().data, &[1; 60][..]);
+                assert_eq!(
+                    r.next_record().unwrap_err(),
+                    ReadError::Truncated,
+                    "{format:?} cut at {cut}"
+                );
+            }
+        }
         let e = Reader::new(&b"not a capture file at all"[..])
             .err()
             .unwrap();
-        assert!(e.contains("not a pcap or pcapng file"), "{e}");
+        assert!(matches!(&e, ReadError::Bad(m) if m.contains("not a pcap or pcapng file")));
     }
 }

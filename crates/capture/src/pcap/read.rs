@@ -1,11 +1,14 @@
 //! Reading capture files packet by packet into one reused buffer (no allocation per
 //! packet): pcap in either byte order with µs or ns timestamps, and pcapng with its
 //! sections, interfaces (each with its own link type and `if_tsresol`) and enhanced or
-//! simple packet blocks. Errors are one line saying what is wrong with the file.
+//! simple packet blocks. Errors are one line saying what is wrong with the file; a file
+//! that ends in the middle of a record (a capture cut by a crash or a full disk) is told
+//! apart ([`ReadError::Truncated`]) so the whole records before the cut can still be used.
 
 use super::{
     PCAPNG_BYTE_ORDER, PCAPNG_EPB, PCAPNG_IDB, PCAPNG_SHB, PCAPNG_SPB, PCAP_MAGIC_NS, PCAP_MAGIC_US,
 };
+use std::fmt;
 use std::io::{self, Read};
 
 /// One packet of a capture file.
@@ -48,15 +51,44 @@ pub struct Reader<R: Read> {
     buf: Vec<u8>,
 }
 
-type ReadResult<T> = Result<T, String>;
+/// Why a capture file cannot be read (further).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// The file ends in the middle of a packet record or block; every record before it
+    /// was whole.
+    Truncated,
+    /// Not a capture file, an impossible record, or the file could not be read.
+    Bad(String),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Truncated => f.write_str("the file ends in the middle of a packet record"),
+            ReadError::Bad(why) => f.write_str(why),
+        }
+    }
+}
+
+fn bad(why: impl Into<String>) -> ReadError {
+    ReadError::Bad(why.into())
+}
+
+type ReadResult<T> = Result<T, ReadError>;
 
 impl Reader<io::BufReader<std::fs::File>> {
     /// Open a capture file.
     pub fn open(path: &std::path::Path) -> ReadResult<Self> {
+        if path.is_dir() {
+            return Err(bad(format!(
+                "{} is a directory: name a pcap or pcapng file",
+                path.display()
+            )));
+        }
         let file = std::fs::File::open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            .map_err(|e| bad(format!("cannot open {}: {e}", path.display())))?;
         Reader::new(io::BufReader::with_capacity(1 << 20, file))
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| bad(format!("{}: {e}", path.display())))
     }
 }
 
@@ -64,9 +96,10 @@ impl<R: Read> Reader<R> {
     /// Read the file header.
     pub fn new(mut input: R) -> ReadResult<Self> {
         let mut magic = [0u8; 4];
-        input
-            .read_exact(&mut magic)
-            .map_err(|_| "not a pcap or pcapng file (too short)".to_string())?;
+        input.read_exact(&mut magic).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => bad("not a pcap or pcapng file (too short)"),
+            _ => bad(format!("cannot read it: {e}")),
+        })?;
         let le = u32::from_le_bytes(magic);
         let kind = match (le, le.swap_bytes()) {
             (PCAPNG_SHB, _) => Kind::Pcapng {
@@ -79,7 +112,7 @@ impl<R: Read> Reader<R> {
             (_, m) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => {
                 pcap_header(&mut input, true, m == PCAP_MAGIC_NS)?
             }
-            _ => return Err("not a pcap or pcapng file (unknown magic number)".into()),
+            _ => return Err(bad("not a pcap or pcapng file (unknown magic number)")),
         };
         let mut reader = Reader {
             input,
@@ -117,11 +150,13 @@ impl<R: Read> Reader<R> {
         let word = |at: usize| u32_at(&h, at, swapped);
         let (caplen, orig_len) = (word(8) as usize, word(12));
         if caplen > 1 << 24 {
-            return Err(format!("corrupt packet record (captured length {caplen})"));
+            return Err(bad(format!(
+                "corrupt packet record (captured length {caplen})"
+            )));
         }
         self.buf.resize(caplen, 0);
         if !fill(&mut self.input, &mut self.buf)? && caplen > 0 {
-            return Err("truncated packet at end of file".into());
+            return Err(ReadError::Truncated);
         }
         let sub = if nanos {
             word(4) as u64
@@ -195,21 +230,21 @@ impl<R: Read> Reader<R> {
         let mut h = [0u8; 8];
         self.input
             .read_exact(&mut h)
-            .map_err(|_| "truncated pcapng section header".to_string())?;
+            .map_err(|_| bad("truncated pcapng section header"))?;
         let order = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
         let swapped = match order {
             PCAPNG_BYTE_ORDER => false,
             o if o.swap_bytes() == PCAPNG_BYTE_ORDER => true,
-            _ => return Err("not a pcapng file (bad byte-order magic)".into()),
+            _ => return Err(bad("not a pcapng file (bad byte-order magic)")),
         };
         let total = u32_at(&h, 0, swapped) as usize;
         if !(28..=1 << 24).contains(&total) {
-            return Err("corrupt pcapng section header".into());
+            return Err(bad("corrupt pcapng section header"));
         }
         let mut rest = vec![0u8; total - 12];
         self.input
             .read_exact(&mut rest)
-            .map_err(|_| "truncated pcapng section header".to_string())?;
+            .map_err(|_| bad("truncated pcapng section header"))?;
         self.kind = Kind::Pcapng {
             swapped,
             interfaces: Vec::new(),
@@ -230,22 +265,24 @@ impl<R: Read> Reader<R> {
         let total = if kind == PCAPNG_SHB {
             // Byte order may change with a new section: read it from the body.
             let mut order = [0u8; 4];
-            fill(&mut self.input, &mut order)?;
+            if !fill(&mut self.input, &mut order)? {
+                return Err(ReadError::Truncated);
+            }
             let swapped = u32::from_le_bytes(order) != PCAPNG_BYTE_ORDER;
             self.buf.clear();
             self.buf.extend(order);
-            u32_at(&h, 4, swapped) as usize - 4
+            (u32_at(&h, 4, swapped) as usize).saturating_sub(4)
         } else {
             self.buf.clear();
             u32_at(&h, 4, swapped) as usize
         };
         if !(12..=1 << 24).contains(&total) || total % 4 != 0 {
-            return Err(format!("corrupt pcapng block (length {total})"));
+            return Err(bad(format!("corrupt pcapng block (length {total})")));
         }
         let start = self.buf.len();
         self.buf.resize(start + total - 8, 0);
         if !fill(&mut self.input, &mut self.buf[start..])? {
-            return Err("truncated block at end of file".into());
+            return Err(ReadError::Truncated);
         }
         self.buf.truncate(start + total - 12); // drop the trailing length
         Ok(Some(kind))
@@ -256,7 +293,7 @@ fn pcap_header<R: Read>(input: &mut R, swapped: bool, nanos: bool) -> ReadResult
     let mut h = [0u8; 20];
     input
         .read_exact(&mut h)
-        .map_err(|_| "truncated pcap file header".to_string())?;
+        .map_err(|_| bad("truncated pcap file header"))?;
     Ok(Kind::Pcap {
         swapped,
         nanos,
@@ -271,7 +308,7 @@ fn section_order(body: &[u8]) -> ReadResult<bool> {
     {
         Some(PCAPNG_BYTE_ORDER) => Ok(false),
         Some(o) if o.swap_bytes() == PCAPNG_BYTE_ORDER => Ok(true),
-        _ => Err("corrupt pcapng section header".into()),
+        _ => Err(bad("corrupt pcapng section header")),
     }
 }
 
@@ -306,7 +343,7 @@ fn interface_of(interfaces: &[Interface], id: u32) -> ReadResult<Interface> {
     interfaces
         .get(id as usize)
         .copied()
-        .ok_or_else(|| format!("packet for undeclared interface {id}"))
+        .ok_or_else(|| bad(format!("packet for undeclared interface {id}")))
 }
 
 fn scale(ts: u64, units: u64) -> u64 {
@@ -323,10 +360,10 @@ fn fill<R: Read>(input: &mut R, buf: &mut [u8]) -> ReadResult<bool> {
     while got < buf.len() {
         match input.read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err("truncated record at end of file".into()),
+            Ok(0) => return Err(ReadError::Truncated),
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("read error: {e}")),
+            Err(e) => return Err(bad(format!("read error: {e}"))),
         }
     }
     Ok(true)

@@ -22,7 +22,7 @@ pub fn parse_net_dev(text: &str) -> BTreeMap<String, Counters> {
         let Some((name, rest)) = line.split_once(':') else {
             continue;
         };
-        let values: Vec<u64> = rest.split_ascii_whitespace().map(number).collect();
+        let values: Vec<i64> = rest.split_ascii_whitespace().map(number).collect();
         if values.len() < 16 {
             continue; // the two header lines
         }
@@ -36,7 +36,7 @@ pub fn parse_net_dev(text: &str) -> BTreeMap<String, Counters> {
 }
 
 /// Parse `net/snmp` (pairs of `Tcp: names...` / `Tcp: values...` lines) into sections
-/// keyed `Ip`, `Icmp`, `Tcp`, `Udp`, ... Negative gauges (`MaxConn -1`) read as 0.
+/// keyed `Ip`, `Icmp`, `Tcp`, `Udp`, ... Signed fields keep their sign (`MaxConn -1`).
 pub fn parse_snmp(text: &str) -> BTreeMap<String, Counters> {
     let mut out = BTreeMap::new();
     let mut lines = text.lines();
@@ -123,7 +123,7 @@ Tcp: RtoAlgorithm MaxConn ActiveOpens RetransSegs CurrEstab\nTcp: 1 -1 17 3 2\n\
 Udp: InDatagrams OutDatagrams\nUdp: 9 8\n";
         let s = parse_snmp(text);
         assert_eq!(s["Ip"]["InReceives"], 500);
-        assert_eq!(s["Tcp"]["MaxConn"], 0);
+        assert_eq!(s["Tcp"]["MaxConn"], -1, "signed: -1 means no fixed limit");
         assert_eq!(s["Tcp"]["ActiveOpens"], 17);
         assert_eq!(s["Tcp"]["RetransSegs"], 3);
         assert_eq!(s["Udp"]["OutDatagrams"], 8);

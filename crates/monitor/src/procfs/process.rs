@@ -1,4 +1,4 @@
-//! One process's files: `/proc/<pid>/stat` (CPU ticks, threads, RSS) and `comm`.
+//! One process's files: `/proc/<pid>/stat` (CPU ticks, threads, RSS, parent) and `comm`.
 
 /// What `/proc/<pid>/stat` says about a process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,6 +26,18 @@ pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
+/// The command name (field 2) and parent pid (field 4) of `/proc/<pid>/stat`.
+pub fn parse_parent(text: &str) -> Option<(&str, u32)> {
+    let (open, close) = (text.find('(')?, text.rfind(')')?);
+    let comm = text.get(open + 1..close)?;
+    let ppid = text[close + 1..]
+        .split_ascii_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((comm, ppid))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +61,13 @@ mod tests {
     fn truncated_stat_is_none() {
         assert_eq!(parse_pid_stat("4242 (x) S 1 2"), None);
         assert_eq!(parse_pid_stat("garbage"), None);
+        assert_eq!(parse_parent("4242 (x) S"), None);
+        assert_eq!(parse_parent("garbage"), None);
+    }
+
+    #[test]
+    fn parent_and_name() {
+        let text = "4242 (my (odd) proc) S 17 4242 4242 0 -1 4194560 500 0\n";
+        assert_eq!(parse_parent(text), Some(("my (odd) proc", 17)));
     }
 }

@@ -45,7 +45,7 @@ pub fn parse_stat(text: &str) -> Stat {
         let mut fields = line.split_ascii_whitespace();
         let Some(key) = fields.next() else { continue };
         if let Some(cpu) = key.strip_prefix("cpu") {
-            let v: Vec<u64> = fields.map(number).collect();
+            let v: Vec<u64> = fields.map(|f| f.parse().unwrap_or(0)).collect();
             let get = |i: usize| v.get(i).copied().unwrap_or(0);
             let times = CpuTimes {
                 user: get(0),
@@ -99,7 +99,7 @@ pub fn parse_meminfo(text: &str, keep: &[&str]) -> Counters {
     out
 }
 
-fn name_value_lines(text: &str, keep: &[&str], value: impl Fn(&str) -> u64) -> Counters {
+fn name_value_lines(text: &str, keep: &[&str], value: impl Fn(&str) -> i64) -> Counters {
     let mut out = Counters::new();
     for line in text.lines() {
         let mut fields = line.split_ascii_whitespace();
