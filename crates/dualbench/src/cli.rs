@@ -88,8 +88,9 @@ fn usage_error(e: clap::Error) -> i32 {
 }
 
 /// clap's usage error in one line: its first line, with the list that follows it when it
-/// ends in a colon (the missing arguments), and the help to read, of the subcommand the
-/// usage line names.
+/// ends in a colon (the missing arguments) or when the next line is a bracketed list (the
+/// subcommands, the possible values), and the help to read, of the subcommand the usage
+/// line names.
 fn one_line(text: &str) -> String {
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid arguments");
@@ -100,6 +101,12 @@ fn one_line(text: &str) -> String {
             .map(str::trim)
             .collect();
         line = format!("{line} {}", items.join(", "));
+    } else if let Some(list) = lines
+        .next()
+        .map(str::trim)
+        .filter(|l| l.starts_with('[') && l.ends_with(']'))
+    {
+        line = format!("{line} {list}");
     }
     let command = text
         .lines()
@@ -162,6 +169,10 @@ mod tests {
         assert_eq!(
             usage_line(&["dualbench", "wire"]),
             "the following required arguments were not provided: --a <IFACE>, --b <IFACE> (see 'dualbench wire --help')"
+        );
+        assert_eq!(
+            usage_line(&["dualbench", "results", "--db", "r.db"]),
+            "'dualbench results' requires a subcommand but one was not provided [subcommands: list, show, export, help] (see 'dualbench results --help')"
         );
         assert_eq!(
             usage_line(&["dualbench", "nosuch"]),

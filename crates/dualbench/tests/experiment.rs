@@ -85,6 +85,10 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
             .count(),
         8
     );
+    assert!(
+        out.contains(" --monitor PID --capture lo ") && !out.contains("--monitor 0"),
+        "the server's pids are a placeholder: {out}"
+    );
 
     let run = dualbench()
         .arg("experiment")
@@ -100,6 +104,13 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     assert!(
         err.contains("run 8/8 server=dualbench family=ipv6 repeat 2/2"),
         "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "`dualbench report ci-small --db {}` writes its report",
+            db.display()
+        )),
+        "the hint works as printed: {err}"
     );
     assert_eq!(err.matches("warm-up 1/1").count(), 4);
 
@@ -145,6 +156,23 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         ),
         "nginx/1.22.1"
     );
+    // The monitor watched nginx's master and its workers, not the master alone.
+    let watched = sql(
+        &db,
+        "SELECT MIN(json_array_length(m.json, '$.processes')) FROM monitor_samples m \
+         JOIN runs r ON r.experiment_id = m.experiment_id AND r.id = m.run_id WHERE r.server = 'nginx'",
+    );
+    assert!(
+        watched.parse::<i64>().unwrap() >= 2,
+        "processes per sample: {watched}"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(*) FROM runs WHERE server = 'nginx' AND command LIKE '%--monitor % --monitor %'"
+        ),
+        "4"
+    );
 
     let export = dualbench()
         .args(["results", "export", "ci-small", "--db"])
@@ -158,6 +186,18 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         1 + 8 * 2,
         "header, then each run's family and total rows"
     );
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    assert_eq!(first[column("rate")], "", "closed loop: no rate");
+    assert!(
+        first[column("capture.delay_us.mean")]
+            .parse::<f64>()
+            .unwrap()
+            > 0.0,
+        "{csv}"
+    );
+    assert!(first[column("monitor_samples")].parse::<u64>().unwrap() > 0);
 
     let reports = dir.join("reports");
     let report = dualbench()
@@ -168,7 +208,15 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         .output()
         .unwrap();
     assert!(report.status.success(), "{}", text(&report).1);
-    let html = std::fs::read_to_string(reports.join("ci-small.html")).unwrap();
+    assert_eq!(
+        text(&report).0,
+        format!(
+            "{}\n{}\n",
+            reports.join("ci-small-1.html").display(),
+            reports.join("ci-small-1.md").display()
+        )
+    );
+    let html = std::fs::read_to_string(reports.join("ci-small-1.html")).unwrap();
     assert!(html.contains("<h3>requests/s</h3>") && html.contains("<td class=\"l\">nginx</td>"));
     assert!(
         html.contains("delay from the capture (ms)") && html.contains("server CPU during the runs")
@@ -177,12 +225,12 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         html.matches("<svg").count() >= 5,
         "percentiles and CDF per server, and the timeline"
     );
-    assert!(std::fs::read_to_string(reports.join("ci-small.md"))
+    assert!(std::fs::read_to_string(reports.join("ci-small-1.md"))
         .unwrap()
         .contains("| server | ipv4 | ipv6 |"));
 
     let shot = dir.join("report.png");
-    let console = browser_console(&reports.join("ci-small.html"), &shot, &dir);
+    let console = browser_console(&reports.join("ci-small-1.html"), &shot, &dir);
     assert!(console.is_empty(), "console errors: {console:?}");
     let png = std::fs::read(&shot).unwrap();
     assert!(
@@ -402,5 +450,239 @@ fn bad_plans_are_one_clear_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("no results database at"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const CHANGING: &str = r#"
+[experiment]
+name = "ci-change"
+repeats = 2
+
+[load]
+requests = 100
+concurrency = 2
+keepalive = false
+
+[axes]
+server = ["dualbench"]
+family = ["ipv4"]
+"#;
+
+/// `dualbench experiment PLAN --db DB --out DIR/runs` and any further arguments.
+fn experiment(plan: &Path, db: &Path, dir: &Path, more: &[&str]) -> Output {
+    dualbench()
+        .arg("experiment")
+        .arg(plan)
+        .arg("--db")
+        .arg(db)
+        .arg("--out")
+        .arg(dir.join("runs"))
+        .args(more)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
+    let dir = scratch("change");
+    let plan = dir.join("change.toml");
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING).unwrap();
+    let first = experiment(&plan, &db, &dir, &[]);
+    assert!(first.status.success(), "{}", text(&first).1);
+    let old_ids = sql(&db, "SELECT group_concat(id) FROM runs");
+
+    std::fs::write(
+        &plan,
+        CHANGING.replace("keepalive = false", "keepalive = true"),
+    )
+    .unwrap();
+    let dry = experiment(&plan, &db, &dir, &["--resume", "--dry-run"]);
+    let (out, _) = text(&dry);
+    assert!(dry.status.success());
+    assert!(
+        out.contains("2 stored run(s) no longer match the plan; --resume would remove them"),
+        "{out}"
+    );
+    assert_eq!(
+        sql(&db, "SELECT group_concat(id) FROM runs"),
+        old_ids,
+        "a dry run changes nothing"
+    );
+
+    let resumed = experiment(&plan, &db, &dir, &["--resume"]);
+    let (_, err) = text(&resumed);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains("2 stored run(s) no longer match it and were removed from the experiment"),
+        "{err}"
+    );
+    assert!(err.contains("run 2/2 "), "{err}");
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(*) || ' ' || SUM(command LIKE '% -k %') FROM runs"
+        ),
+        "2 2",
+        "only the keep-alive runs"
+    );
+    for id in old_ids.split(',') {
+        assert_eq!(
+            sql(
+                &db,
+                &format!("SELECT COUNT(*) FROM family_summaries WHERE run_id = '{id}'")
+            ),
+            "0"
+        );
+    }
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT runs_planned || ' ' || status || ' ' || (plan_text LIKE '%keepalive = true%') FROM experiments"
+        ),
+        "2 complete 1"
+    );
+    let list = dualbench()
+        .args(["results", "list", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(text(&list).0.contains(" 2/2 "), "{}", text(&list).0);
+
+    // A second experiment of the same name: each report has a file of its own.
+    let again = experiment(&plan, &db, &dir, &[]);
+    assert!(again.status.success(), "{}", text(&again).1);
+    let reports = dir.join("reports");
+    let report = dualbench()
+        .args(["report", "1", "2", "--db"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report).1);
+    let md = std::fs::read_to_string(reports.join("ci-change-1.md")).unwrap();
+    assert!(md.contains("2 of 2 runs stored"), "{md}");
+    assert!(
+        md.contains("| ipv4 |\n|---:|\n"),
+        "a named family column: {md}"
+    );
+    assert!(reports.join("ci-change-2.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Run `dualbench args…` with a stdout whose reading end is already closed.
+fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    dualbench()
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = scratch("pipe");
+    let plan = dir.join("many.toml");
+    std::fs::write(&plan, CHANGING.replace("repeats = 2", "repeats = 2000")).unwrap();
+    let out = with_closed_stdout(&[
+        "experiment".as_ref(),
+        plan.as_os_str(),
+        "--dry-run".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
+    assert_eq!(text(&out).1, "");
+
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING.replace("repeats = 2", "repeats = 1")).unwrap();
+    assert!(experiment(&plan, &db, &dir, &[]).status.success());
+    for format in ["json", "csv"] {
+        let out = with_closed_stdout(&[
+            "results".as_ref(),
+            "export".as_ref(),
+            "ci-change".as_ref(),
+            "--format".as_ref(),
+            format.as_ref(),
+            "--db".as_ref(),
+            db.as_os_str(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", text(&out).1);
+        assert_eq!(text(&out).1, "");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
+    let dir = scratch("places");
+    let one_line = |out: &Output, wanted: &str| {
+        let (_, err) = text(out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(wanted), "{wanted:?} in {err}");
+    };
+    let out = dualbench().arg("results").output().unwrap();
+    one_line(
+        &out,
+        "'dualbench results' requires a subcommand but one was not provided [subcommands: list, show, export, help] (see 'dualbench results --help')",
+    );
+
+    let foreign = dir.join("other.db");
+    sql(
+        &foreign,
+        "CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (7)",
+    );
+    let before = std::fs::read(&foreign).unwrap();
+    let out = dualbench()
+        .args(["results", "list", "--db"])
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    one_line(&out, "is an SQLite database of another program");
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "left as it was");
+    assert_eq!(sql(&foreign, "PRAGMA user_version"), "0");
+
+    let plan = dir.join("p1.toml");
+    std::fs::write(&plan, CHANGING.repeat(8)).unwrap();
+    let out = dualbench()
+        .args(["results", "list", "--db"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    one_line(
+        &out,
+        &format!("{} is not a results database", plan.display()),
+    );
+
+    let afile = dir.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let out = dualbench()
+        .args(["report", "-o"])
+        .arg(&afile)
+        .arg("--db")
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    one_line(&out, &format!("-o {}: is not a directory", afile.display()));
+
+    std::fs::write(&plan, CHANGING).unwrap();
+    let db = dir.join("results.db");
+    let out = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&db)
+        .arg("--out")
+        .arg(&afile)
+        .output()
+        .unwrap();
+    one_line(
+        &out,
+        &format!("--out {}: is not a directory", afile.display()),
+    );
+    assert!(!db.exists(), "nothing was created");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -16,6 +16,7 @@ pub mod runjson;
 pub mod runner;
 pub mod server;
 pub mod stats;
+mod stdio;
 #[cfg(test)]
 pub(crate) mod testdata;
 mod timefmt;
@@ -37,15 +38,17 @@ pub struct ExperimentCli {
     #[arg(long)]
     pub resume: bool,
     /// Results database.
-    #[arg(long, default_value = "results.db")]
+    #[arg(long, default_value = runner::DEFAULT_DB)]
     pub db: PathBuf,
     /// Folder for each run's server configuration, logs and raw output.
     #[arg(long, default_value = "dualbench-runs")]
     pub out: PathBuf,
 }
 
-/// Flags of `dualbench results`.
+/// Flags of `dualbench results`. Without a subcommand, clap's error (one line at the top)
+/// names the missing subcommand instead of printing the whole help.
 #[derive(Debug, Args)]
+#[command(arg_required_else_help = false, subcommand_required = true)]
 pub struct ResultsCli {
     #[command(subcommand)]
     pub command: ResultsCommand,
@@ -89,7 +92,7 @@ pub struct ReportCli {
     /// Two experiments side by side, significant changes marked (Welch's t-test).
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<String>>,
-    /// Folder for the report files (`<name>.html` and `<name>.md`).
+    /// Folder for the report files (`<name>-<id>.html` and `.md`).
     #[arg(short = 'o', long = "out", default_value = "reports")]
     pub out: PathBuf,
     /// Results database.
@@ -148,23 +151,22 @@ pub fn results_main(cli: ResultsCli) -> Result<()> {
     };
     match output {
         Some(path) => std::fs::write(&path, text)
-            .map_err(|e| Failure::runtime(format!("{}: {e}", path.display()))),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+            .map_err(|e| Failure::usage(format!("-o {}: cannot write it ({e})", path.display()))),
+        None => stdio::print(&text),
     }
 }
 
 /// Entry point of `dualbench report`.
 pub fn report_main(cli: ReportCli) -> Result<()> {
+    report::check_out(&cli.out)?;
     let db = Db::open_existing(&cli.db)?;
     let written = match &cli.compare {
         Some(pair) => report::write_comparison(&db, &pair[0], &pair[1], &cli.out)?,
         None => report::write_reports(&db, &cli.experiments, &cli.out)?,
     };
-    for path in written {
-        println!("{}", path.display());
-    }
-    Ok(())
+    let lines: String = written
+        .iter()
+        .map(|path| format!("{}\n", path.display()))
+        .collect();
+    stdio::print(&lines)
 }

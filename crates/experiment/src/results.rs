@@ -1,7 +1,10 @@
 //! `dualbench results list|show|export`: what the database holds, one experiment in detail,
-//! and an experiment's runs as CSV (one row per run and family) or JSON (whole documents).
+//! and an experiment's runs as CSV (one row per run and family, with the family's capture
+//! analysis and the run's monitor summary) or JSON (whole documents, monitor samples and
+//! capture analyses as stored).
 
 use crate::db::{Db, Experiment, StoredRun};
+use crate::runjson::FamilyDoc;
 use crate::timefmt::utc;
 use dualbench_common::{Failure, Result};
 use serde_json::json;
@@ -57,6 +60,10 @@ pub fn show(db: &Db, e: &Experiment) -> Result<String> {
     out += "\nruns:\n";
     for r in db.runs(e.id)? {
         let _ = writeln!(out, "{}", run_line(&r));
+        let monitor = Monitor::of(&db.monitor_samples(e.id, &r.id)?);
+        if let Some(line) = observed_line(&r, &monitor) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     Ok(out)
 }
@@ -86,6 +93,65 @@ fn run_line(r: &StoredRun) -> String {
         );
     }
     line
+}
+
+/// What was observed beside a run: its capture analysis per family, its monitor series.
+fn observed_line(r: &StoredRun, monitor: &Monitor) -> Option<String> {
+    let mut parts = Vec::new();
+    for (family, f) in &r.doc.families {
+        let Some(c) = &f.capture else { continue };
+        let mean = |key: &str, scale: f64, unit: &str| {
+            c[key]["mean"]
+                .as_f64()
+                .filter(|_| c[key]["count"].as_u64().unwrap_or(0) > 0)
+                .map(|v| format!("{:.3} {unit}", v * scale))
+                .unwrap_or_else(|| "-".into())
+        };
+        parts.push(format!(
+            "{family} capture: delay {}, throughput {}, handshake RTT {}, {} connections, {} retransmissions",
+            mean("delay_us", 1e-3, "ms"),
+            mean("throughput_mbps", 1.0, "Mbit/s"),
+            mean("handshake_rtt_us", 1e-3, "ms"),
+            c["connections"],
+            c["retransmissions"]
+        ));
+    }
+    if monitor.samples > 0 {
+        let cpu = monitor
+            .server_cpu_pct
+            .map(|p| format!("{p:.1}%"))
+            .unwrap_or_else(|| "-".into());
+        parts.push(format!(
+            "monitor: {} samples, server CPU mean {cpu} of one core",
+            monitor.samples
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("        {}", parts.join("; ")))
+}
+
+/// A run's monitor series in brief: how many samples, and the server's mean CPU (the
+/// watched processes' `cpu_pct` summed per sample, averaged over the samples).
+#[derive(Debug, Default, PartialEq)]
+struct Monitor {
+    samples: usize,
+    server_cpu_pct: Option<f64>,
+}
+
+impl Monitor {
+    fn of(lines: &[(String, String)]) -> Monitor {
+        let cpu: Vec<f64> = lines
+            .iter()
+            .filter_map(|(_, line)| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter_map(|v| {
+                let procs = v["processes"].as_array()?;
+                Some(procs.iter().filter_map(|p| p["cpu_pct"].as_f64()).sum())
+            })
+            .collect();
+        Monitor {
+            samples: lines.len(),
+            server_cpu_pct: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
+        }
+    }
 }
 
 /// Columns of the CSV export, in order.
@@ -128,68 +194,139 @@ pub const CSV_COLUMNS: &[&str] = &[
     "lifetime_mean_us",
     "server_version",
     "handler_mechanism",
+    "monitor_samples",
+    "monitor_server_cpu_pct",
 ];
 
-/// One row per run and family (the `all` rows merge both families).
+/// (column, cell) pairs.
+type Cells = Vec<(String, String)>;
+
+/// The scalar leaves of a family's capture analysis as (`capture.<path>`, value), in
+/// path order: `capture.connections`, `capture.delay_us.mean`, ….
+fn capture_cells(capture: Option<&serde_json::Value>) -> Cells {
+    fn walk(path: String, v: &serde_json::Value, out: &mut Cells) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, child) in map {
+                    walk(format!("{path}.{k}"), child, out);
+                }
+            }
+            serde_json::Value::Null => out.push((path, String::new())),
+            serde_json::Value::String(s) => out.push((path, s.clone())),
+            serde_json::Value::Array(_) => {}
+            other => out.push((path, other.to_string())),
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(c) = capture {
+        walk("capture".into(), c, &mut out);
+    }
+    out
+}
+
+/// One row per run and family (the `all` rows merge both families): the run's figures,
+/// then its monitor summary, then every figure of the family's capture analysis (one
+/// `capture.<path>` column each, empty where a run has none).
 pub fn csv(db: &Db, e: &Experiment) -> Result<String> {
-    let mut out = CSV_COLUMNS.join(",") + "\n";
+    // (the cells of CSV_COLUMNS, the family's capture figures by column)
+    let mut rows: Vec<(Vec<String>, Cells)> = Vec::new();
     for r in db.runs(e.id)? {
+        let monitor = Monitor::of(&db.monitor_samples(e.id, &r.id)?);
         let all = "all".to_string();
         let families = r.doc.families.iter().chain([(&all, &r.doc.total)]);
         for (family, f) in families {
-            let p = &r.params;
-            let total = f.latency_us.get("total").cloned().unwrap_or_default();
-            let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-            let c = &f.close;
-            let cells: Vec<String> = vec![
-                e.name.clone(),
-                r.id.clone(),
-                r.seq.to_string(),
-                r.repeat.to_string(),
-                p["server"].clone(),
-                p["handler"].clone(),
-                p["placement"].clone(),
-                p["ratio"].clone(),
-                p["concurrency"].clone(),
-                p["requests"].clone(),
-                p["rate"].clone(),
-                p["congestion"].clone(),
-                p["link"].clone(),
-                family.clone(),
-                f.requests.to_string(),
-                f.completed.to_string(),
-                f.failed.to_string(),
-                f.non_2xx.to_string(),
-                f.rps.to_string(),
-                f.bytes.to_string(),
-                f.html_bytes.to_string(),
-                f.connections.to_string(),
-                c.normal.to_string(),
-                c.reset.to_string(),
-                c.timeout.to_string(),
-                c.refused.to_string(),
-                c.unreachable.to_string(),
-                c.protocol_error.to_string(),
-                opt(f.mean_us("connect")),
-                opt(f.mean_us("ttfb")),
-                opt(f.mean_us("total")),
-                total.p50.to_string(),
-                total.p90.to_string(),
-                total.p99.to_string(),
-                total.max.to_string(),
-                opt(f.mean_us("lifetime")),
-                r.server_version.clone(),
-                r.handler_mechanism.clone(),
-            ];
-            out += &cells
-                .iter()
-                .map(|c| csv_cell(c))
-                .collect::<Vec<_>>()
-                .join(",");
-            out.push('\n');
+            let mut cells = run_cells(e, &r, family, f);
+            cells.push(monitor.samples.to_string());
+            cells.push(
+                monitor
+                    .server_cpu_pct
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+            );
+            rows.push((cells, capture_cells(f.capture.as_ref())));
         }
     }
+    let mut capture_columns: Vec<String> = Vec::new();
+    for (_, captured) in &rows {
+        for (column, _) in captured {
+            if !capture_columns.contains(column) {
+                capture_columns.push(column.clone());
+            }
+        }
+    }
+    capture_columns.sort();
+    let header: Vec<&str> = CSV_COLUMNS
+        .iter()
+        .copied()
+        .chain(capture_columns.iter().map(String::as_str))
+        .collect();
+    let mut out = header.join(",") + "\n";
+    for (mut cells, captured) in rows {
+        for column in &capture_columns {
+            let value = captured.iter().find(|(c, _)| c == column);
+            cells.push(value.map(|(_, v)| v.clone()).unwrap_or_default());
+        }
+        out += &cells
+            .iter()
+            .map(|c| csv_cell(c))
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push('\n');
+    }
     Ok(out)
+}
+
+/// The cells of [`CSV_COLUMNS`] up to `handler_mechanism` for one run and family.
+fn run_cells(e: &Experiment, r: &StoredRun, family: &str, f: &FamilyDoc) -> Vec<String> {
+    let p = &r.params;
+    let total = f.latency_us.get("total").cloned().unwrap_or_default();
+    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let c = &f.close;
+    // A closed-loop run has no rate: an empty cell, so the column stays numeric.
+    let rate = match p["rate"].as_str() {
+        "-" => String::new(),
+        rate => rate.to_string(),
+    };
+    vec![
+        e.name.clone(),
+        r.id.clone(),
+        r.seq.to_string(),
+        r.repeat.to_string(),
+        p["server"].clone(),
+        p["handler"].clone(),
+        p["placement"].clone(),
+        p["ratio"].clone(),
+        p["concurrency"].clone(),
+        p["requests"].clone(),
+        rate,
+        p["congestion"].clone(),
+        p["link"].clone(),
+        family.to_string(),
+        f.requests.to_string(),
+        f.completed.to_string(),
+        f.failed.to_string(),
+        f.non_2xx.to_string(),
+        f.rps.to_string(),
+        f.bytes.to_string(),
+        f.html_bytes.to_string(),
+        f.connections.to_string(),
+        c.normal.to_string(),
+        c.reset.to_string(),
+        c.timeout.to_string(),
+        c.refused.to_string(),
+        c.unreachable.to_string(),
+        c.protocol_error.to_string(),
+        opt(f.mean_us("connect")),
+        opt(f.mean_us("ttfb")),
+        opt(f.mean_us("total")),
+        total.p50.to_string(),
+        total.p90.to_string(),
+        total.p99.to_string(),
+        total.max.to_string(),
+        opt(f.mean_us("lifetime")),
+        r.server_version.clone(),
+        r.handler_mechanism.clone(),
+    ]
 }
 
 fn csv_cell(s: &str) -> String {
@@ -200,25 +337,43 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
-/// The experiment, its environment and every run with its whole run document.
+/// The experiment, its environment and every run with its whole run document, its
+/// monitor samples (by source file, one object per sample) and its capture analyses (by
+/// source file), as stored.
 pub fn json(db: &Db, e: &Experiment) -> Result<String> {
     let env: serde_json::Map<String, serde_json::Value> = db
         .environment(e.id)?
         .into_iter()
         .map(|(k, v)| (k, v.into()))
         .collect();
+    let parse = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|_| text.into())
+    };
     let mut runs = Vec::new();
     for r in db.runs(e.id)? {
+        let mut monitor = serde_json::Map::new();
+        for (source, line) in db.monitor_samples(e.id, &r.id)? {
+            let series = monitor.entry(source).or_insert_with(|| json!([]));
+            if let Some(samples) = series.as_array_mut() {
+                samples.push(parse(&line));
+            }
+        }
+        let captures: serde_json::Map<String, serde_json::Value> = db
+            .capture_analyses(e.id, &r.id)?
+            .into_iter()
+            .map(|(source, text)| (source, parse(&text)))
+            .collect();
         runs.push(json!({
             "id": r.id, "seq": r.seq, "point": r.point, "repeat": r.repeat, "params": r.params,
             "command": r.command, "server_version": r.server_version, "handler_mechanism": r.handler_mechanism,
             "started_unix": r.started_unix,
-            "monitor": db.monitor_samples(e.id, &r.id)?.len(),
-            "run": serde_json::from_str::<serde_json::Value>(&r.doc_text).unwrap_or_default(),
+            "monitor": monitor,
+            "captures": captures,
+            "run": parse(&r.doc_text),
         }));
     }
     let doc = json!({
-        "schema": "dualbench.results/1",
+        "schema": EXPORT_SCHEMA,
         "experiment": {"id": e.id, "name": e.name, "title": e.title, "status": e.status,
                        "started_unix": e.started_unix, "finished_unix": e.finished_unix,
                        "runs_planned": e.runs_planned, "plan": e.plan_text},
@@ -226,4 +381,116 @@ pub fn json(db: &Db, e: &Experiment) -> Result<String> {
         "runs": runs,
     });
     serde_json::to_string_pretty(&doc).map_err(|e| Failure::runtime(e.to_string()))
+}
+
+/// The schema name of the JSON export (docs/results-schema.md, "Exports"); /2 since
+/// `monitor` holds the samples (it was their count) and `captures` was added.
+pub const EXPORT_SCHEMA: &str = "dualbench.results/2";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::tests::temp_db;
+    use crate::db::RunRecord;
+    use crate::plan::{expand, parse};
+    use crate::testdata::{run_doc, Fam};
+    use std::path::Path;
+
+    /// A capture analysis as `dualbench analyze --format json --summary-only` writes it,
+    /// less its connections.
+    const ANALYSIS: &str = r#"{"schema": "dualbench.analyze/1", "packets": {"total": 40},
+        "families": {"ipv4": {"connections": 4, "retransmissions": 1,
+            "close": {"normal": 4, "reset": 0},
+            "delay_us": {"count": 4, "mean": 1500.0, "p50": 1400.0},
+            "throughput_mbps": {"count": 4, "mean": 12.5, "p50": 12.0}}}}"#;
+
+    const SAMPLE: &str = r#"{"unix_ns": 1, "processes": [{"pid": 10, "cpu_pct": 20.0}, {"pid": 11, "cpu_pct": 30.0}]}"#;
+
+    fn experiment_with_one_run(tag: &str) -> (Db, Experiment, std::path::PathBuf) {
+        let (mut db, path) = temp_db(tag);
+        let plan = parse(
+            "[experiment]\nname = \"x\"\n[load]\nmonitor = true\ncapture = \"lo\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = expand(&plan);
+        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+        let text = run_doc(&[Fam {
+            key: "ipv4",
+            completed: 10,
+            rps: 100.0,
+            total_us: &[50; 10],
+        }]);
+        let doc = crate::runjson::parse(&text).unwrap();
+        let monitor = vec![(
+            "monitor.jsonl".to_string(),
+            vec![SAMPLE.to_string(), SAMPLE.replace("30.0", "10.0")],
+        )];
+        let captures = vec![("capture-analysis.json".to_string(), ANALYSIS.to_string())];
+        let record = RunRecord {
+            spec: &runs[0],
+            seq: 0,
+            command: "dualbench run ...",
+            server_version: "dualbench/0.1.0",
+            handler_mechanism: "static file",
+            started_unix: 2.0,
+            doc: &doc,
+            doc_text: &text,
+            monitor: &monitor,
+            captures: &captures,
+        };
+        db.store_run(id, &record).unwrap();
+        let e = db.resolve("x").unwrap();
+        (db, e, path)
+    }
+
+    #[test]
+    fn csv_has_the_capture_analysis_the_monitor_and_an_empty_closed_loop_rate() {
+        let (db, e, path) = experiment_with_one_run("csv");
+        let text = csv(&db, &e).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "header, ipv4, all: {text}");
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let ipv4: Vec<&str> = lines[1].split(',').collect();
+        let all: Vec<&str> = lines[2].split(',').collect();
+        let cell = |row: &[&str], column: &str| {
+            let i = header.iter().position(|h| *h == column).unwrap_or_else(|| {
+                panic!("no column {column} in {header:?}");
+            });
+            row[i].to_string()
+        };
+        assert_eq!(cell(&ipv4, "rate"), "", "closed loop: no rate");
+        assert_eq!(cell(&ipv4, "capture.delay_us.mean"), "1500.0");
+        assert_eq!(cell(&ipv4, "capture.throughput_mbps.mean"), "12.5");
+        assert_eq!(cell(&ipv4, "capture.connections"), "4");
+        assert_eq!(cell(&ipv4, "capture.close.normal"), "4");
+        assert_eq!(
+            cell(&all, "capture.delay_us.mean"),
+            "",
+            "no analysis merges the families"
+        );
+        assert_eq!(cell(&ipv4, "monitor_samples"), "2");
+        assert_eq!(cell(&ipv4, "monitor_server_cpu_pct"), "40");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn json_has_every_monitor_sample_and_capture_analysis() {
+        let (db, e, path) = experiment_with_one_run("json");
+        let doc: serde_json::Value = serde_json::from_str(&json(&db, &e).unwrap()).unwrap();
+        assert_eq!(doc["schema"], EXPORT_SCHEMA);
+        let run = &doc["runs"][0];
+        let samples = run["monitor"]["monitor.jsonl"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[0]["processes"][1]["cpu_pct"], 30.0);
+        let capture = &run["captures"]["capture-analysis.json"];
+        assert_eq!(capture["families"]["ipv4"]["delay_us"]["mean"], 1500.0);
+        assert_eq!(run["run"]["schema"], "dualbench.run/1");
+        let shown = show(&db, &e).unwrap();
+        assert!(
+            shown.contains("ipv4 capture: delay 1.500 ms, throughput 12.500 Mbit/s, handshake RTT -, 4 connections, 1 retransmissions; monitor: 2 samples, server CPU mean 40.0% of one core"),
+            "{shown}"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -89,7 +89,7 @@ pub struct FamilyDoc {
     pub capture: Option<serde_json::Value>,
 }
 
-/// How connections ended (ANMA's classes).
+/// How requests ended (ANMA's classes): each request ends in exactly one.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Close {
     #[serde(default)]

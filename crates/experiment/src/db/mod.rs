@@ -11,7 +11,7 @@ pub use schema::VERSION;
 use crate::plan::{Plan, RunSpec};
 use crate::runjson::{FamilyDoc, RunDoc};
 use dualbench_common::{Failure, Result};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OpenFlags};
 use std::path::Path;
 
 /// An open results database.
@@ -21,6 +21,55 @@ pub struct Db {
 
 pub(crate) fn sql(e: rusqlite::Error) -> Failure {
     Failure::runtime(format!("results database: {e}"))
+}
+
+fn not_a_folder(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "results database {} is a folder; give --db a file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn cannot_open(path: &Path, e: rusqlite::Error) -> Failure {
+    Failure::usage(format!(
+        "cannot open results database {}: {e}",
+        path.display()
+    ))
+}
+
+/// The file's `user_version` and whether it holds any table, index or view at all; a file
+/// that is not SQLite fails here (SQLite opens lazily) and is named.
+fn schema_version(conn: &Connection, path: &Path) -> Result<(i32, bool)> {
+    let not_sqlite = |e: rusqlite::Error| {
+        Failure::usage(format!(
+            "{} is not a results database ({e}); give --db the file `dualbench experiment` wrote",
+            path.display()
+        ))
+    };
+    let version: i32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(not_sqlite)?;
+    let objects: i64 = conn
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(not_sqlite)?;
+    Ok((version, objects > 0))
+}
+
+fn foreign(path: &Path) -> Failure {
+    Failure::usage(format!(
+        "{} is an SQLite database of another program (tables of its own, user_version 0), not a dualbench results database; give --db another file",
+        path.display()
+    ))
+}
+
+fn newer(path: &Path, v: i32) -> Failure {
+    Failure::usage(format!(
+        "{} has schema version {v}; this dualbench reads version {VERSION}",
+        path.display()
+    ))
 }
 
 /// Everything stored with a run besides its JSON document.
@@ -40,21 +89,16 @@ pub struct RunRecord<'a> {
 }
 
 impl Db {
-    /// Open `path`, creating the schema in a new file; refuse a newer schema.
+    /// Open `path` for `dualbench experiment`: a new or empty file is given the schema; an
+    /// SQLite file of another program (tables of its own, user_version 0) or of a newer
+    /// schema is refused, untouched.
     pub fn open(path: &Path) -> Result<Db> {
-        let conn = Connection::open(path).map_err(|e| {
-            Failure::usage(format!(
-                "cannot open results database {}: {e}",
-                path.display()
-            ))
-        })?;
+        not_a_folder(path)?;
+        let conn = Connection::open(path).map_err(|e| cannot_open(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql)?;
-        let version: i32 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        match version {
-            0 => {
+        match schema_version(&conn, path)? {
+            (0, false) => {
                 conn.execute_batch(&format!(
                     "BEGIN; {} PRAGMA user_version = {}; COMMIT;",
                     schema::V1,
@@ -62,18 +106,15 @@ impl Db {
                 ))
                 .map_err(sql)?;
             }
-            VERSION => {}
-            v => {
-                return Err(Failure::usage(format!(
-                    "{} has schema version {v}; this dualbench reads version {VERSION}",
-                    path.display()
-                )))
-            }
+            (0, true) => return Err(foreign(path)),
+            (VERSION, _) => {}
+            (v, _) => return Err(newer(path, v)),
         }
         Ok(Db { conn })
     }
 
-    /// Open an existing database only (for `results` and `report`).
+    /// Open an existing results database read-only (for `results` and `report`, and
+    /// `experiment --dry-run --resume`): nothing is ever written to it.
     pub fn open_existing(path: &Path) -> Result<Db> {
         if !path.exists() {
             return Err(Failure::usage(format!(
@@ -81,7 +122,21 @@ impl Db {
                 path.display()
             )));
         }
-        Db::open(path)
+        not_a_folder(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot_open(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql)?;
+        match schema_version(&conn, path)? {
+            (VERSION, _) => Ok(Db { conn }),
+            (0, false) => Err(Failure::usage(format!(
+                "results database {} is empty (run `dualbench experiment PLAN.toml --db {}` first)",
+                path.display(),
+                path.display()
+            ))),
+            (0, true) => Err(foreign(path)),
+            (v, _) => Err(newer(path, v)),
+        }
     }
 
     /// Record a new experiment; returns its id.
@@ -118,6 +173,64 @@ impl Db {
             )
             .map_err(sql)?;
         Ok(())
+    }
+
+    /// Make experiment `experiment` the experiment of `plan` (a `--resume`): the stored runs
+    /// the plan no longer has (a changed parameter gives a run a new id) are deleted with
+    /// everything stored with them, so they are never pooled with the plan's runs; the kept
+    /// runs take their positions in the plan's order; the experiment's plan, title and
+    /// planned runs become the plan's, and its status `running`. One transaction; returns
+    /// how many runs were deleted.
+    pub fn adopt_plan(&mut self, experiment: i64, plan: &Plan, runs: &[RunSpec]) -> Result<usize> {
+        let stored = self.run_ids(experiment)?;
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut dropped = 0;
+        for id in &stored {
+            if runs.iter().any(|r| &r.id == id) {
+                continue;
+            }
+            for table in [
+                "family_summaries",
+                "histograms",
+                "monitor_samples",
+                "capture_analyses",
+            ] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE experiment_id = ?1 AND run_id = ?2"),
+                    params![experiment, id],
+                )
+                .map_err(sql)?;
+            }
+            tx.execute(
+                "DELETE FROM runs WHERE experiment_id = ?1 AND id = ?2",
+                params![experiment, id],
+            )
+            .map_err(sql)?;
+            dropped += 1;
+        }
+        for (seq, r) in runs.iter().enumerate() {
+            if stored.contains(&r.id) {
+                tx.execute(
+                    "UPDATE runs SET seq = ?3, point = ?4 WHERE experiment_id = ?1 AND id = ?2",
+                    params![experiment, r.id, seq as i64, r.point.index as i64],
+                )
+                .map_err(sql)?;
+            }
+        }
+        tx.execute(
+            "UPDATE experiments SET title = ?2, plan_path = ?3, plan_text = ?4, runs_planned = ?5,
+                status = 'running' WHERE id = ?1",
+            params![
+                experiment,
+                plan.title,
+                plan.path.display().to_string(),
+                plan.text,
+                runs.len() as i64
+            ],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(dropped)
     }
 
     /// Store one finished run with everything it produced, in one transaction.
@@ -242,4 +355,4 @@ fn insert_family(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

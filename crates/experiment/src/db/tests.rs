@@ -92,3 +92,128 @@ fn refuses_a_newer_schema() {
     assert!(e.message.contains("schema version 99"), "{}", e.message);
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Store every run of `runs` with the same small document.
+fn store_all(db: &mut Db, exp: i64, runs: &[crate::plan::RunSpec]) {
+    let text = run_doc(&[Fam {
+        key: "ipv4",
+        completed: 10,
+        rps: 100.0,
+        total_us: &[50; 10],
+    }]);
+    let doc = crate::runjson::parse(&text).unwrap();
+    let monitor = vec![("monitor.jsonl".to_string(), vec!["{}".to_string()])];
+    let captures = vec![("capture-analysis.json".to_string(), "{}".to_string())];
+    for (seq, spec) in runs.iter().enumerate() {
+        let record = RunRecord {
+            spec,
+            seq,
+            command: "dualbench run ...",
+            server_version: "dualbench/0.1.0",
+            handler_mechanism: "static file",
+            started_unix: 2.0,
+            doc: &doc,
+            doc_text: &text,
+            monitor: &monitor,
+            captures: &captures,
+        };
+        db.store_run(exp, &record).unwrap();
+    }
+}
+
+#[test]
+fn a_resumed_experiment_adopts_the_changed_plan_and_drops_runs_it_no_longer_has() {
+    let (mut db, path) = temp_db("adopt");
+    let old = parse(
+        "[experiment]\nname = \"t\"\nrepeats = 2\n[load]\nkeepalive = false\n[axes]\nfamily = [\"ipv4\", \"ipv6\"]\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    let old_runs = expand(&old);
+    let exp = db.create_experiment(&old, old_runs.len(), 1.0).unwrap();
+    store_all(&mut db, exp, &old_runs);
+    // The plan drops its IPv4 point.
+    let new = parse(
+        "[experiment]\nname = \"t\"\ntitle = \"new\"\nrepeats = 2\n[load]\nkeepalive = false\n[axes]\nfamily = [\"ipv6\"]\n",
+        Path::new("t2.toml"),
+    )
+    .unwrap();
+    let new_runs = expand(&new);
+    assert_eq!(
+        new_runs[0].id, old_runs[2].id,
+        "the IPv6 runs keep their ids"
+    );
+    let dropped = db.adopt_plan(exp, &new, &new_runs).unwrap();
+    assert_eq!(dropped, 2, "the IPv4 runs");
+    let e = db.resolve("t").unwrap();
+    assert_eq!((e.runs_stored, e.runs_planned), (2, 2));
+    assert_eq!((e.title.as_str(), e.status.as_str()), ("new", "running"));
+    assert_eq!(e.plan_text, new.text);
+    let counts = db.counts(exp).unwrap();
+    assert_eq!(
+        (counts["family_summaries"], counts["histograms"]),
+        (4, 16),
+        "2 runs × (ipv4 + all), 4 phases each"
+    );
+    assert_eq!(
+        (counts["monitor_samples"], counts["capture_analyses"]),
+        (2, 2)
+    );
+    let kept = db.runs(exp).unwrap();
+    assert_eq!(
+        kept.iter().map(|r| (r.seq, r.point)).collect::<Vec<_>>(),
+        vec![(0, 0), (1, 0)],
+        "the kept runs take their places in the new plan's order"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn another_programs_database_is_refused_untouched() {
+    let path = std::env::temp_dir().join(format!("dualbench-db-foreign-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (1);")
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    for e in [
+        Db::open_existing(&path).err().unwrap(),
+        Db::open(&path).err().unwrap(),
+    ] {
+        assert!(
+            e.message
+                .contains("is an SQLite database of another program")
+                && e.exit_code() == 2,
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains(&path.display().to_string()));
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "not modified");
+    let tables: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tables, 1);
+    std::fs::write(&path, "[experiment]\nname = \"p1\"\n".repeat(20)).unwrap();
+    let e = Db::open_existing(&path).err().unwrap();
+    assert!(
+        e.message.starts_with(&format!(
+            "{} is not a results database (file is not a database)",
+            path.display()
+        )),
+        "{}",
+        e.message
+    );
+    std::fs::write(&path, "").unwrap();
+    let e = Db::open_existing(&path).err().unwrap();
+    assert!(e.message.contains("is empty"), "{}", e.message);
+    assert_eq!(std::fs::read(&path).unwrap(), b"", "a read leaves it empty");
+    Db::open(&path).unwrap();
+    assert!(
+        Db::open_existing(&path).is_ok(),
+        "`experiment` gives an empty file the schema"
+    );
+    std::fs::remove_file(&path).unwrap();
+}

@@ -146,7 +146,11 @@ pub fn expand(plan: &Plan) -> Vec<RunSpec> {
         .collect()
 }
 
-/// 16 hex digits of FNV-1a over the canonical text of every parameter of the run.
+/// 16 hex digits of FNV-1a over the canonical text of every parameter of the run: the
+/// axis values, the load settings, and for a testbed point the testbed (topology text,
+/// hosts, addresses, setup, service and background commands). Settings added after the
+/// first version (monitor, capture, testbed) enter the text only when they apply, so the
+/// ids of runs without them stay what they were.
 pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
     let l = &plan.load;
     let mut text = String::new();
@@ -157,6 +161,27 @@ pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
         "keepalive={};timeout={:?};time_limit={:?};arrival={:?};extra={:?};repeat={repeat}",
         l.keepalive, l.timeout_s, l.time_limit_s, l.arrival, l.extra_args
     ));
+    if l.monitor {
+        text.push_str(";monitor=true");
+    }
+    if let Some(iface) = &l.capture {
+        text.push_str(&format!(";capture={iface:?}"));
+    }
+    if let (Placement::Testbed, Some(t)) = (point.placement, &plan.testbed) {
+        text.push_str(&format!(
+            ";testbed=topology={:?},text={:?},client={:?},server={:?},v4={:?},v6={:?},setup={:?},services={:?},background={:?},settle={:?}",
+            t.topology,
+            t.topology_text.as_deref().map(|s| fnv1a(s.as_bytes())),
+            t.client,
+            t.server,
+            t.server_ipv4,
+            t.server_ipv6,
+            t.setup,
+            t.services,
+            t.background,
+            t.settle_s
+        ));
+    }
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 

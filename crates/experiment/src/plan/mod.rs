@@ -10,6 +10,7 @@ pub use spec::{Handler, Placement, Selector, ServerKind};
 
 use dualbench_common::{Failure, Result};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -115,6 +116,10 @@ pub struct Testbed {
     /// Seconds to let background traffic reach its rate before the point's first run.
     #[serde(default)]
     pub settle_s: f64,
+    /// The topology file's text as read when the plan was loaded (it shapes every testbed
+    /// run, so it is part of their ids); `None` when it could not be read.
+    #[serde(skip)]
+    pub topology_text: Option<String>,
 }
 
 impl Testbed {
@@ -228,16 +233,34 @@ struct RawAxes {
     link: Axis<String>,
 }
 
-/// Read and check a plan file.
+/// Read and check a plan file, and read the testbed topology it names (relative to the
+/// plan's folder): a testbed the plan brings up must be readable before anything runs.
 pub fn load(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read plan {}: {e}", path.display())))?;
-    parse(&text, path)
+    let mut plan = parse(&text, path)?;
+    let uses_testbed = plan.axes.placement.contains(&Placement::Testbed);
+    if let Some(t) = plan.testbed.as_mut() {
+        let file = path.parent().unwrap_or(Path::new(".")).join(&t.topology);
+        match std::fs::read_to_string(&file) {
+            Ok(topology) => t.topology_text = Some(topology),
+            Err(e) if t.manage && uses_testbed => {
+                let at = Locator::new(&text, path);
+                let message = format!(
+                    "cannot read {} ({e}); give the topology's path relative to the plan's folder",
+                    file.display()
+                );
+                return Err(at.error_at("testbed.topology", &message));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(plan)
 }
 
 /// Check a plan's text; `path` names it in errors and anchors its relative paths.
 pub fn parse(text: &str, path: &Path) -> Result<Plan> {
-    let at = Locator { text, path };
+    let at = Locator::new(text, path);
     let raw: RawPlan = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
         Failure::usage(format!("{}:{line}: {}", path.display(), e.message().trim()))
@@ -252,18 +275,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Plan> {
         ));
     }
     let load = raw.load.unwrap_or_else(default_load);
-    if let Some(a) = load
-        .arrival
-        .as_deref()
-        .filter(|a| !matches!(*a, "constant" | "poisson"))
-    {
-        return Err(at.error(
-            at.find("arrival"),
-            "load.arrival",
-            &format!("{a:?}: use \"constant\" or \"poisson\""),
-        ));
-    }
     let axes = spec::axes(raw.axes, &load, &at)?;
+    check_load(&load, &axes, &at)?;
     let report = raw.report.unwrap_or_default();
     spec::check_report(&report, &axes, &at)?;
     spec::check_combinations(&axes, raw.testbed.as_ref(), &at)?;
@@ -286,6 +299,39 @@ fn default_load() -> Load {
     toml::from_str("").expect("every load key has a default")
 }
 
+/// The load settings `dualbench run` would refuse, refused here, before anything runs.
+fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
+    if load.requests == 0 {
+        let message = "must be at least 1 (requests per run, `-n`)";
+        return Err(at.error_at("load.requests", message));
+    }
+    if load.concurrency == 0 {
+        let message = "must be at least 1 (requests at a time, `-c`)";
+        return Err(at.error_at("load.concurrency", message));
+    }
+    for (key, value) in [
+        ("load.timeout_s", load.timeout_s),
+        ("load.time_limit_s", load.time_limit_s),
+    ] {
+        if value.is_some_and(|s| !(s > 0.0 && s.is_finite())) {
+            return Err(at.error_at(key, "give a number of seconds above 0"));
+        }
+    }
+    if let Some(a) = load.arrival.as_deref() {
+        if !matches!(a, "constant" | "poisson") {
+            let message = format!("{a:?}: use \"constant\" or \"poisson\"");
+            return Err(at.error_at("load.arrival", &message));
+        }
+        if axes.rate.iter().all(Option::is_none) {
+            let message = format!(
+                "{a:?} is an open-loop arrival and needs a rate: add axes.rate (requests/s), or drop load.arrival"
+            );
+            return Err(at.error_at("load.arrival", &message));
+        }
+    }
+    Ok(())
+}
+
 fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
     let ok = !name.get_ref().is_empty()
         && name
@@ -303,13 +349,35 @@ fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
     }
 }
 
-/// Turns byte offsets in the plan into "file:line: key: message" errors.
+/// Turns byte offsets in the plan into "file:line: key: message" errors, and finds where a
+/// key's value is by toml's own spans (not by searching the text, where the same word can
+/// appear in a title or a comment first).
 pub(crate) struct Locator<'a> {
     text: &'a str,
     path: &'a Path,
+    /// "table.key" → byte offset of its value; "table" → offset of its first value.
+    keys: BTreeMap<String, usize>,
 }
 
-impl Locator<'_> {
+/// The plan as tables of spanned values, for [`Locator`]; empty when the text does not
+/// parse (toml's own error then says where).
+type SpannedTables = BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>;
+
+impl<'a> Locator<'a> {
+    pub(crate) fn new(text: &'a str, path: &'a Path) -> Locator<'a> {
+        let tables: SpannedTables = toml::from_str(text).unwrap_or_default();
+        let mut keys = BTreeMap::new();
+        for (table, values) in tables {
+            for (key, value) in values {
+                let start = value.span().start;
+                let first = keys.entry(table.clone()).or_insert(start);
+                *first = (*first).min(start);
+                keys.insert(format!("{table}.{key}"), start);
+            }
+        }
+        Locator { text, path, keys }
+    }
+
     fn line(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
         self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
@@ -323,9 +391,20 @@ impl Locator<'_> {
         ))
     }
 
-    /// Offset of the first occurrence of `needle` (0 when absent), to point at a section.
-    pub(crate) fn find(&self, needle: &str) -> usize {
-        self.text.find(needle).unwrap_or(0)
+    /// An error at the value of `key` ("table.key"), or at its table when the key is not
+    /// in the text (a default), or at line 1.
+    pub(crate) fn error_at(&self, key: &str, message: &str) -> Failure {
+        self.error(self.offset(key), key, message)
+    }
+
+    /// Where the value of `key` ("table.key") starts, else its table, else 0.
+    pub(crate) fn offset(&self, key: &str) -> usize {
+        let table = key.split('.').next().unwrap_or(key);
+        self.keys
+            .get(key)
+            .or_else(|| self.keys.get(table))
+            .copied()
+            .unwrap_or(0)
     }
 }
 

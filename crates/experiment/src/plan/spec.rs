@@ -38,6 +38,16 @@ impl ServerKind {
         }
     }
 
+    /// The name the server's processes run under (`comm`, as `ps -e` shows it).
+    pub fn process_name(self) -> &'static str {
+        match self {
+            ServerKind::Nginx => "nginx",
+            ServerKind::Lighttpd => "lighttpd",
+            ServerKind::Dualbench => "dualbench",
+            _ => "apache2",
+        }
+    }
+
     /// The Apache MPM module name, for the three Apache kinds.
     pub fn mpm(self) -> Option<&'static str> {
         match self {
@@ -335,11 +345,27 @@ pub const AXIS_NAMES: [&str; 10] = [
     "link",
 ];
 
+/// The latency phases a run writes histograms for (docs/json-schema.md, "Phases").
+pub const PHASES: [&str; 7] = [
+    "connect",
+    "ttfb",
+    "processing",
+    "total",
+    "service",
+    "transfer",
+    "lifetime",
+];
+
 pub(super) fn check_report(report: &ReportSpec, _axes: &Axes, at: &Locator) -> Result<()> {
-    for name in report.rows.iter().chain(report.columns.iter()) {
+    let named = report
+        .rows
+        .iter()
+        .map(|r| ("report.rows", r))
+        .chain(report.columns.iter().map(|c| ("report.columns", c)));
+    for (key, name) in named {
         if !AXIS_NAMES.contains(&name.as_str()) {
             let message = format!("unknown axis {name:?} (one of {})", AXIS_NAMES.join(", "));
-            return Err(at.error(at.find("[report]"), "report", &message));
+            return Err(at.error_at(key, &message));
         }
     }
     for m in &report.metrics {
@@ -348,8 +374,16 @@ pub(super) fn check_report(report: &ReportSpec, _axes: &Axes, at: &Locator) -> R
                 "unknown metric {m:?} (one of {})",
                 crate::report::metrics::names()
             );
-            return Err(at.error(at.find("metrics"), "report.metrics", &message));
+            return Err(at.error_at("report.metrics", &message));
         }
+    }
+    if !PHASES.contains(&report.phase.as_str()) {
+        let message = format!(
+            "unknown latency phase {:?} (one of {})",
+            report.phase,
+            PHASES.join(", ")
+        );
+        return Err(at.error_at("report.phase", &message));
     }
     Ok(())
 }
@@ -367,33 +401,38 @@ pub(super) fn check_combinations(
                     s.key(),
                     h.key()
                 );
-                return Err(at.error(at.find("handler"), "axes.handler", &message));
+                return Err(at.error_at("axes.handler", &message));
             }
         }
     }
-    let needs_testbed = axes.placement.contains(&Placement::Testbed)
-        || axes
-            .congestion
-            .iter()
-            .chain(&axes.link)
-            .any(|v| v != "none");
-    if needs_testbed && testbed.is_none() {
+    let needs_testbed = if axes.placement.contains(&Placement::Testbed) {
+        Some("axes.placement")
+    } else if axes.congestion.iter().any(|v| v != "none") {
+        Some("axes.congestion")
+    } else if axes.link.iter().any(|v| v != "none") {
+        Some("axes.link")
+    } else {
+        None
+    };
+    if let (Some(key), None) = (needs_testbed, testbed) {
         let message = "testbed placement, congestion or link settings need a [testbed] section";
-        return Err(at.error(at.find("[axes]"), "testbed", message));
+        return Err(at.error_at(key, message));
     }
     if let Some(t) = testbed {
-        if t.setup
-            .iter()
-            .chain(&t.background)
-            .chain(&t.services)
-            .any(|c| c.is_empty())
-        {
-            let message = "a command is empty: give the program and its arguments";
-            return Err(at.error(at.find("[testbed]"), "testbed", message));
+        let lists = [
+            ("testbed.setup", &t.setup),
+            ("testbed.background", &t.background),
+            ("testbed.services", &t.services),
+        ];
+        for (key, commands) in lists {
+            if commands.iter().any(|c| c.is_empty()) {
+                let message = "a command is empty: give the program and its arguments";
+                return Err(at.error_at(key, message));
+            }
         }
         if !(t.settle_s >= 0.0 && t.settle_s <= 3600.0) {
             let message = "give settle_s in seconds, from 0 to 3600";
-            return Err(at.error(at.find("settle_s"), "testbed.settle_s", message));
+            return Err(at.error_at("testbed.settle_s", message));
         }
     }
     Ok(())

@@ -101,7 +101,7 @@ fn errors_name_file_line_and_key() {
          server_ipv4 = \"198.18.1.2\"\nserver_ipv6 = \"2001:2::2\"\nbackground = [[]]\n",
     );
     assert!(
-        e.starts_with("p.toml:5: testbed: a command is empty"),
+        e.starts_with("p.toml:9: testbed.background: a command is empty"),
         "{e}"
     );
     let e = error("[experiment]\nname = \"x\"\n[load]\narrival = \"bursty\"\n");
@@ -111,4 +111,147 @@ fn errors_name_file_line_and_key() {
         e.contains("axes.concurrency: values must be greater than 0"),
         "{e}"
     );
+}
+
+#[test]
+fn errors_point_at_the_key_not_at_the_first_mention_of_its_name() {
+    let text = "[experiment]\nname = \"p5\"\ntitle = \"Which handler is fastest\"\n\
+                # the handler axis below\n[load]\nrequests = 10\n\n[axes]\n\
+                server = [\"lighttpd\"]\nhandler = [\"static\", \"in-server\"]\n";
+    let e = error(text);
+    assert!(
+        e.starts_with("p.toml:10: axes.handler: server lighttpd cannot run handler in-server"),
+        "{e}"
+    );
+    let e = error("[experiment]\nname = \"x\"\ntitle = \"settle_s and metrics\"\n[report]\nrows = [\"server\"]\nmetrics = [\"speed\"]\n");
+    assert!(
+        e.starts_with("p.toml:6: report.metrics: unknown metric"),
+        "{e}"
+    );
+    let e =
+        error("[experiment]\nname = \"x\"\n[report]\nrows = [\"server\"]\ncolumns = \"colour\"\n");
+    assert!(
+        e.starts_with("p.toml:5: report.columns: unknown axis \"colour\""),
+        "{e}"
+    );
+    let e = error("[experiment]\nname = \"x\"\ndescription = \"link\"\n[axes]\nserver = [\"nginx\"]\nlink = [\"delay=10ms\"]\n");
+    assert!(
+        e.starts_with("p.toml:6: axes.link: testbed placement"),
+        "{e}"
+    );
+}
+
+#[test]
+fn values_run_would_refuse_are_refused_before_anything_runs() {
+    let e = error("[experiment]\nname = \"x\"\n[report]\nphase = \"bogus\"\n");
+    assert!(
+        e.starts_with(
+            "p.toml:4: report.phase: unknown latency phase \"bogus\" (one of connect, ttfb,"
+        ),
+        "{e}"
+    );
+    assert!(plan("[experiment]\nname = \"x\"\n[report]\nphase = \"lifetime\"\n").is_ok());
+    let e = error("[experiment]\nname = \"x\"\n\n[load]\nrequests = 0\n");
+    assert!(
+        e.starts_with("p.toml:5: load.requests: must be at least 1"),
+        "{e}"
+    );
+    let e = error("[experiment]\nname = \"x\"\n[load]\nconcurrency = 0\n");
+    assert!(
+        e.starts_with("p.toml:4: load.concurrency: must be at least 1"),
+        "{e}"
+    );
+    let e = error("[experiment]\nname = \"x\"\n[load]\ntimeout_s = 0\n");
+    assert!(
+        e.starts_with("p.toml:4: load.timeout_s: give a number of seconds above 0"),
+        "{e}"
+    );
+    let e = error("[experiment]\nname = \"x\"\n[load]\nkeepalive = true\narrival = \"poisson\"\n");
+    assert!(
+        e.starts_with("p.toml:5: load.arrival: \"poisson\" is an open-loop arrival and needs a rate: add axes.rate"),
+        "{e}"
+    );
+    assert!(plan(
+        "[experiment]\nname = \"x\"\n[load]\narrival = \"poisson\"\n[axes]\nrate = [100.0]\n"
+    )
+    .is_ok());
+}
+
+const TESTBED: &str = r#"
+[experiment]
+name = "tb"
+[load]
+requests = 10
+[axes]
+placement = ["loopback", "testbed"]
+family = ["ipv6"]
+link = ["delay=10ms"]
+[testbed]
+topology = "t.toml"
+server_ipv4 = "198.18.2.2"
+server_ipv6 = "2001:2:0:2::2"
+setup = [["dualbench", "wire", "{link}"]]
+"#;
+
+#[test]
+fn a_run_id_covers_everything_that_shapes_the_run() {
+    let ids = |text: &str| -> Vec<String> {
+        expand(&plan(text).unwrap())
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    // The ids of a plan without monitor, capture or testbed are those of earlier versions.
+    assert_eq!(ids(S1)[0], "03cf6d48c98f159c");
+    let base = ids(TESTBED);
+    let (loopback, testbed) = (&base[0], &base[1]);
+    let setup = ids(&TESTBED.replace("\"{link}\"]", "\"{link}\", \"--loss\", \"1%\"]"));
+    assert_eq!(
+        &setup[0], loopback,
+        "a loopback run does not use the testbed"
+    );
+    assert_ne!(&setup[1], testbed, "a setup command shapes a testbed run");
+    let background = ids(&TESTBED.replace("setup =", "background = [[\"x\"]]\nsetup ="));
+    assert_ne!(&background[1], testbed);
+    let address = ids(&TESTBED.replace("198.18.2.2", "198.18.3.2"));
+    assert_ne!(&address[1], testbed);
+    let mut p = plan(TESTBED).unwrap();
+    p.testbed.as_mut().unwrap().topology_text = Some("[link.a]\ndelay = \"10ms\"\n".into());
+    let topology = expand(&p);
+    assert_eq!(&topology[0].id, loopback);
+    assert_ne!(
+        &topology[1].id, testbed,
+        "the topology's text shapes a testbed run"
+    );
+    for (key, value) in [("capture", "\"lo\""), ("monitor", "true")] {
+        let changed =
+            ids(&TESTBED.replace("requests = 10", &format!("requests = 10\n{key} = {value}")));
+        assert!(changed.iter().zip(&base).all(|(a, b)| a != b), "{key}");
+    }
+}
+
+#[test]
+fn load_reads_the_topology_a_testbed_plan_brings_up() {
+    let dir = std::env::temp_dir().join(format!("dualbench-plan-topo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tb.toml");
+    std::fs::write(&path, TESTBED).unwrap();
+    let e = load(&path).unwrap_err();
+    assert!(
+        e.message.starts_with(&format!(
+            "{}:11: testbed.topology: cannot read {}",
+            path.display(),
+            dir.join("t.toml").display()
+        )),
+        "{}",
+        e.message
+    );
+    std::fs::write(dir.join("t.toml"), "# a topology\n").unwrap();
+    let p = load(&path).unwrap();
+    assert_eq!(
+        p.testbed.unwrap().topology_text.as_deref(),
+        Some("# a topology\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -118,7 +118,7 @@ pub fn html(c: &Comparison) -> String {
             let _ = writeln!(
                 s,
                 "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{v}</td></tr>",
-                escape(&r.label), cell(r.a.as_ref()), cell(r.b.as_ref()), super::format_difference(r.diff.as_ref()),
+                escape(&r.label), cell(r.a.as_ref()), cell(r.b.as_ref()), super::format_difference(r.diff.as_ref(), super::scale(r.a.as_ref(), r.b.as_ref())),
                 super::format_relative(r.a.as_ref(), r.diff.as_ref()), super::format_p(r.diff.as_ref())
             );
         }
@@ -144,7 +144,7 @@ pub fn markdown(c: &Comparison) -> String {
                 r.label,
                 cell(r.a.as_ref()),
                 cell(r.b.as_ref()),
-                super::format_difference(r.diff.as_ref()),
+                super::format_difference(r.diff.as_ref(), super::scale(r.a.as_ref(), r.b.as_ref())),
                 super::format_relative(r.a.as_ref(), r.diff.as_ref()),
                 super::format_p(r.diff.as_ref())
             );

@@ -1,6 +1,8 @@
 //! A report as one self-contained HTML file: inline CSS, inline SVG, no script, no network.
 
-use super::study::{format_estimate, label, DiffTable, Report, Table};
+use super::study::{
+    format_estimate, label, DiffTable, Report, Table, BY_RATIO_NOTE, RATIO_CELLS_NOTE,
+};
 use super::svg::{escape, line_chart};
 use crate::timefmt::utc;
 use std::fmt::Write as _;
@@ -38,7 +40,10 @@ pub fn render(r: &Report) -> String {
         }
     }
     s += "<h2>Results</h2>\n<p class=\"note\">Each cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.</p>\n";
-    for t in &r.tables {
+    if r.runs.is_empty() {
+        s += "<p>No runs are stored for this experiment yet.</p>\n";
+    }
+    for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }
     s += "<h2>IPv6 − IPv4</h2>\n<p class=\"note\">Difference of means (IPv6 minus IPv4) with its 95% CI (Welch); highlighted when p &lt; 0.05.</p>\n";
@@ -90,7 +95,11 @@ fn table(t: &Table) -> String {
         }
         s += "</tr>\n";
     }
-    s + "</table>\n"
+    s += "</table>\n";
+    if t.by_ratio {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(RATIO_CELLS_NOTE));
+    }
+    s
 }
 
 fn differences(d: &DiffTable) -> String {
@@ -102,22 +111,21 @@ fn differences(d: &DiffTable) -> String {
     }
     let mut s = format!("<h3>{}</h3>\n<table><tr><th class=\"l\">point</th><th>IPv4</th><th>IPv6</th><th>IPv6 − IPv4</th><th>relative</th><th>p</th></tr>\n", escape(d.metric.heading));
     for row in &d.rows {
-        let (v4, v6) = (row.v4.as_ref(), row.v6.as_ref());
-        let diff = row.diff.as_ref();
-        let sig = diff.map(|x| x.significant(0.05)).unwrap_or(false);
+        let [diff, relative, p] = super::diff_cells(row);
         let _ = writeln!(
             s,
-            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            if sig { " class=\"sig\"" } else { "" },
+            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{diff}</td><td>{relative}</td><td>{p}</td></tr>",
+            if row.significant(0.05) { " class=\"sig\"" } else { "" },
             escape(&label(&d.row_axes, &row.key)),
-            v4.map(format_estimate).unwrap_or_default(),
-            v6.map(format_estimate).unwrap_or_default(),
-            super::format_difference(diff),
-            super::format_relative(v4, diff),
-            super::format_p(diff),
+            row.v4.as_ref().map(format_estimate).unwrap_or_default(),
+            row.v6.as_ref().map(format_estimate).unwrap_or_default(),
         );
     }
-    s + "</table>\n"
+    s += "</table>\n";
+    if d.rows.iter().any(|row| row.by_ratio) {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(BY_RATIO_NOTE));
+    }
+    s
 }
 
 fn percentile_table(r: &Report) -> String {

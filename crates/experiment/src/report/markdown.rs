@@ -1,7 +1,7 @@
-//! A report as Markdown: the same tables as the HTML page, percentiles as a table instead
-//! of plots, and the environment.
+//! A report as Markdown: the same tables as the HTML page (results, differences,
+//! percentiles — as a table instead of plots —, servers and handlers, environment, runs).
 
-use super::study::{format_estimate, label, Report, Table};
+use super::study::{format_estimate, label, Report, Table, BY_RATIO_NOTE, RATIO_CELLS_NOTE};
 use crate::timefmt::utc;
 use std::fmt::Write as _;
 
@@ -28,7 +28,10 @@ pub fn render(r: &Report) -> String {
         }
     }
     s += "## Results\n\nEach cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.\n\n";
-    for t in &r.tables {
+    if r.runs.is_empty() {
+        s += "No runs are stored for this experiment yet.\n\n";
+    }
+    for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }
     s += "## IPv6 − IPv4\n\nDifference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n";
@@ -38,19 +41,18 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(s, "### {}\n\n| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p |\n|---|---:|---:|---:|---:|---:|", d.metric.heading);
         for row in &d.rows {
-            let diff = row.diff.as_ref();
-            let sig = diff.map(|x| x.significant(0.05)).unwrap_or(false);
-            let b = if sig { "**" } else { "" };
+            let b = if row.significant(0.05) { "**" } else { "" };
+            let [diff, relative, p] = super::diff_cells(row);
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {b}{}{b} | {} | {} |",
+                "| {} | {} | {} | {b}{diff}{b} | {relative} | {p} |",
                 label(&d.row_axes, &row.key),
                 row.v4.as_ref().map(format_estimate).unwrap_or_default(),
                 row.v6.as_ref().map(format_estimate).unwrap_or_default(),
-                super::format_difference(diff),
-                super::format_relative(row.v4.as_ref(), diff),
-                super::format_p(diff)
             );
+        }
+        if d.rows.iter().any(|row| row.by_ratio) {
+            let _ = write!(s, "\n{BY_RATIO_NOTE}\n");
         }
         s.push('\n');
     }
@@ -62,6 +64,27 @@ pub fn render(r: &Report) -> String {
     s += "\n## Environment\n\n| | |\n|---|---|\n";
     for (k, v) in &r.environment {
         let _ = writeln!(s, "| {k} | {v} |");
+    }
+    s + &runs(r)
+}
+
+fn runs(r: &Report) -> String {
+    let mut s = format!(
+        "\n## Runs\n\n{} runs.\n\n| # | id | parameters | repeat | requests/s | failed |\n|---:|---|---|---:|---:|---:|\n",
+        r.runs.len()
+    );
+    for run in &r.runs {
+        let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {} | {:.1} | {} |",
+            run.seq + 1,
+            run.id,
+            params.join(" "),
+            run.repeat,
+            run.doc.rps,
+            run.doc.requests.failed
+        );
     }
     s
 }
@@ -93,6 +116,9 @@ fn table(t: &Table) -> String {
             );
         }
         s.push('\n');
+    }
+    if t.by_ratio {
+        let _ = write!(s, "\n{}\n", RATIO_CELLS_NOTE);
     }
     s + "\n"
 }

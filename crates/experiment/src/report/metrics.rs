@@ -8,6 +8,9 @@ pub struct Metric {
     pub heading: &'static str,
     /// Whether larger values are better (for the regression view's wording).
     pub higher_is_better: bool,
+    /// Whether a family's value in a run with both families is set by the run's V6:V4
+    /// ratio (its share of the requests), not measured: requests/s, bytes/s, completed.
+    pub by_ratio: bool,
     pub read: fn(&RunDoc, &FamilyDoc) -> Option<f64>,
 }
 
@@ -33,42 +36,49 @@ pub const METRICS: &[Metric] = &[
         name: "rps",
         heading: "requests/s",
         higher_is_better: true,
+        by_ratio: true,
         read: |_, f| Some(f.rps),
     },
     Metric {
         name: "transfer_kbps",
         heading: "transfer rate (KB/s)",
         higher_is_better: true,
+        by_ratio: true,
         read: |r, f| (r.duration_s > 0.0).then(|| f.bytes as f64 / 1024.0 / r.duration_s),
     },
     Metric {
         name: "total_ms",
         heading: "mean total time (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| ms(f, "total"),
     },
     Metric {
         name: "connect_ms",
         heading: "mean establishment time (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| ms(f, "connect"),
     },
     Metric {
         name: "ttfb_ms",
         heading: "mean waiting time (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| ms(f, "ttfb"),
     },
     Metric {
         name: "lifetime_ms",
         heading: "mean continuation time (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| ms(f, "lifetime"),
     },
     Metric {
         name: "p99_ms",
         heading: "99th percentile total time (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| {
             f.latency_us
                 .get("total")
@@ -80,6 +90,7 @@ pub const METRICS: &[Metric] = &[
         name: "goodput_mbps",
         heading: "goodput (Mbit/s): body bits / mean total time",
         higher_is_better: true,
+        by_ratio: false,
         read: |_, f| match (f.mean_us("total"), f.completed) {
             (Some(us), n) if us > 0.0 && n > 0 => Some(f.html_bytes as f64 / n as f64 * 8.0 / us),
             _ => None,
@@ -89,48 +100,56 @@ pub const METRICS: &[Metric] = &[
         name: "capture_delay_ms",
         heading: "delay from the capture (ms): request → client's last ACK",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| captured(f, "delay_us").map(|us| us / 1000.0),
     },
     Metric {
         name: "capture_throughput_mbps",
         heading: "throughput from the capture (Mbit/s), both directions, no retransmissions",
         higher_is_better: true,
+        by_ratio: false,
         read: |_, f| captured(f, "throughput_mbps"),
     },
     Metric {
         name: "capture_rtt_ms",
         heading: "handshake RTT from the capture (ms)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| captured(f, "handshake_rtt_us").map(|us| us / 1000.0),
     },
     Metric {
         name: "completed",
         heading: "completed requests",
         higher_is_better: true,
+        by_ratio: true,
         read: |_, f| Some(f.completed as f64),
     },
     Metric {
         name: "failed",
         heading: "failed requests",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| Some(f.failed as f64),
     },
     Metric {
         name: "normal_pct",
         heading: "NORMAL (%)",
         higher_is_better: true,
+        by_ratio: false,
         read: |_, f| percent(f.close.normal, f),
     },
     Metric {
         name: "reset_pct",
         heading: "RESET (%)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| percent(f.close.reset, f),
     },
     Metric {
         name: "timeout_pct",
         heading: "TIMEOUT (%)",
         higher_is_better: false,
+        by_ratio: false,
         read: |_, f| percent(f.close.timeout, f),
     },
 ];

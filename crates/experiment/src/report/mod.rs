@@ -16,7 +16,8 @@ use crate::stats::{Difference, Estimate};
 use dualbench_common::{Failure, Result};
 use std::path::{Path, PathBuf};
 
-/// Write `<name>.html` and `<name>.md` for each experiment (the newest when none named).
+/// Write `<name>-<id>.html` and `.md` for each experiment (the newest when none named):
+/// the id keeps two experiments of one name from writing the same files.
 pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBuf>> {
     let experiments = if which.is_empty() {
         let all = db.experiments()?;
@@ -35,7 +36,7 @@ pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBu
         let report = study::build(db, &e)?;
         written.extend(write_pair(
             out,
-            &e.name,
+            &format!("{}-{}", e.name, e.id),
             &html::render(&report),
             &markdown::render(&report),
         )?);
@@ -43,7 +44,7 @@ pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// Write `compare-<A>-vs-<B>.html` and `.md`.
+/// Write `compare-<A>-<id>-vs-<B>-<id>.html` and `.md`.
 pub fn write_comparison(db: &Db, a: &str, b: &str, out: &Path) -> Result<Vec<PathBuf>> {
     let (ea, eb) = (db.resolve(a)?, db.resolve(b)?);
     let c = compare::build(db, &ea, &eb)?;
@@ -51,9 +52,25 @@ pub fn write_comparison(db: &Db, a: &str, b: &str, out: &Path) -> Result<Vec<Pat
     write_pair(out, &stem, &compare::html(&c), &compare::markdown(&c))
 }
 
+/// The report folder must be a folder (or not exist yet); checked before anything is read.
+pub fn check_out(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::usage(format!(
+            "-o {}: is not a directory; give a folder for the report files",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
 fn write_pair(out: &Path, stem: &str, html: &str, md: &str) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out)
-        .map_err(|e| Failure::runtime(format!("{}: {e}", out.display())))?;
+    check_out(out)?;
+    std::fs::create_dir_all(out).map_err(|e| {
+        Failure::usage(format!(
+            "-o {}: cannot create the folder ({e}); give a folder you can write",
+            out.display()
+        ))
+    })?;
     let mut written = Vec::new();
     for (ext, text) in [("html", html), ("md", md)] {
         let path = out.join(format!("{stem}.{ext}"));
@@ -64,12 +81,14 @@ fn write_pair(out: &Path, stem: &str, html: &str, md: &str) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// "+12.3 ± 4.5" for a difference, or "–".
-pub fn format_difference(d: Option<&Difference>) -> String {
+/// "+12.3 ± 4.5" for a difference, or "–": as many decimals as the means it is the
+/// difference of (`scale`, the larger of them) are given in their own cells, so "+0.0 ±
+/// 1291.8" beside "5296.3 ± 120.4", never "+0.0000 ± 1291.7874".
+pub fn format_difference(d: Option<&Difference>, scale: f64) -> String {
     match d {
         Some(d) => {
             let exact = d.diff.fract() == 0.0 && (d.ci95 == 0.0 || d.ci95.is_nan());
-            let p = if exact { 0 } else { study::decimals(d.diff) };
+            let p = if exact { 0 } else { study::decimals(scale) };
             if d.ci95.is_finite() {
                 format!("{:+.p$} ± {:.p$}", d.diff, d.ci95)
             } else {
@@ -78,6 +97,28 @@ pub fn format_difference(d: Option<&Difference>) -> String {
         }
         None => "–".into(),
     }
+}
+
+/// The difference, relative and p cells of an IPv6 − IPv4 row, the difference with the
+/// decimals of the means beside it; marked "†" (and no p-value) when the ratio sets it.
+pub fn diff_cells(row: &study::DiffRow) -> [String; 3] {
+    let d = row.diff.as_ref();
+    let diff = format_difference(d, scale(row.v4.as_ref(), row.v6.as_ref()));
+    let relative = format_relative(row.v4.as_ref(), d);
+    if row.by_ratio {
+        [format!("{diff} †"), format!("{relative} †"), "–".into()]
+    } else {
+        [diff, relative, format_p(d)]
+    }
+}
+
+/// The larger magnitude of two estimates' means (the scale of their difference).
+pub fn scale(a: Option<&Estimate>, b: Option<&Estimate>) -> f64 {
+    [a, b]
+        .iter()
+        .flatten()
+        .map(|e| e.mean.abs())
+        .fold(0.0, f64::max)
 }
 
 /// The difference relative to the first mean, "+3.1%".

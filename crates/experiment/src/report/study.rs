@@ -34,6 +34,8 @@ pub struct Table {
     pub column_axis: Option<String>,
     pub columns: Vec<String>,
     pub rows: Vec<(Vec<String>, Vec<Option<Estimate>>)>,
+    /// Some cells are families of runs with both families, whose values the ratio sets.
+    pub by_ratio: bool,
 }
 
 /// One metric's IPv6 − IPv4 differences, per row.
@@ -48,7 +50,23 @@ pub struct DiffRow {
     pub v4: Option<Estimate>,
     pub v6: Option<Estimate>,
     pub diff: Option<Difference>,
+    /// Both families ran in the same runs at a fixed V6:V4 ratio and the metric is one the
+    /// ratio sets (requests/s, bytes/s, completed): the difference is by construction.
+    pub by_ratio: bool,
 }
+
+impl DiffRow {
+    /// Significant at `alpha`, and a measured difference (not one the ratio sets).
+    pub fn significant(&self, alpha: f64) -> bool {
+        !self.by_ratio && self.diff.is_some_and(|d| d.significant(alpha))
+    }
+}
+
+/// Under a results table whose per-family cells of runs with both families the ratio sets.
+pub const RATIO_CELLS_NOTE: &str = "A family's value in a run with both families is its share of the run's total, set by the run's V6:V4 ratio.";
+
+/// What the mark after a difference set by the ratio means, under its table.
+pub const BY_RATIO_NOTE: &str = "† Both families in one run at a fixed V6:V4 ratio: each family's share of the requests is set by the ratio, so its requests/s (completed requests, bytes/s) and their difference follow from the ratio and the run's total; they are not a measured difference between the families.";
 
 /// Latency percentiles of one group and family (merged over repeats), in ms.
 pub struct Percentiles {
@@ -151,25 +169,31 @@ pub fn assemble(
 }
 
 /// Rows: the plan's row axes, then every other varying axis (so nothing is pooled by
-/// accident); columns: the plan's column axis, or `family` when families vary.
+/// accident); columns: the plan's column axis, else `family` (one column per family,
+/// named, even when the plan has one family).
 fn layout(obs: &[Observation], spec: &ReportSpec) -> (Vec<String>, Option<String>) {
     let varying = model::varying(obs, &AXIS_ORDER);
-    let column = spec
-        .columns
-        .clone()
-        .or_else(|| varying.iter().find(|a| *a == "family").cloned());
+    let column = spec.columns.clone().unwrap_or_else(|| "family".into());
     let mut rows: Vec<String> = spec
         .rows
         .iter()
-        .filter(|r| Some(*r) != column.as_ref())
+        .filter(|r| **r != column)
         .cloned()
         .collect();
     for a in varying {
-        if !rows.contains(&a) && Some(&a) != column.as_ref() {
+        if !rows.contains(&a) && a != column {
             rows.push(a);
         }
     }
-    (rows, column)
+    (rows, Some(column))
+}
+
+/// Whether an observation is one family of a run that had both (a V6:V4 ratio, both > 0).
+fn mixed(o: &Observation) -> bool {
+    o.labels
+        .get("ratio")
+        .and_then(|r| r.split_once(':'))
+        .is_some_and(|(v6, v4)| v6.trim() != "0" && v4.trim() != "0")
 }
 
 fn table(
@@ -205,6 +229,7 @@ fn table(
         column_axis: column.map(str::to_string),
         columns,
         rows: out_rows,
+        by_ratio: metric.by_ratio && obs.iter().any(mixed),
     }
 }
 
@@ -223,11 +248,13 @@ fn differences(obs: &[Observation], groups: &[String], metric: &'static Metric) 
             if v4.is_empty() && v6.is_empty() {
                 return None;
             }
+            let by_ratio = metric.by_ratio && obs.iter().any(|o| o.key(groups) == key && mixed(o));
             Some(DiffRow {
                 key,
                 v4: stats::estimate(&v4),
                 v6: stats::estimate(&v6),
                 diff: stats::welch(&v4, &v6),
+                by_ratio,
             })
         })
         .filter(|r| r.v4.is_some() && r.v6.is_some())

@@ -1,5 +1,6 @@
 //! The `dualbench run` command line of a point, as a pure function of the plan, the point,
-//! the server's base URLs and (optionally) the server's pid for `--monitor`.
+//! the server's base URLs and the server's pids for `--monitor` (one per process of the
+//! server: a master and its workers).
 
 use crate::plan::{Plan, Point, Selector};
 use dualbench_common::Family;
@@ -29,13 +30,14 @@ impl Bases {
     }
 }
 
-/// Arguments after the binary: `run --format json -q -n N -c C ... URL...`.
+/// Arguments after the binary: `run --format json -q -n N -c C ... URL...`; with
+/// `load.monitor`, one `--monitor` per entry of `monitor_pids`.
 pub fn run_args(
     plan: &Plan,
     point: &Point,
     bases: &Bases,
     path: &str,
-    monitor_pid: Option<u32>,
+    monitor_pids: &[String],
 ) -> Vec<String> {
     let l = &plan.load;
     let mut a: Vec<String> = vec!["run".into(), "--format".into(), "json".into(), "-q".into()];
@@ -60,8 +62,10 @@ pub fn run_args(
             a.extend(["--arrival".into(), arrival.clone()]);
         }
     }
-    if let (true, Some(pid)) = (l.monitor, monitor_pid) {
-        a.extend(["--monitor".into(), pid.to_string()]);
+    if l.monitor {
+        for pid in monitor_pids {
+            a.extend(["--monitor".into(), pid.clone()]);
+        }
     }
     if let Some(iface) = &l.capture {
         a.extend(["--capture".into(), iface.clone()]);
@@ -92,7 +96,8 @@ mod tests {
         let plan = parse(text, Path::new("x.toml")).unwrap();
         let runs = expand(&plan);
         let bases = Bases::of(&crate::server::loopback(8080));
-        let args = run_args(&plan, &runs[0].point, &bases, "/index.html", Some(7));
+        let pids = ["7".to_string()];
+        let args = run_args(&plan, &runs[0].point, &bases, "/index.html", &pids);
         assert_eq!(
             args.join(" "),
             "run --format json -q -n 100 -c 2 -k --rate 500 http://[::1]:8080/index.html \
@@ -104,10 +109,11 @@ mod tests {
         )
         .unwrap();
         let runs = expand(&plan);
-        let args = run_args(&plan, &runs[1].point, &bases, "/", Some(7));
+        let pids = ["7".to_string(), "8".to_string()];
+        let args = run_args(&plan, &runs[1].point, &bases, "/", &pids);
         assert_eq!(
             args.join(" "),
-            "run --format json -q -n 1000 -c 1 --monitor 7 --capture lo http://[::1]:8080/"
+            "run --format json -q -n 1000 -c 1 --monitor 7 --monitor 8 --capture lo http://[::1]:8080/"
         );
     }
 }

@@ -14,6 +14,7 @@ pub use progress::{clock, Progress};
 use crate::db::{Db, RunRecord};
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::{self, site};
+use crate::stdio::note;
 use dualbench_common::{clock::unix_ns, Failure, Result};
 use exec::Outcome;
 use std::collections::HashSet;
@@ -47,17 +48,18 @@ pub fn run(opts: &Options) -> Result<()> {
     if opts.dry_run {
         return dry_run(&plan, &runs, opts);
     }
+    check_out(&opts.out)?;
     let mut db = Db::open(&opts.db)?;
-    let (experiment, stored) = open_experiment(&db, &plan, runs.len(), opts.resume)?;
+    let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts.resume)?;
     db.set_environment(experiment, &crate::env::collect(&plan, &opts.dualbench))?;
     let todo: Vec<&RunSpec> = runs.iter().filter(|r| !stored.contains(&r.id)).collect();
     if todo.is_empty() {
-        eprintln!(
+        note(&format!(
             "{}: all {} runs are already in {}",
             plan.name,
             runs.len(),
             opts.db.display()
-        );
+        ));
         return db.finish_experiment(experiment, "complete", now());
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -88,12 +90,12 @@ pub fn run(opts: &Options) -> Result<()> {
         }
         Ok(()) => {
             db.finish_experiment(experiment, "complete", now())?;
-            eprintln!(
-                "{}: {stored_now} runs stored in {} (experiment id {experiment}); `dualbench report {}` writes its report",
+            note(&format!(
+                "{}: {stored_now} runs stored in {} (experiment id {experiment}); `{}` writes its report",
                 plan.name,
                 opts.db.display(),
-                plan.name
-            );
+                report_command(&plan.name, &opts.db)
+            ));
             Ok(())
         }
         Err(e) => {
@@ -106,31 +108,90 @@ pub fn run(opts: &Options) -> Result<()> {
     }
 }
 
+/// The command that reports experiment `name` from `db` (with `--db` when it is not the
+/// default, so it works as printed).
+fn report_command(name: &str, db: &Path) -> String {
+    let mut command = format!("dualbench report {name}");
+    if db != Path::new(DEFAULT_DB) {
+        command += &format!(" --db {}", shell_word(&db.display().to_string()));
+    }
+    command
+}
+
+/// The default of `--db`.
+pub const DEFAULT_DB: &str = "results.db";
+
+/// `word` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The runs' folder must be a folder (or not exist yet): checked before the database is
+/// touched, so a bad `--out` leaves no experiment behind.
+fn check_out(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::usage(format!(
+            "--out {}: is not a directory; give a folder for the runs' files",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(|e| {
+        Failure::usage(format!(
+            "--out {}: cannot create the folder ({e}); give a folder you can write",
+            out.display()
+        ))
+    })
+}
+
+/// The experiment to store runs in, and the ids it already holds. `--resume` continues
+/// the newest experiment of the plan's name, which first adopts the plan as it is now:
+/// runs the plan no longer has are deleted from it (their files stay in the runs' folder),
+/// so the report pools only runs of this plan.
 fn open_experiment(
-    db: &Db,
+    db: &mut Db,
     plan: &Plan,
-    planned: usize,
+    runs: &[RunSpec],
     resume: bool,
 ) -> Result<(i64, HashSet<String>)> {
     if resume {
         if let Some(e) = db.latest_named(&plan.name)? {
-            if e.plan_text != plan.text {
-                eprintln!("{}: the plan changed since experiment {}; runs with changed parameters run anew", plan.name, e.id);
+            let dropped = db.adopt_plan(e.id, plan, runs)?;
+            if dropped > 0 {
+                note(&format!(
+                    "{}: the plan changed since experiment {}: {dropped} stored run(s) no longer match it and were removed from the experiment (their files stay in the runs' folder); runs with changed parameters run anew",
+                    plan.name, e.id
+                ));
+            } else if e.plan_text != plan.text {
+                note(&format!(
+                    "{}: the plan's text changed since experiment {}, but no run's parameters did",
+                    plan.name, e.id
+                ));
             }
             return Ok((e.id, db.run_ids(e.id)?));
         }
-        eprintln!(
+        note(&format!(
             "{}: nothing to resume, starting a new experiment",
             plan.name
-        );
+        ));
     }
-    Ok((db.create_experiment(plan, planned, now())?, HashSet::new()))
+    Ok((
+        db.create_experiment(plan, runs.len(), now())?,
+        HashSet::new(),
+    ))
 }
 
 fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
     let stored = match (opts.resume, opts.db.exists()) {
         (true, true) => {
-            let db = Db::open(&opts.db)?;
+            let db = Db::open_existing(&opts.db)?;
             match db.latest_named(&plan.name)? {
                 Some(e) => db.run_ids(e.id)?,
                 None => HashSet::new(),
@@ -140,21 +201,30 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
     };
     let points = plan::points(plan).len();
     let todo = runs.iter().filter(|r| !stored.contains(&r.id)).count();
-    println!(
-        "{}: {} runs ({points} points × {} repeats, {} warm-up run(s) per point); {todo} to run",
+    let mut out = format!(
+        "{}: {} runs ({points} points × {} repeats, {} warm-up run(s) per point); {todo} to run\n",
         plan.name,
         runs.len(),
         plan.repeats,
         plan.warmup
     );
+    let superseded = stored
+        .iter()
+        .filter(|id| !runs.iter().any(|r| &r.id == *id))
+        .count();
+    if superseded > 0 {
+        out += &format!(
+            "{superseded} stored run(s) no longer match the plan; --resume would remove them from the experiment\n"
+        );
+    }
     for (k, r) in runs.iter().enumerate() {
         let state = if stored.contains(&r.id) {
             "stored"
         } else {
             "to run"
         };
-        println!(
-            "{:>4}  {}  {state:<6}  {} repeat {}/{}  {}",
+        out += &format!(
+            "{:>4}  {}  {state:<6}  {} repeat {}/{}  {}\n",
             k + 1,
             r.id,
             r.point.label(plan),
@@ -163,10 +233,14 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
             dry_command(plan, &r.point)?
         );
     }
-    Ok(())
+    crate::stdio::print(&out)
 }
 
-/// The command a run would be, with `PORT` for a loopback server's port.
+/// Placeholder in `--dry-run` commands for the server's pids, known once it runs.
+pub const PID_PLACEHOLDER: &str = "PID";
+
+/// The command a run would be, with `PORT` for a loopback server's port and `PID` for the
+/// server's processes.
 fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
     let path = site::route(point.server, point.handler, site::have_mod_perl()).path;
     let (mut argv, bases) = match (point.placement, &plan.testbed) {
@@ -183,7 +257,13 @@ fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
         ),
     };
     argv.push("dualbench".into());
-    argv.extend(run_args(plan, point, &bases, path, Some(0)));
+    argv.extend(run_args(
+        plan,
+        point,
+        &bases,
+        path,
+        &[PID_PLACEHOLDER.to_string()],
+    ));
     Ok(argv.join(" "))
 }
 
@@ -250,25 +330,17 @@ impl Context<'_> {
         let mut running = self.start_server(point, &dir)?;
         let route = site::route(point.server, point.handler, running.mod_perl);
         let bases = Bases::of(&running.listen);
-        let mut argv = self.client_prefix(point);
-        argv.extend(run_args(
-            self.plan,
-            point,
-            &bases,
-            route.path,
-            Some(running.pid),
-        ));
         let version = server::version(point.server, &self.opts.dualbench);
         for w in 1..=self.plan.warmup {
-            eprintln!(
+            note(&format!(
                 "warm-up {w}/{} {} · elapsed {}",
                 self.plan.warmup,
                 point.label(self.plan),
                 clock(started.elapsed())
-            );
-            if let Outcome::Interrupted =
-                exec::run(&argv, &dir.join(format!("warmup-{w}")), self.stop)?
-            {
+            ));
+            let dir = dir.join(format!("warmup-{w}"));
+            let argv = self.run_argv(point, &running, &bases, route.path);
+            if let Outcome::Interrupted = exec::run(&argv, &dir, self.stop)? {
                 return Ok(());
             }
             progress.done_executions += 1;
@@ -280,9 +352,10 @@ impl Context<'_> {
                 spec.repeat,
                 self.plan.repeats
             );
-            eprintln!("{}", progress.line(&what, started.elapsed()));
+            note(&progress.line(&what, started.elapsed()));
             running.check_alive()?;
             let run_started = now();
+            let argv = self.run_argv(point, &running, &bases, route.path);
             let finished = match exec::run(
                 &argv,
                 &dir.join(format!("run-{}-{}", spec.repeat, spec.id)),
@@ -308,6 +381,24 @@ impl Context<'_> {
             progress.done_executions += 1;
         }
         running.stop()
+    }
+
+    /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, every
+    /// process of the server as it is when the run starts (master and workers) is watched.
+    fn run_argv(
+        &self,
+        point: &Point,
+        running: &server::Running,
+        bases: &Bases,
+        path: &str,
+    ) -> Vec<String> {
+        let pids: Vec<String> = match self.plan.load.monitor {
+            true => running.processes().iter().map(u32::to_string).collect(),
+            false => Vec::new(),
+        };
+        let mut argv = self.client_prefix(point);
+        argv.extend(run_args(self.plan, point, bases, path, &pids));
+        argv
     }
 
     /// Wait `d`, or less when the experiment is interrupted.
@@ -363,10 +454,10 @@ impl Context<'_> {
         let background =
             testbed::Background::for_point(&t.background, point, dir, &self.opts.dualbench)?;
         if !background.is_empty() && t.settle_s > 0.0 {
-            eprintln!(
+            note(&format!(
                 "background traffic started; letting it settle for {} s",
                 t.settle_s
-            );
+            ));
             self.sleep_unless_stopped(Duration::from_secs_f64(t.settle_s));
         }
         Ok(Some(background))

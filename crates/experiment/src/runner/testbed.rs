@@ -93,7 +93,7 @@ impl Drop for Session {
                 self.name.clone(),
             ];
             if let Err(e) = run_to_end(&self.dualbench, &args, "taking the testbed down") {
-                eprintln!("dualbench: {e}");
+                crate::stdio::note(&format!("dualbench: {e}"));
             }
         }
     }

@@ -108,3 +108,126 @@ fn renders_html_and_markdown() {
     );
     assert!(md.contains("| kernel | 6.1 |"));
 }
+
+/// Runs of one family only (`family = ["ipv4"]`), as a single-family plan stores them.
+fn single_family(repeat: i64, rps: f64) -> StoredRun {
+    let mut run = stored("nginx", repeat, rps, 0.0);
+    run.doc.families.remove("ipv6");
+    run.params.insert("ratio".into(), "ipv4".into());
+    run
+}
+
+#[test]
+fn a_single_family_plan_without_a_report_section_names_its_column() {
+    let runs = vec![single_family(1, 100.0), single_family(2, 110.0)];
+    let r = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        runs,
+        vec![],
+    );
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("### requests/s\n\n| ipv4 |\n|---:|\n| 105.0 ± 63.5 |\n"),
+        "{md}"
+    );
+    assert!(!md.contains("|  |"), "{md}");
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("<tr><th>ipv4</th></tr>"), "{html}");
+}
+
+#[test]
+fn an_experiment_without_runs_has_no_broken_tables() {
+    let r = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        vec![],
+        vec![],
+    );
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("No runs are stored for this experiment yet."),
+        "{md}"
+    );
+    assert!(!md.lines().any(|l| l == "|"), "{md}");
+    assert!(!md.contains("### requests/s"), "{md}");
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("No runs are stored") && !html.contains("<h3>requests/s</h3>"));
+}
+
+#[test]
+fn differences_have_the_decimals_of_their_means() {
+    let d = crate::stats::Difference {
+        diff: 0.0,
+        ci95: 1291.7874,
+        df: 4.0,
+        t: 0.0,
+        p: 1.0,
+    };
+    assert_eq!(
+        crate::report::format_difference(Some(&d), 5296.3),
+        "+0.0 ± 1291.8"
+    );
+    let small = crate::stats::Difference {
+        diff: 0.01234,
+        ci95: 0.0041,
+        ..d
+    };
+    assert_eq!(
+        crate::report::format_difference(Some(&small), 0.25),
+        "+0.0123 ± 0.0041"
+    );
+}
+
+#[test]
+fn a_difference_the_ratio_sets_is_marked_not_tested() {
+    // The fixture's runs have both families at 1:1.
+    let r = report();
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains(
+            "| server=nginx | 105.0 ± 63.5 | 85.0 ± 63.5 | -20.0 ± 30.4 † | -19.0% † | – |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains(BY_RATIO_NOTE) && md.contains(RATIO_CELLS_NOTE));
+    let total = r
+        .differences
+        .iter()
+        .find(|d| d.metric.name == "total_ms")
+        .unwrap();
+    assert!(
+        total.rows.iter().all(|row| !row.by_ratio),
+        "latency is measured per family"
+    );
+    // Runs of one family each: a measured difference.
+    let mut runs = vec![single_family(1, 100.0), single_family(2, 110.0)];
+    for (repeat, rps) in [(1, 90.0), (2, 80.0)] {
+        let mut run = stored("nginx", repeat, 0.0, rps);
+        run.doc.families.remove("ipv4");
+        run.params.insert("ratio".into(), "ipv6".into());
+        run.id += "v6";
+        runs.push(run);
+    }
+    let r = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        runs,
+        vec![],
+    );
+    assert!(r.differences[0].rows.iter().all(|row| !row.by_ratio));
+    assert!(!crate::report::markdown::render(&r).contains('†'));
+}
+
+#[test]
+fn the_markdown_lists_the_runs_too() {
+    let md = crate::report::markdown::render(&report());
+    assert!(md.contains("## Runs\n\n4 runs."), "{md}");
+    assert!(
+        md.contains("| 2 | `nginx1` | handler=static placement=loopback ratio=1:1 server=nginx | 1 | 190.0 | 0 |"),
+        "{md}"
+    );
+}
