@@ -1,7 +1,8 @@
 //! The subcommands of `dualbench` and where each one lives.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use dualbench_common::Result;
+use std::ffi::OsString;
 
 /// Benchmark web servers over IPv4 and IPv6, side by side.
 #[derive(Debug, Parser)]
@@ -54,10 +55,11 @@ fn dispatch(command: Command) -> Result<()> {
 }
 
 /// Parse `args`, run the subcommand, and return the process exit code.
-pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return usage_error(e),
+        Err(e) => return usage_error(e, &args),
     };
     match dispatch(cli.command) {
         Ok(()) => 0,
@@ -69,7 +71,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
 }
 
 /// Help and version go to stdout with exit 0; any other parse error is one line and exit 2.
-fn usage_error(e: clap::Error) -> i32 {
+fn usage_error(e: clap::Error, args: &[OsString]) -> i32 {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -81,7 +83,7 @@ fn usage_error(e: clap::Error) -> i32 {
             2
         }
         _ => {
-            eprintln!("dualbench: {}", one_line(&e.render().to_string()));
+            eprintln!("dualbench: {}", one_line(&e.render().to_string(), args));
             2
         }
     }
@@ -89,9 +91,9 @@ fn usage_error(e: clap::Error) -> i32 {
 
 /// clap's usage error in one line: its first line, with the list that follows it when it
 /// ends in a colon (the missing arguments) or when the next line is a bracketed list (the
-/// subcommands, the possible values), and the help to read, of the subcommand the usage
-/// line names.
-fn one_line(text: &str) -> String {
+/// subcommands, the possible values), and the help to read: of the subcommand the usage
+/// line names, or, when clap gives none (a bad value), of the subcommands `args` name.
+fn one_line(text: &str, args: &[OsString]) -> String {
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid arguments");
     let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
@@ -119,8 +121,23 @@ fn one_line(text: &str) -> String {
             words.join(" ")
         })
         .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "dualbench".into());
+        .unwrap_or_else(|| subcommand_path(args));
     format!("{line} (see '{command} --help')")
+}
+
+/// `dualbench` and the subcommands `args` name in order (`dualbench testbed up`), up to
+/// the first word that is not one.
+fn subcommand_path(args: &[OsString]) -> String {
+    let mut command = Cli::command();
+    let mut path = String::from("dualbench");
+    for word in args.iter().skip(1).map_while(|a| a.to_str()) {
+        let Some(sub) = command.find_subcommand(word).cloned() else {
+            break;
+        };
+        path = format!("{path} {}", sub.get_name());
+        command = sub;
+    }
+    path
 }
 
 /// A panic is a bug in dualbench, not a fault of the input: instead of Rust's message and
@@ -157,7 +174,8 @@ mod tests {
 
     fn usage_line(args: &[&str]) -> String {
         let e = Cli::try_parse_from(args).expect_err("a usage error");
-        one_line(&e.render().to_string())
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        one_line(&e.render().to_string(), &args)
     }
 
     #[test]
@@ -173,6 +191,14 @@ mod tests {
         assert_eq!(
             usage_line(&["dualbench", "results", "--db", "r.db"]),
             "'dualbench results' requires a subcommand but one was not provided [subcommands: list, show, export, help] (see 'dualbench results --help')"
+        );
+        assert_eq!(
+            usage_line(&["dualbench", "run", "-n", "abc"]),
+            "invalid value 'abc' for '--requests <N>': invalid digit found in string (see 'dualbench run --help')"
+        );
+        assert_eq!(
+            usage_line(&["dualbench", "traffic", "send", "--duration", "x", "s.mgn"]),
+            "invalid value 'x' for '--duration <SECONDS>': invalid float literal (see 'dualbench traffic send --help')"
         );
         assert_eq!(
             usage_line(&["dualbench", "nosuch"]),
