@@ -201,6 +201,12 @@ fn address_list_weights_are_followed_exactly() {
     let out = run(&["--address-list", list.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no addresses"));
+    std::fs::write(&list, "bogus line here\n").unwrap();
+    let out = run(&["--address-list", list.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "addresses.txt:1: a line is ADDRESS [WEIGHT], but 'bogus line here' has 3 words"
+    ));
     std::fs::write(&list, "127.0.0.1 2\n::1 heavy\n").unwrap();
     let out = run(&["--address-list", list.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
@@ -298,7 +304,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec!["http://127.0.0.1:1/", "--family", "6"],
-            "no IPv6 address",
+            "no IPv6 address: add an IPv6 URL or use --family 4",
         ),
         (vec!["http://127.0.0.1:1/", "--ratio", "x"], "bad --ratio"),
         (
@@ -369,6 +375,49 @@ fn bad_input_is_one_line_and_exit_2() {
         (
             vec!["http://127.0.0.1:1/", "-m", "GET /x"],
             "bad -m 'GET /x': a method is one word",
+        ),
+        // Timeouts that overflowed (2e10, 1e300) or rounded to 0 ns (1e-12): every request
+        // timed out.
+        (
+            vec!["http://127.0.0.1:1/", "-s", "2e10"],
+            "-s needs 0.001 to 86400 seconds (a day)",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-s", "1e300"],
+            "-s needs 0.001 to 86400 seconds (a day)",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-s", "1e-12"],
+            "-s needs 0.001 to 86400 seconds (a day)",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-t", "1e300"],
+            "-t needs 0.001 to 31536000 seconds (a year)",
+        ),
+        // A HEAD request with a body: ab refuses it too.
+        (
+            vec!["http://127.0.0.1:1/", "-i", "-p", "/nonexistent/body"],
+            "-i (HEAD) sends no body: drop -p/-u",
+        ),
+        // Found before the run, not after it (it ran the whole benchmark, then exit 1).
+        (
+            vec!["http://127.0.0.1:1/", "--records", "/nonexistent/x.csv"],
+            "cannot write records to /nonexistent/x.csv",
+        ),
+        // Link-local without a zone, or with an empty one: failed at run time as
+        // UNREACHABLE.
+        (
+            vec!["http://[fe80::1]:1/"],
+            "fe80::1 is link-local: name the interface to reach it on as a zone, e.g. [fe80::1%25eth0]",
+        ),
+        (
+            vec!["http://[fe80::1%25]:1/"],
+            "empty zone after '%25': name the interface",
+        ),
+        // A zone on an IPv4-mapped address was dropped and the request went over IPv4.
+        (
+            vec!["http://[::ffff:127.0.0.1%25lo]:1/"],
+            "write 127.0.0.1 without a zone",
         ),
     ] {
         let out = run(&args);
@@ -475,4 +524,119 @@ fn post_body_is_sent() {
     assert_eq!(fam(&doc, "ipv6", "request_bytes") % 20, 0);
     assert!(fam(&doc, "ipv6", "request_bytes") > 20 * 1000);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The records of a run, read back by the library's own reader.
+fn records_of(path: &std::path::Path) -> Vec<dualbench_load::record::Record> {
+    dualbench_load::report::records::read_records(path).expect("records read back")
+}
+
+#[test]
+fn the_clock_starts_when_the_workers_are_ready() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-clock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("r.csv");
+    let csv_arg = csv.to_str().unwrap();
+    // Open loop at a low rate: nothing is late, and slot 0 starts at its intended time (0),
+    // not after the threads' start-up (it started 1.4 to 6 ms late, and counted late).
+    let doc = run_json(&[
+        "--rate",
+        "5",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--records",
+        csv_arg,
+        &s.urls("/")[1],
+    ]);
+    assert_eq!(fam(&doc, "ipv6", "late"), 0, "{}", doc["families"]["ipv6"]);
+    let recs = records_of(&csv);
+    let slot0 = recs.iter().find(|r| r.slot == 0).expect("slot 0 ran");
+    assert_eq!(slot0.intended_ns, 0);
+    assert!(
+        slot0.start_ns < 500_000,
+        "slot 0 started {} µs after its intended time",
+        slot0.start_ns / 1000
+    );
+    // Closed loop: "Time taken" is the records' span, first start to last end (it held
+    // the start-up too).
+    let doc = run_json(&[
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "-k",
+        "--records",
+        csv_arg,
+        &s.urls("/")[0],
+    ]);
+    let recs = records_of(&csv);
+    let first = recs.iter().map(|r| r.start_ns).min().unwrap();
+    let last = recs.iter().map(|r| r.end_ns).max().unwrap();
+    let duration_ns = (doc["duration_s"].as_f64().unwrap() * 1e9).round() as u64;
+    assert!(
+        duration_ns.abs_diff(last - first) < 20_000,
+        "duration {duration_ns} ns, records span {} ns (first start {first} ns)",
+        last - first
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn keep_alive_requests_count_what_ab_counts() {
+    let s = Server::start();
+    let [u4, u6] = s.urls("/");
+    // Every response let its connection stay open: 200, as ab says (it said 196, requests
+    // minus connections).
+    let text = String::from_utf8(run(&["-n", "200", "-c", "4", "-k", &u4, &u6]).stdout).unwrap();
+    assert_eq!(
+        ab_field(&text, "Keep-Alive requests:"),
+        "Keep-Alive requests:    200"
+    );
+    // Responses that close their connection are not keep-alive requests.
+    let text = String::from_utf8(
+        run(&["-n", "20", "-c", "2", "-k", "-H", "Connection: close", &u4]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        ab_field(&text, "Keep-Alive requests:"),
+        "Keep-Alive requests:    0"
+    );
+}
+
+#[test]
+fn verbosity_3_logs_each_status_and_4_each_head_as_ab_does() {
+    let s = Server::start();
+    let url = &s.urls("/")[0];
+    let stderr = |v: &str| {
+        let out = run(&["-q", "-n", "3", "-v", v, url]);
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let v2 = stderr("2");
+    assert!(!v2.contains("LOG:"), "{v2}");
+    let v3 = stderr("3");
+    assert_eq!(v3.matches("LOG: Response code = 200\n").count(), 3, "{v3}");
+    assert!(!v3.contains("LOG: header received"), "{v3}");
+    let v4 = stderr("4");
+    assert_eq!(v4.matches("LOG: Response code = 200\n").count(), 3, "{v4}");
+    assert_eq!(
+        v4.matches("LOG: header received:\nHTTP/1.1 200 OK\r\n")
+            .count(),
+        3,
+        "{v4}"
+    );
+}
+
+#[test]
+fn a_zone_is_reported_as_written() {
+    let s = Server::start();
+    let port = s.v6.rsplit(':').next().unwrap();
+    let doc = run_json(&["-n", "2", &format!("http://[::1%25lo]:{port}/")]);
+    assert_eq!(doc["requests"]["completed"], 2);
+    // The interface's name, as written, not its index ([::1%1]).
+    assert_eq!(doc["targets"][0]["addr"], format!("[::1%lo]:{port}"));
+    assert_eq!(doc["target"]["host"], "::1%25lo");
 }

@@ -53,13 +53,14 @@ pub struct RunCli {
         default_value = "text/plain"
     )]
     pub content_type: String,
-    /// Send HTTP/1.0 requests exactly as ab does (default: HTTP/1.1).
+    /// Send HTTP/1.0 requests of ab's shape and size (same header lines and bytes; their
+    /// order and User-Agent differ). Default: HTTP/1.1.
     #[arg(long = "http10")]
     pub http10: bool,
     /// Use HEAD requests (ab -i).
     #[arg(short = 'i', long = "head")]
     pub head: bool,
-    /// Seconds before a connect or response times out (ab -s).
+    /// Seconds before a connect or response times out (ab -s): 0.001 to 86400.
     #[arg(
         short = 's',
         long = "timeout",
@@ -70,7 +71,8 @@ pub struct RunCli {
     /// No progress output (ab -q).
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
-    /// Verbosity (ab -v): 2 and above print each target's request.
+    /// Verbosity (ab -v): 2 prints each target's request, 3 also each response's status,
+    /// 4 also each response's head.
     #[arg(short = 'v', long = "verbosity", value_name = "N", default_value_t = 1)]
     pub verbosity: u8,
     /// Address families to use: 4, 6 or both.
@@ -120,7 +122,8 @@ pub struct RunCli {
     /// Report format: text or json.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
-    /// Write every request's record here (CSV, or JSON lines if the name ends in .jsonl).
+    /// Write every request's record here (CSV, or JSON lines if the name ends in .jsonl),
+    /// when the run ends.
     #[arg(long, value_name = "FILE")]
     pub records: Option<PathBuf>,
 }
@@ -176,6 +179,13 @@ pub fn main(cli: RunCli) -> Result<()> {
         fd_limit: dualbench_common::fds::raise_nofile_limit(),
     };
     let (plan, settings) = config::plan(&cli, &urls, machine)?;
+    // The records file is created before the run, so a path that cannot be written is
+    // found before any request is sent, not after the whole benchmark.
+    let records = cli
+        .records
+        .as_deref()
+        .map(report::records::RecordSink::create)
+        .transpose()?;
     if demo && !cli.quiet {
         eprintln!(
             "No URL given: benchmarking the built-in server at {} ({}-c {}{}).",
@@ -190,7 +200,7 @@ pub fn main(cli: RunCli) -> Result<()> {
         for (t, req) in plan.targets.iter().zip(&plan.requests) {
             eprintln!(
                 "---- request to {} ----\n{}",
-                t.addr,
+                t.label(),
                 String::from_utf8_lossy(req)
             );
         }
@@ -208,7 +218,7 @@ pub fn main(cli: RunCli) -> Result<()> {
     let measured = engine::run(plan.clone(), &mut progress);
     observers.stop(cli.quiet)?;
     let summary = summarize(&plan, &settings, &measured, cores);
-    output(&cli, &summary, &measured)?;
+    output(&cli, &summary, &measured, records)?;
     match (&measured.fatal, &measured.interrupted) {
         (Some(f), _) => Err(f
             .clone()
@@ -311,7 +321,7 @@ fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummar
             .targets
             .iter()
             .map(|t| TargetInfo {
-                addr: t.addr.to_string(),
+                addr: t.label(),
                 family: t.family,
                 weight: t.weight,
             })
@@ -331,7 +341,12 @@ fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummar
     }
 }
 
-fn output(cli: &RunCli, summary: &RunSummary, m: &Measured) -> Result<()> {
+fn output(
+    cli: &RunCli,
+    summary: &RunSummary,
+    m: &Measured,
+    records: Option<report::records::RecordSink<std::io::BufWriter<std::fs::File>>>,
+) -> Result<()> {
     let text = match cli.format.as_str() {
         "json" => report::json::to_string(summary),
         _ => report::text::render(summary),
@@ -340,8 +355,11 @@ fn output(cli: &RunCli, summary: &RunSummary, m: &Measured) -> Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
-    if let Some(path) = &cli.records {
-        report::records::write_file(path, &m.records)
+    if let (Some(mut sink), Some(path)) = (records, &cli.records) {
+        m.records
+            .iter()
+            .try_for_each(|r| sink.write(r))
+            .and_then(|_| sink.finish().map(drop))
             .map_err(|e| Failure::runtime(format!("writing records to {}: {e}", path.display())))?;
     }
     Ok(())
@@ -365,7 +383,7 @@ impl AbProgress {
                 "Benchmarking {} (be patient)",
                 plan.targets
                     .iter()
-                    .map(|t| t.addr.to_string())
+                    .map(|t| t.label())
                     .collect::<Vec<_>>()
                     .join(", ")
             );

@@ -40,6 +40,15 @@ pub const MAX_PIPELINE: u64 = 1_000;
 pub const MIN_RATE: f64 = 0.001;
 pub const MAX_RATE: f64 = 10_000_000.0;
 
+/// `-s`, seconds: from a millisecond (the timer's useful precision; below it every request
+/// would time out) to a day (far past any answer worth waiting for; nanosecond deadlines
+/// stay far from overflowing).
+pub const MIN_TIMEOUT_S: f64 = 0.001;
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+/// `-t`, seconds: from a millisecond to a year.
+pub const MIN_TIME_LIMIT_S: f64 = 0.001;
+pub const MAX_TIME_LIMIT_S: f64 = 31_536_000.0;
+
 /// Descriptors a worker keeps besides its connections (poll, timer, stdio, ...).
 pub const FD_RESERVE: u64 = 64;
 /// The most workers chosen on their own to fit connections under the open-file limit.
@@ -84,6 +93,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         for addr in target::resolve(url)? {
             cands.push(Candidate {
                 addr,
+                zone: url.zone.clone(),
                 weight: 1,
                 host: url.host_header(),
                 path: url.path.clone(),
@@ -158,8 +168,10 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let (arrival, open) = arrival(cli)?;
     let time_limit_s = cli.timelimit;
     if let Some(t) = time_limit_s {
-        if !(t > 0.0 && t.is_finite()) {
-            return Err(Failure::usage("-t needs a number of seconds above 0"));
+        if !(MIN_TIME_LIMIT_S..=MAX_TIME_LIMIT_S).contains(&t) {
+            return Err(Failure::usage(format!(
+                "-t needs {MIN_TIME_LIMIT_S} to {MAX_TIME_LIMIT_S} seconds (a year)"
+            )));
         }
     }
     let max_slots = match (cli.requests, time_limit_s) {
@@ -198,8 +210,10 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     if cli.pipeline > 1 && !cli.keepalive {
         return Err(Failure::usage("--pipeline needs keep-alive: add -k"));
     }
-    if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
-        return Err(Failure::usage("-s needs a number of seconds above 0"));
+    if !(MIN_TIMEOUT_S..=MAX_TIMEOUT_S).contains(&cli.timeout) {
+        return Err(Failure::usage(format!(
+            "-s needs {MIN_TIMEOUT_S} to {MAX_TIMEOUT_S} seconds (a day)"
+        )));
     }
     let needed = connections_needed(concurrency, targets.len());
     let loopback = targets.iter().all(|t| t.addr.ip().is_loopback());
@@ -219,7 +233,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let settings = Settings {
         host: parsed
             .first()
-            .map_or_else(|| first.addr.ip().to_string(), |u| u.host.clone()),
+            .map_or_else(|| first.addr.ip().to_string(), |u| u.written_host.clone()),
         port: parsed.first().map_or(first.addr.port(), |u| u.port),
         path: first.path.clone(),
         method: method.clone(),
@@ -241,6 +255,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         workers,
         bind,
         keep_records: cli.records.is_some(),
+        verbosity: cli.verbosity,
     };
     Ok((plan, settings))
 }
@@ -248,6 +263,12 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
 fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
     let file = match (&cli.post_file, &cli.put_file) {
         (Some(_), Some(_)) => return Err(Failure::usage("-p and -u cannot be used together")),
+        // ab refuses it too: a HEAD request carries no body.
+        (Some(_), None) | (None, Some(_)) if cli.head => {
+            return Err(Failure::usage(
+                "-i (HEAD) sends no body: drop -p/-u, or drop -i to send it",
+            ))
+        }
         (Some(f), None) | (None, Some(f)) => f,
         (None, None) => return Ok(None),
     };

@@ -105,6 +105,10 @@ pub struct FamilyStats {
     pub request_bytes: u64,
     /// Connections opened (connect attempts).
     pub connections: u64,
+    /// Keep-alive runs only: complete responses that did not let their connection stay
+    /// open (`Connection: close`, or HTTP/1.0 without keep-alive). The others are ab's
+    /// "Keep-Alive requests".
+    pub closing_responses: u64,
     /// Open loop: slots whose request could not start at its intended time because no
     /// connection was free or the generator was behind (they were sent late, not dropped).
     pub late: u64,
@@ -179,6 +183,7 @@ impl FamilyStats {
         self.body_bytes += other.body_bytes;
         self.request_bytes += other.request_bytes;
         self.connections += other.connections;
+        self.closing_responses += other.closing_responses;
         self.late += other.late;
         self.unsent += other.unsent;
         self.hist.merge(&other.hist);

@@ -14,6 +14,9 @@ pub struct Url {
     pub host: String,
     /// Zone of a link-local IPv6 literal (`eth0`), if any.
     pub zone: Option<String>,
+    /// Host as written in the URL, without brackets but with its zone as written
+    /// (`fe80::1%25eth0`).
+    pub written_host: String,
     pub port: u16,
     /// Path and query, at least `/`.
     pub path: String,
@@ -37,19 +40,11 @@ impl Url {
 
 /// Parse an `http://` URL. Anything else is a usage error naming what is wrong.
 pub fn parse_url(s: &str) -> Result<Url> {
-    let bad = |why: &str| Failure::usage(format!("bad URL '{}': {why}", s.escape_default()));
+    let bad = |why: &str| Failure::usage(format!("bad URL '{}': {why}", s.escape_debug()));
     // The request line carries the URL as it is: a space or a control character would break
     // it, and the server would answer 400 to every request.
-    if let Some(c) = s.chars().find(|c| !c.is_ascii_graphic()) {
-        return Err(bad(&format!(
-            "{} must be percent-encoded (a space is %20)",
-            match c {
-                ' ' => "a space".to_string(),
-                c if c.is_ascii_control() =>
-                    format!("the control character {}", c.escape_default()),
-                c => format!("'{c}' (not ASCII)"),
-            }
-        )));
+    if let Some((at, c)) = s.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
+        return Err(bad(&not_graphic(s, at, c)));
     }
     // The fragment is the client's own: it is never sent.
     let s_sent = s.split_once('#').map_or(s, |(before, _)| before);
@@ -75,11 +70,49 @@ pub fn parse_url(s: &str) -> Result<Url> {
         return Err(bad("no host"));
     }
     Ok(Url {
+        written_host: written_host(authority),
         host,
         zone,
         port: port.unwrap_or(80),
         path,
     })
+}
+
+/// What to say about a character that cannot go into a request line as it is.
+fn not_graphic(url: &str, at: usize, c: char) -> String {
+    let in_host = url.find("://").is_some_and(|i| {
+        let authority = &url[i + 3..];
+        let len = authority.find(['/', '?', '#']).unwrap_or(authority.len());
+        (i + 3..i + 3 + len).contains(&at)
+    });
+    match c {
+        c if in_host && !c.is_ascii() => format!(
+            "the host name has '{c}' (not ASCII): write the name in its ASCII (punycode, xn--) form"
+        ),
+        ' ' => "a space must be percent-encoded as %20".to_string(),
+        c if c.is_ascii_control() => format!(
+            "the control character {} must be percent-encoded as %{:02X}",
+            c.escape_default(),
+            c as u32
+        ),
+        c => {
+            let mut utf8 = [0u8; 4];
+            let encoded: String = c
+                .encode_utf8(&mut utf8)
+                .bytes()
+                .map(|b| format!("%{b:02X}"))
+                .collect();
+            format!("'{c}' (not ASCII) must be percent-encoded as its UTF-8 bytes, {encoded}")
+        }
+    }
+}
+
+/// The host of an authority as written: without brackets or port, with any zone.
+fn written_host(authority: &str) -> String {
+    match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(rest).to_string(),
+        None => authority.split(':').next().unwrap_or(authority).to_string(),
+    }
 }
 
 /// Split `host[:port]` / `[v6%zone][:port]` into parts.
@@ -92,13 +125,13 @@ fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Opti
             .split_once(']')
             .ok_or("missing ']' after IPv6 address")?;
         let (addr, zone) = match inside.split_once('%') {
-            Some((addr, zone)) => {
-                let zone = zone
-                    .strip_prefix("25")
-                    .filter(|z| !z.is_empty())
-                    .unwrap_or(zone);
+            Some((addr, written)) => {
+                // RFC 6874: '%25' is the percent sign itself, so '%25' alone has no zone.
+                let zone = written.strip_prefix("25").unwrap_or(written);
                 if zone.is_empty() {
-                    return Err("empty zone after '%'".into());
+                    return Err(format!(
+                        "empty zone after '%{written}': name the interface, e.g. [{addr}%25eth0]"
+                    ));
                 }
                 (addr, Some(zone.to_string()))
             }
@@ -168,6 +201,8 @@ pub fn parse_ratio(s: &str) -> Result<Ratio> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub addr: SocketAddr,
+    /// The zone of a link-local address as the user named it (`eth0`), if any.
+    pub zone: Option<String>,
     pub family: Family,
     /// Requests per interleaving cycle.
     pub weight: u64,
@@ -176,10 +211,23 @@ pub struct Target {
     pub path: String,
 }
 
+impl Target {
+    /// The socket address as reports show it: `[fe80::1%eth0]:80` with the zone's name as
+    /// given (the socket address itself holds the interface's index).
+    pub fn label(&self) -> String {
+        match (&self.zone, self.addr) {
+            (Some(zone), SocketAddr::V6(v6)) => format!("[{}%{zone}]:{}", v6.ip(), v6.port()),
+            _ => self.addr.to_string(),
+        }
+    }
+}
+
 /// A candidate before the family/ratio weighting: an address and its own weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     pub addr: SocketAddr,
+    /// The zone as named in the URL or list, if any.
+    pub zone: Option<String>,
     pub weight: u64,
     pub host: String,
     pub path: String,
@@ -215,12 +263,29 @@ pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
 }
 
 fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
-    let Some(zone) = zone else { return Ok(addr) };
+    let Some(zone) = zone else {
+        if let SocketAddr::V6(v6) = addr {
+            if v6.ip().is_unicast_link_local() {
+                return Err(Failure::usage(format!(
+                    "{} is link-local: name the interface to reach it on as a zone, e.g. [{}%25eth0]",
+                    v6.ip(),
+                    v6.ip()
+                )));
+            }
+        }
+        return Ok(addr);
+    };
     let SocketAddr::V6(v6) = addr else {
         return Err(Failure::usage(
             "a zone (%name) applies to IPv6 addresses only",
         ));
     };
+    if let Some(v4) = v6.ip().to_ipv4_mapped() {
+        return Err(Failure::usage(format!(
+            "a zone (%{zone}) cannot go with {}, an IPv4-mapped address whose requests go over IPv4: write {v4} without a zone",
+            v6.ip()
+        )));
+    }
     let scope = match zone.parse::<u32>() {
         Ok(n) => n,
         Err(_) => {
@@ -260,6 +325,12 @@ pub fn parse_address_list(
             continue;
         }
         let at = |why: String| Failure::usage(format!("{file}:{}: {why}", i + 1));
+        let words_in_line = line.split_whitespace().count();
+        if words_in_line > 2 {
+            return Err(at(format!(
+                "a line is ADDRESS [WEIGHT], but '{line}' has {words_in_line} words"
+            )));
+        }
         let mut words = line.split_whitespace();
         let addr_word = words.next().unwrap_or_default();
         let weight = match words.next() {
@@ -271,15 +342,11 @@ pub fn parse_address_list(
                 Ok(n) => n,
             },
         };
-        if let Some(extra) = words.next() {
-            return Err(at(format!(
-                "unexpected '{extra}' (expected: ADDRESS [WEIGHT])"
-            )));
-        }
         let url = if addr_word.contains("://") {
             parse_url(addr_word).map_err(|f| at(f.message))?
         } else if let Ok(ip) = addr_word.parse::<IpAddr>() {
             Url {
+                written_host: addr_word.to_string(),
                 host: ip.to_string(),
                 zone: None,
                 port: default_port,
@@ -289,6 +356,7 @@ pub fn parse_address_list(
             let (host, zone, port) = split_authority(addr_word)
                 .map_err(|why| at(format!("bad address '{addr_word}': {why}")))?;
             Url {
+                written_host: written_host(addr_word),
                 host,
                 zone,
                 port: port.unwrap_or(default_port),
@@ -298,6 +366,7 @@ pub fn parse_address_list(
         for addr in resolve(&url).map_err(|f| at(f.message))? {
             out.push(Candidate {
                 addr,
+                zone: url.zone.clone(),
                 weight,
                 host: url.host_header(),
                 path: url.path.clone(),
@@ -326,9 +395,15 @@ pub fn weigh(
         let only = choice == FamilyChoice::V4 && f == Family::V4
             || choice == FamilyChoice::V6 && f == Family::V6;
         if only && !present(f) {
+            let other = if f == Family::V4 {
+                Family::V6
+            } else {
+                Family::V4
+            };
             return Err(Failure::usage(format!(
-                "--family {} asked, but the targets have no {f} address",
-                &f.label()[3..]
+                "--family {} asked, but the targets have no {f} address: add an {f} URL or use --family {}",
+                &f.label()[3..],
+                &other.label()[3..]
             )));
         }
     }
@@ -345,6 +420,7 @@ pub fn weigh(
             .map(|c| Target {
                 family: Family::of_addr(&c.addr),
                 addr: c.addr,
+                zone: c.zone,
                 weight: c.weight,
                 host: c.host,
                 path: c.path,
@@ -360,9 +436,16 @@ pub fn weigh(
                 )));
             }
             if want > 0 && !present(f) {
+                let other = if f == Family::V4 {
+                    Family::V6
+                } else {
+                    Family::V4
+                };
                 return Err(Failure::usage(format!(
-                    "--ratio {}:{} asks for {f} requests, but the targets have no {f} address",
-                    r.v6, r.v4
+                    "--ratio {}:{} asks for {f} requests, but the targets have no {f} address: add an {f} URL or use --family {}",
+                    r.v6,
+                    r.v4,
+                    &other.label()[3..]
                 )));
             }
             family_weight[f.index()] = want;
@@ -405,6 +488,7 @@ pub fn weigh(
             .ok_or_else(too_large)?;
         targets.push(Target {
             addr: c.addr,
+            zone: c.zone,
             family: f,
             weight,
             host: c.host,
@@ -534,15 +618,28 @@ mod tests {
             ("http://[1.2.3.4]/", "not an IPv6 address"),
             ("http://x:99999/", "bad port"),
             ("http:///", "no host"),
-            (
-                "http://x/a b",
-                "a space must be percent-encoded (a space is %20)",
-            ),
+            ("http://x/a b", "a space must be percent-encoded as %20"),
             (
                 "http://x/a\r\nX: y",
-                "the control character \\r must be percent-encoded",
+                "the control character \\r must be percent-encoded as %0D",
             ),
-            ("http://x/é", "'é' (not ASCII) must be percent-encoded"),
+            (
+                "http://x/é",
+                "'é' (not ASCII) must be percent-encoded as its UTF-8 bytes, %C3%A9",
+            ),
+            // A host name is not percent-encoded but written in punycode; no '%20' hint.
+            (
+                "http://ünï.example/",
+                "the host name has 'ü' (not ASCII): write the name in its ASCII (punycode, xn--) form",
+            ),
+            (
+                "http://[fe80::1%25]/",
+                "empty zone after '%25': name the interface, e.g. [fe80::1%25eth0]",
+            ),
+            (
+                "http://[fe80::1%]/",
+                "empty zone after '%': name the interface",
+            ),
         ] {
             let e = parse_url(url).unwrap_err();
             assert!(e.message.contains(why), "{url}: {}", e.message);
@@ -565,9 +662,59 @@ mod tests {
             .contains("no network interface named 'nosuchif0'"));
     }
 
+    #[test]
+    fn zones_are_needed_on_link_local_and_refused_on_ipv4_mapped() {
+        // Without a zone a link-local address has no route: it failed at run time.
+        let u = parse_url("http://[fe80::1]:9/").unwrap();
+        let e = resolve(&u).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "fe80::1 is link-local: name the interface to reach it on as a zone, e.g. [fe80::1%25eth0]"
+        );
+        let e = parse_address_list("fe80::1\n", "l", 80, "/").unwrap_err();
+        assert!(
+            e.message.starts_with("l:1: fe80::1 is link-local"),
+            "{}",
+            e.message
+        );
+        // An IPv4-mapped address goes over IPv4: its zone was dropped without a word.
+        let u = parse_url("http://[::ffff:127.0.0.1%25lo]:9/").unwrap();
+        let e = resolve(&u).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message.contains("write 127.0.0.1 without a zone"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn zones_are_reported_as_written() {
+        let u = parse_url("http://[fe80::1%25lo]:9/").unwrap();
+        assert_eq!(u.written_host, "fe80::1%25lo");
+        let addr = resolve(&u).unwrap()[0];
+        let c = Candidate {
+            addr,
+            zone: u.zone.clone(),
+            weight: 1,
+            host: u.host_header(),
+            path: "/".into(),
+        };
+        let t = weigh(vec![c], FamilyChoice::Both, None).unwrap();
+        // Not the interface's index ([fe80::1%1]:9).
+        assert_eq!(t[0].label(), "[fe80::1%lo]:9");
+        assert_eq!(parse_url("http://[::1]:9/").unwrap().written_host, "::1");
+        assert_eq!(
+            parse_url("http://localhost:9/").unwrap().written_host,
+            "localhost"
+        );
+    }
+
     fn cand(s: &str, w: u64) -> Candidate {
         Candidate {
             addr: s.parse().unwrap(),
+            zone: None,
             weight: w,
             host: "h".into(),
             path: "/".into(),
@@ -628,6 +775,29 @@ mod tests {
         );
         let e = weigh(vec![cand("127.0.0.1:1", 1)], FamilyChoice::V6, None).unwrap_err();
         assert!(e.message.contains("no IPv6 address"), "{}", e.message);
+        assert!(
+            e.message.ends_with("add an IPv6 URL or use --family 4"),
+            "{}",
+            e.message
+        );
+        let e = weigh(vec![cand("[::1]:1", 1)], FamilyChoice::V4, None).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("no IPv4 address: add an IPv4 URL or use --family 6"),
+            "{}",
+            e.message
+        );
+        let four_to_one = Some(Ratio { v6: 4, v4: 1 });
+        let e = weigh(
+            vec![cand("127.0.0.1:1", 1)],
+            FamilyChoice::Both,
+            four_to_one,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "--ratio 4:1 asks for IPv6 requests, but the targets have no IPv6 address: add an IPv6 URL or use --family 4"
+        );
         let t = weigh(c, FamilyChoice::Both, Some(Ratio { v6: 0, v4: 1 })).unwrap();
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].family, Family::V4);
@@ -646,6 +816,12 @@ mod tests {
         assert_eq!((c[2].weight, c[2].path.as_str()), (2, "/p"));
         let e = parse_address_list("127.0.0.1\n::1 x\n", "l", 80, "/").unwrap_err();
         assert_eq!(e.message, "l:2: weight 'x' must be a whole number above 0");
+        // Three words: not a weight problem but a line of the wrong shape.
+        let e = parse_address_list("bogus line here\n", "l", 80, "/").unwrap_err();
+        assert_eq!(
+            e.message,
+            "l:1: a line is ADDRESS [WEIGHT], but 'bogus line here' has 3 words"
+        );
         let e = parse_address_list("# nothing\n", "l", 80, "/").unwrap_err();
         assert!(e.message.contains("no addresses"));
     }

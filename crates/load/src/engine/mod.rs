@@ -17,7 +17,7 @@ use dualbench_common::{clock, Failure};
 use dualbench_pace::{Arrival, Interleave};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use worker::{Worker, WorkerResult};
 
@@ -44,12 +44,16 @@ pub struct Plan {
     /// Source addresses per family (IPv4 first); empty = let the kernel choose.
     pub bind: [Vec<IpAddr>; 2],
     pub keep_records: bool,
+    /// ab's `-v`: 3 and above log each response's status on stderr, 4 and above its head.
+    pub verbosity: u8,
 }
 
 /// State the controlling thread shares with the workers: the clock origin, the stop flag
 /// and one progress counter per worker (each written by its worker only).
 pub struct Shared {
-    start_ns: u64,
+    /// Set once, when every worker is ready to send, before any worker reads it (the
+    /// start gate orders the two); a relaxed load is a plain load.
+    start_ns: AtomicU64,
     pub stop: Arc<AtomicBool>,
     progress: Vec<PaddedCounter>,
 }
@@ -69,12 +73,13 @@ impl Shared {
     /// Nanoseconds since the run started.
     #[inline]
     pub fn elapsed_ns(&self) -> u64 {
-        clock::monotonic_ns().saturating_sub(self.start_ns)
+        clock::monotonic_ns().saturating_sub(self.start_ns())
     }
 
     /// The run's start on the monotonic clock.
+    #[inline]
     pub fn start_ns(&self) -> u64 {
-        self.start_ns
+        self.start_ns.load(Ordering::Relaxed)
     }
 
     fn done(&self) -> u64 {
@@ -121,13 +126,13 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let stop = Arc::new(AtomicBool::new(false));
     let signals = Signals::install(&stop);
     let shared = Arc::new(Shared {
-        start_ns: clock::monotonic_ns(),
+        start_ns: AtomicU64::new(0),
         stop: stop.clone(),
         progress: (0..plan.workers)
             .map(|_| PaddedCounter::default())
             .collect(),
     });
-    let start_unix_ns = clock::unix_ns();
+    let gate = Arc::new(StartGate::default());
     let plan = Arc::new(plan);
     let mut handles = Vec::new();
     let mut fatal = None;
@@ -136,12 +141,15 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let (alive, all_done) = std::sync::mpsc::channel::<()>();
     for i in 0..plan.workers {
         let (p, s, alive) = (plan.clone(), shared.clone(), alive.clone());
+        let gate = GatePass(Some(gate.clone()));
         let spawned = std::thread::Builder::new()
             .name(format!("dualbench-w{i}"))
             .spawn(move || {
                 let _alive = alive;
                 let _stop = StopOnUnwind(s.stop.clone());
-                match Worker::new(i, p, s.clone()) {
+                let worker = Worker::new(i, p, s.clone());
+                gate.pass();
+                match worker {
                     Ok(w) => w.run(),
                     Err(e) => {
                         s.stop.store(true, Ordering::Relaxed);
@@ -162,6 +170,14 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
         }
     }
     drop(alive);
+    // The run's clock starts when every worker has built its state and waits to send, so
+    // neither the threads' start nor their setup counts as a late slot or as run time.
+    gate.wait_for(handles.len());
+    shared
+        .start_ns
+        .store(clock::monotonic_ns(), Ordering::Relaxed);
+    let start_unix_ns = clock::unix_ns();
+    gate.open();
     while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
         all_done.recv_timeout(Duration::from_millis(100))
     {
@@ -186,7 +202,7 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let interrupted = signals.reason();
     drop(signals);
     let mut m = merge(results, &plan, end_ns, interrupted);
-    m.start_monotonic_ns = shared.start_ns;
+    m.start_monotonic_ns = shared.start_ns();
     m.start_unix_ns = start_unix_ns;
     if m.fatal.is_none() {
         m.fatal = fatal;
@@ -213,6 +229,7 @@ fn merge(
     let mut lengths: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
     let mut first: Option<(u64, u64, String)> = None;
     let mut last_end = 0;
+    let mut began = u64::MAX;
     // Kept records (--records) are moved once into a vector of the right size: growing it
     // worker by worker would hold up to twice their size at the end of a long run.
     m.records
@@ -235,6 +252,7 @@ fn merge(
             }
         }
         last_end = last_end.max(r.last_end_ns);
+        began = began.min(r.began_ns);
         m.records.extend(r.records);
         m.cpu_user_s += r.cpu_user_s;
         m.cpu_sys_s += r.cpu_sys_s;
@@ -250,14 +268,81 @@ fn merge(
             stats.length_mismatch = stats.completed - same;
         }
     }
-    // From the start to the last request's end; a run cut by its time limit lasted at
-    // least that long, an interrupted one until it was stopped.
-    m.duration_ns = match plan.max_ns {
+    // From the first request's start to the last one's end; a run cut by its time limit
+    // lasted at least that long, an interrupted one until it was stopped. The first start
+    // is the schedule's time 0 in open loop (the first slot's intended start), and the
+    // first worker's first dispatch in closed loop (a few µs after the clock started).
+    let first_start = match plan.arrival {
+        Arrival::Closed if began != u64::MAX => began,
+        _ => 0,
+    };
+    let end = match plan.max_ns {
         _ if m.interrupted.is_some() => end_ns,
         Some(limit) if end_ns >= limit => last_end.max(limit),
-        _ => last_end.max(1),
+        _ => last_end,
     };
+    m.duration_ns = end.saturating_sub(first_start).max(1);
     m
+}
+
+/// Holds the workers, once each has built its state, until the controller has counted
+/// them all and taken the run's start instant: then lets them all go at once.
+#[derive(Default)]
+struct StartGate {
+    /// (workers arrived, gate open)
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A worker is ready: count it, then wait for the gate to open.
+    fn arrive_and_wait(&self) {
+        let mut s = self.lock();
+        s.0 += 1;
+        self.changed.notify_all();
+        while !s.1 {
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The controller: wait until `n` workers have arrived.
+    fn wait_for(&self, n: usize) {
+        let mut s = self.lock();
+        while s.0 < n {
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self) {
+        self.lock().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// A worker's pass through the gate; a worker that unwinds before passing (a bug in its
+/// setup) is still counted as arrived, so the controller never waits for it forever.
+struct GatePass(Option<Arc<StartGate>>);
+
+impl GatePass {
+    fn pass(mut self) {
+        if let Some(g) = self.0.take() {
+            g.arrive_and_wait();
+        }
+    }
+}
+
+impl Drop for GatePass {
+    fn drop(&mut self) {
+        if let Some(g) = self.0.take() {
+            let mut s = g.lock();
+            s.0 += 1;
+            g.changed.notify_all();
+        }
+    }
 }
 
 /// Held by each worker thread: if the worker panics (a bug), the others stop too, so the

@@ -67,6 +67,8 @@ pub struct WorkerResult {
     /// Body lengths seen per family: (length, count), a handful of distinct values.
     pub lengths: [Vec<(u64, u64)>; 2],
     pub last_end_ns: u64,
+    /// When this worker's loop first ran: the start of its first request in closed loop.
+    pub began_ns: u64,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub fatal: Option<Failure>,
@@ -150,8 +152,9 @@ impl Worker {
     /// run is stopped, or a fatal error happens.
     pub fn run(mut self) -> WorkerResult {
         let mut events = Events::with_capacity(1024);
+        let mut now = self.shared.elapsed_ns();
+        self.out.began_ns = now;
         loop {
-            let now = self.shared.elapsed_ns();
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -206,7 +209,8 @@ impl Worker {
                     self.drive(key, ready);
                 }
             }
-            self.expire(self.shared.elapsed_ns());
+            now = self.shared.elapsed_ns();
+            self.expire(now);
         }
         self.finish()
     }
@@ -524,6 +528,9 @@ impl Worker {
                     if front.sent_ns == 0 {
                         front.sent_ns = now;
                     }
+                    if self.plan.verbosity >= 4 {
+                        log_head(&self.buf[off..n]);
+                    }
                 }
                 match c.parser.feed(&self.buf[off..n]) {
                     Ok(Feed::NeedMore) => break,
@@ -630,12 +637,21 @@ impl Worker {
         let server = c.parser.server.take();
         if c.parser.close || !keepalive || unwritten {
             c.closing = true;
+            // Cold on a keep-alive run (entered only when the connection ends here); off
+            // one, a test of a flag already in a register.
+            if keepalive && c.parser.close {
+                let fam = self.plan.targets[c.target].family.index();
+                self.out.families[fam].closing_responses += 1;
+            }
         }
         c.parser.reset(self.plan.head, want_server);
         let (target, conn_id) = (c.target, c.id);
         let (closing, idle) = (c.closing, c.pending.is_empty());
         if self.out.first.is_none() {
             self.out.first = Some((now, got.body, server.unwrap_or_default()));
+        }
+        if self.plan.verbosity >= 3 {
+            log_status(got.status);
         }
         self.record(target, conn_id, p, got, now, Outcome::Normal);
         #[cfg(test)]
@@ -748,6 +764,26 @@ impl Worker {
         self.out.cpu_sys_s = sys;
         self.out
     }
+}
+
+/// ab's `-v 3` line for each response (a cold path: only at -v 3 and above).
+#[cold]
+fn log_status(status: u16) {
+    eprintln!("LOG: Response code = {status}");
+}
+
+/// ab's `-v 4` log of a response's head: what of it arrived in the read that began it
+/// (a cold path: only at -v 4 and above).
+#[cold]
+fn log_head(read: &[u8]) {
+    let end = read
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(read.len(), |i| i + 4);
+    eprintln!(
+        "LOG: header received:\n{}",
+        String::from_utf8_lossy(&read[..end])
+    );
 }
 
 /// Whether a deadline's request still waits for its response on the same connection.

@@ -267,7 +267,7 @@ impl Generator {
             cpu_sys_s: m.cpu_sys_s,
             cores: m.cores,
             cpu_fraction: round(fraction, 4),
-            bound: fraction > crate::report::text::GENERATOR_BOUND,
+            bound: crate::report::text::generator_bound(m, secs),
         }
     }
 }

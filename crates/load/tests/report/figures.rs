@@ -119,8 +119,16 @@ fn single_family_has_one_column_and_no_difference() {
             width = line(&report, "Requests:").len() - 9
         )
     );
+    // As ab counts them: responses that let the connection stay open, all 200 here (not
+    // requests minus connections, 196).
     assert_eq!(
         line(&report, "Keep-Alive requests:"),
+        "Keep-Alive requests:    200"
+    );
+    let mut closed = s.clone();
+    closed.families[1].closing_responses = 4;
+    assert_eq!(
+        line(&text::render(&closed), "Keep-Alive requests:"),
         "Keep-Alive requests:    196"
     );
     let doc = json::render(&s);
@@ -157,12 +165,26 @@ fn open_loop_shows_late_and_unsent_slots_and_both_latencies() {
     assert!(late > 0, "the scenario must have late slots");
     let report = text::render(&s);
     assert!(line(&report, "Open loop:").contains("2000.00 requests/s offered, Poisson arrivals"));
-    let late_row: Vec<&str> = line(&report, "Late slots:").split_whitespace().collect();
+    let late_row: Vec<&str> = line(&report, "Late slots (>1 ms):")
+        .split_whitespace()
+        .skip(2)
+        .collect();
     let (v4, v6) = (s.families[0].late, s.families[1].late);
     assert_eq!(v4 + v6, late);
     assert_eq!(&late_row[2..4], [v4.to_string(), v6.to_string()]);
     assert!(line(&report, "Unsent slots:").contains(" 7 "));
     assert!(report.contains("Total (corrected)") && report.contains("Service (uncorrected)"));
+    // ab's concurrency × time / complete assumes -c always in flight; in open loop -c is a
+    // cap on connections and the time per request is the measured mean of Total.
+    assert_eq!(
+        line(&report, "Concurrency Level:"),
+        "Concurrency Level:      2 (open loop: connections at most)"
+    );
+    let mean_ms = s.total().hist.total.mean() / 1000.0;
+    assert_eq!(
+        line(&report, "Time per request:"),
+        format!("Time per request:       {mean_ms:.3} [ms] (mean, measured: Total below)")
+    );
     let doc = json::render(&s);
     assert_eq!(doc["settings"]["model"], "open");
     assert_eq!(doc["settings"]["arrival"], "poisson");
@@ -209,11 +231,36 @@ fn interrupted_and_generator_bound_runs_say_so_first() {
     );
     assert_eq!(
         line(&report, "Complete requests:"),
-        "Complete requests:      412"
+        "Complete requests:      1236"
     );
     let doc = json::render(&s);
     assert_eq!(doc["interrupted"], "interrupted by SIGINT");
     assert_eq!(doc["generator"]["bound"], true);
+}
+
+#[test]
+fn a_short_run_is_never_generator_bound_and_workers_are_suggested_only_when_usable() {
+    let (mut s, _) = scenarios::interrupted();
+    // `-n 1`: a millisecond, 90% of it the generator's start-up and teardown.
+    s.duration_ns = 1_000_000;
+    (s.meta.cpu_user_s, s.meta.cpu_sys_s) = (0.0005, 0.0004);
+    assert!(s.meta.cpu_fraction(s.duration_s()) > 0.4);
+    s.meta.workers = 1;
+    assert!(!text::render(&s).contains("WARNING"));
+    assert_eq!(json::render(&s)["generator"]["bound"], false);
+    // A busy run of one worker at -c 1: more workers cannot be used (at most -c).
+    let (mut s, _) = scenarios::interrupted();
+    s.meta.workers = 1;
+    s.meta.concurrency = 1;
+    let busy = s.duration_s() * 0.95;
+    (s.meta.cpu_user_s, s.meta.cpu_sys_s) = (busy, 0.0);
+    assert_eq!(
+        text::render(&s).lines().nth(1),
+        Some(
+            "WARNING: the load generator used 95% of 1 CPU core (1 worker): results may be \
+             generator-bound"
+        )
+    );
 }
 
 #[test]

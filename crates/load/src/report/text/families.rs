@@ -132,7 +132,8 @@ fn counts(c: &Columns, open: bool) -> Table {
     });
     c.row(&mut t, "Connections opened:", 0, |f| f.connections as f64);
     if open {
-        c.row(&mut t, "Late slots:", 0, |f| f.late as f64);
+        // Started more than LATE_NS after the intended time.
+        c.row(&mut t, "Late slots (>1 ms):", 0, |f| f.late as f64);
         c.row(&mut t, "Unsent slots:", 0, |f| f.unsent as f64);
     }
     t

@@ -8,10 +8,19 @@ mod table;
 
 pub use ab::AbFailures;
 
-use crate::summary::RunSummary;
+use crate::summary::{RunMeta, RunSummary};
 
 /// Above this share of its cores, the generator may have limited the results.
 pub const GENERATOR_BOUND: f64 = 0.9;
+/// Runs shorter than this (seconds) are never called generator-bound: their CPU time is
+/// mostly start-up and teardown (`-n 1` "used 90% of 1 CPU core").
+pub const GENERATOR_BOUND_MIN_S: f64 = 0.2;
+
+/// Whether the generator may have limited the results: busy above [`GENERATOR_BOUND`]
+/// over a run long enough for the figure to mean something.
+pub fn generator_bound(meta: &RunMeta, duration_s: f64) -> bool {
+    duration_s >= GENERATOR_BOUND_MIN_S && meta.cpu_fraction(duration_s) > GENERATOR_BOUND
+}
 
 /// The whole text report, ending with a newline.
 pub fn render(summary: &RunSummary) -> String {
@@ -34,8 +43,11 @@ fn caveats(s: &RunSummary) -> String {
         ));
     }
     let cpu = s.meta.cpu_fraction(s.duration_s());
-    if cpu > GENERATOR_BOUND {
+    if generator_bound(&s.meta, s.duration_s()) {
         let cores = s.meta.usable_cores();
+        // More workers help only where there are cores for them and -c to share out
+        // (workers are never more than -c).
+        let could_add = s.meta.workers < s.meta.cores.min(s.meta.concurrency);
         out.push_str(&format!(
             "WARNING: the load generator used {:.0}% of {cores} CPU core{} ({} worker{}): \
              results may be generator-bound{}\n",
@@ -43,7 +55,7 @@ fn caveats(s: &RunSummary) -> String {
             if cores == 1 { "" } else { "s" },
             s.meta.workers,
             if s.meta.workers == 1 { "" } else { "s" },
-            if s.meta.workers < s.meta.cores {
+            if could_add {
                 "; more workers (--workers) may help"
             } else {
                 ""
