@@ -254,6 +254,64 @@ fn profile_mix_reaches_the_sink_in_its_shares() {
 }
 
 #[test]
+fn separate_send_runs_are_separate_flows_at_one_sink() {
+    // The docs' long-running sink: one run, then two at once, of the same script (the same
+    // flow ids, the second pair even pinning one UDP source port). Each run's flow must be
+    // its own flow at the sink, with no duplicates, and rates must not span the gaps.
+    let dir = scratch("runs");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let script = |src: &str| {
+        format!(
+            "0.0 ON 1 UDP DST {v4} PERIODIC [200 100]{src}\n\
+             0.0 ON 2 TCP DST {v6} PERIODIC [200 100]\n\
+             0.5 OFF 1\n0.5 OFF 2\n"
+        )
+    };
+    let plain = dir.join("plain.mgn");
+    std::fs::write(&plain, script("")).unwrap();
+    let pinned = dir.join("pinned.mgn");
+    let free_port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(&pinned, script(&format!(" SRC {free_port}"))).unwrap();
+    send(&dir, &[plain.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    send(&dir, &[pinned.to_str().unwrap()]);
+    let (a, b) = (scratch("runs-a"), scratch("runs-b"));
+    let (pa, pb) = (pinned.clone(), plain.clone());
+    let (da, db) = (a.clone(), b.clone());
+    let ta = std::thread::spawn(move || send(&da, &[pa.to_str().unwrap()]));
+    let tb = std::thread::spawn(move || send(&db, &[pb.to_str().unwrap()]));
+    ta.join().unwrap();
+    tb.join().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    for (proto, flow) in [("udp", 1), ("tcp", 2)] {
+        let runs: Vec<&Value> = got["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["proto"] == proto && f["flow"] == flow)
+            .collect();
+        assert_eq!(runs.len(), 4, "{proto} flow {flow}: {runs:?}");
+        for f in runs {
+            assert_eq!(f["messages"], 100, "{f}");
+            assert_eq!(f["loss"]["expected"], 100, "{f}");
+            assert_eq!(f["loss"]["duplicates"], 0, "{f}");
+            let span = f["last_s"].as_f64().unwrap() - f["first_s"].as_f64().unwrap();
+            assert!(span < 0.75, "one run's flow spans {span} s: {f}");
+        }
+    }
+    assert_eq!(got["total"]["flows"], 8);
+    for d in [dir, a, b] {
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+#[test]
 fn bad_script_names_file_line_and_token() {
     let dir = scratch("bad");
     let path = dir.join("bad.mgn");
@@ -410,5 +468,268 @@ fn unreachable_destinations_are_reported_per_flow() {
         stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable"),
         "{stderr}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
+    // In a namespace of its own, a veth pair whose far end drops every frame (they are
+    // addressed to a MAC that is not its own): a SYN to 198.18.9.2 is never answered and
+    // the connect times out (after 3 s).
+    let Some(ns) = Netns::create("timeout") else {
+        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
+        return;
+    };
+    for args in [
+        vec!["link", "add", "d0", "type", "veth", "peer", "name", "d1"],
+        vec!["addr", "add", "198.18.9.1/24", "dev", "d0"],
+        vec!["link", "set", "d0", "up"],
+        vec!["link", "set", "d1", "up"],
+        vec![
+            "neigh",
+            "add",
+            "198.18.9.2",
+            "lladdr",
+            "02:00:00:00:00:99",
+            "dev",
+            "d0",
+            "nud",
+            "permanent",
+        ],
+    ] {
+        assert!(Command::new("ip")
+            .args(["-n", &ns.0])
+            .args(&args)
+            .status()
+            .unwrap()
+            .success());
+    }
+    let dir = scratch("timeout");
+    let path = dir.join("timeout.mgn");
+    std::fs::write(
+        &path,
+        "0.0 ON 1 TCP DST 198.18.9.2/5000 PERIODIC [100 100]\n4.0 OFF 1\n",
+    )
+    .unwrap();
+    let out = dir.join("send.json");
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns.0, bin(), "traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let flow = &v["flows"][0];
+    assert_eq!(flow["status"], "timeout", "{flow}");
+    assert_eq!(flow["errors"]["timeout"], 1, "{flow}");
+    // 100 messages/s for 4 s: what the script asked for, though none was sent.
+    assert_eq!(flow["scheduled"], 400, "{flow}");
+    assert_eq!(flow["sent"], 0, "{flow}");
+    assert!(
+        stderr.contains("flow 1 (TCP to 198.18.9.2:5000): timeout"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn ip_in(ns: &str, args: &[&str]) {
+    let out = Command::new("ip")
+        .args(["-n", ns])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ip -n {ns} {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn link_local_destinations_and_listeners_take_a_zone() {
+    // Two namespaces joined by a veth pair, each end with a link-local address only
+    // (fe80::a, fe80::b) and the other's as a static neighbour.
+    let (Some(a), Some(b)) = (Netns::create("lla"), Netns::create("llb")) else {
+        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
+        return;
+    };
+    ip_in(
+        &a.0,
+        &[
+            "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", &b.0,
+        ],
+    );
+    for (ns, me, peer, mac, peer_mac) in [
+        (
+            &a.0,
+            "fe80::a",
+            "fe80::b",
+            "02:00:00:00:00:0a",
+            "02:00:00:00:00:0b",
+        ),
+        (
+            &b.0,
+            "fe80::b",
+            "fe80::a",
+            "02:00:00:00:00:0b",
+            "02:00:00:00:00:0a",
+        ),
+    ] {
+        ip_in(ns, &["link", "set", "eth0", "address", mac]);
+        ip_in(
+            ns,
+            &["addr", "add", &format!("{me}/64"), "dev", "eth0", "nodad"],
+        );
+        ip_in(
+            ns,
+            &[
+                "neigh",
+                "add",
+                peer,
+                "lladdr",
+                peer_mac,
+                "dev",
+                "eth0",
+                "nud",
+                "permanent",
+            ],
+        );
+        ip_in(ns, &["link", "set", "eth0", "up"]);
+    }
+    let dir = scratch("linklocal");
+    let output = dir.join("sink.json");
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &b.0, bin(), "traffic", "sink"])
+        .args([
+            "--listen",
+            "[fe80::b%eth0]:0",
+            "--duration",
+            "30",
+            "--output",
+        ])
+        .arg(&output)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().rsplit(':').next().unwrap().to_string();
+    assert!(line.contains("listening on [fe80::b%"), "{line}");
+    let sink = Sink {
+        child,
+        addrs: Vec::new(),
+        output,
+    };
+    let script = format!(
+        "0 ON 1 UDP DST fe80::b%eth0/{port} PERIODIC [100 100] COUNT 50\n\
+         0 ON 2 TCP DST [fe80::b%eth0]:{port} PERIODIC [100 100] COUNT 50\n"
+    );
+    let path = dir.join("ll.mgn");
+    std::fs::write(&path, script).unwrap();
+    let out = dir.join("send.json");
+    let o = Command::new("ip")
+        .args(["netns", "exec", &a.0, bin(), "traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    assert!(o.status.success(), "{stderr}");
+    for (proto, flow) in [("udp", 1), ("tcp", 2)] {
+        let f = sink_flow(&got, proto, flow);
+        assert_eq!(f["messages"], 50, "{f}");
+        assert!(f["src"].as_str().unwrap().starts_with("[fe80::a%"), "{f}");
+    }
+
+    // Without a zone a link-local destination is refused before anything is sent.
+    std::fs::write(
+        &path,
+        "0 ON 1 UDP DST fe80::b/5000 PERIODIC [1 100] COUNT 1\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["traffic", "send", "--dry-run"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "'fe80::b' is link-local: add its interface as a zone, e.g. fe80::b%eth0/5000"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigint_says_so_once_and_usage_errors_name_their_bound() {
+    let dir = scratch("sigint");
+    let sink = start_sink(&dir);
+    let v4 = slash(&sink.addrs[0]);
+    let mut script = String::new();
+    for flow in 1..=10 {
+        script.push_str(&format!(
+            "0 ON {flow} UDP DST {v4} PERIODIC [50 100]\n10 OFF {flow}\n"
+        ));
+    }
+    let path = dir.join("ten.mgn");
+    std::fs::write(&path, script).unwrap();
+    let child = Command::new(bin())
+        .args(["traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(dir.join("send.json"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let _ = stop_sink(sink);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // One line for the ten flows the signal cut short (it used to be ten, each with a
+    // trailing space), then the totals.
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "dualbench traffic: interrupted by SIGINT: 10 flows stopped early"
+    );
+    assert!(lines.iter().all(|l| !l.ends_with(' ')), "{stderr}");
+
+    let usage = |args: &[&str]| {
+        let o = Command::new(bin()).args(args).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, err) = usage(&["traffic", "send", "C1B", "--duration", "1e9", "--dry-run"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--duration 1000000000: give a number of seconds above 0 and below 10000000"),
+        "{err}"
+    );
+    let empty = dir.join("empty.mgn");
+    std::fs::write(&empty, "# no flows yet\n").unwrap();
+    let (code, err) = usage(&["traffic", "send", empty.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the script has no flows"), "{err}");
+    assert!(!err.contains("duration limit"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

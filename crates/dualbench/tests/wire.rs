@@ -295,3 +295,81 @@ fn bad_arguments_exit_2_with_one_line() {
     assert_eq!(code, Some(2));
     assert!(err.contains("\"nosuch-wire0\" not found"), "{err}");
 }
+
+#[test]
+fn an_interface_deleted_under_traffic_ends_the_wire_with_one_line() {
+    // A deleted interface is announced once, by one ENETDOWN on its socket. The wire used
+    // to look for the interface only when a receive returned that error: if the error came
+    // while the name still existed (the wire, busy with traffic, woke before the kernel had
+    // unlisted the device; or the interface went down first and was deleted later), or a
+    // send took it, nothing ever said so again and the wire ran on for ever. Taking the
+    // interface down first, then deleting it, makes that order certain.
+    let mut link = Link::new();
+    link.start_wire(&["--both", "delay=1ms"]);
+    let (from, to) = (link.a.clone(), link.b.clone());
+    let traffic = std::thread::spawn(move || {
+        let p = Probe {
+            from_ns: from,
+            to_ns: to,
+            target: "198.18.0.2:7005".parse().unwrap(),
+            count: 40_000,
+            interval: Duration::from_micros(50),
+            payload: 100,
+            echo: false,
+            linger: Duration::from_millis(100),
+        };
+        let _ = probe::run(&p);
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    ip(&["-n", &link.w, "link", "set", "wwb", "down"]);
+    std::thread::sleep(Duration::from_millis(300));
+    ip(&["-n", &link.b, "link", "del", "wb0"]);
+    let mut child = link.wire.take().expect("wire running");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > Duration::from_secs(3) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+    traffic.join().unwrap();
+    let status = status.expect("the wire still ran 3 s after wwb was deleted");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("interface wwb disappeared"), "{stderr}");
+}
+
+#[test]
+fn a_second_wire_on_the_same_interface_is_refused() {
+    // Two wires on one interface would both forward every frame: each arrives twice.
+    let mut link = Link::new();
+    link.start_wire(&[]);
+    let holder = link.wire.as_ref().unwrap().id();
+    let out = Command::new("ip")
+        .args(["netns", "exec", &link.w, env!("CARGO_BIN_EXE_dualbench")])
+        .args(["wire", "--a", "wwb", "--b", "wwa", "--duration", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "interface wwb is already used by another dualbench wire in this network namespace (pid {holder})"
+        )),
+        "{err}"
+    );
+    // The first wire still forwards, once.
+    let r = link.probe("198.18.0.2:7006", 50, 2_000, false);
+    assert_eq!(r.received, 50);
+    let (code, stderr, stats) = link.stop_wire();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stats.directions.a_to_b.counters.duplicated, 0);
+}

@@ -3,6 +3,7 @@
 //! (services, wire emulators) start in their namespace with `ip netns exec`, detached into
 //! their own process group, output to a log under the state directory.
 
+use crate::listening::ListenProbe;
 use crate::plan::{etc_netns_dir, Op, Plan};
 use crate::procs;
 use crate::state::{Object, StateFile};
@@ -20,6 +21,8 @@ use std::time::{Duration, Instant};
 const SETTLE: Duration = Duration::from_millis(300);
 /// How long a service with a `ready` port gets to start listening.
 const READY_LIMIT: Duration = Duration::from_secs(10);
+/// How long interfaces get to come up with IPv6 ready (the link watch takes up to 1 s).
+const LINKS_LIMIT: Duration = Duration::from_secs(5);
 
 pub struct Options {
     /// The `dualbench` binary that plans call `dualbench` (wire emulators, services).
@@ -38,10 +41,15 @@ pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()
     for (step, op) in plan.ops.iter().enumerate() {
         pause_if(options, step)?;
         if let Op::AwaitListen {
-            node, name, port, ..
+            ns,
+            node,
+            name,
+            port,
         } = op
         {
-            await_listen(&started, node, name, *port, options)?;
+            await_listen(&started, (ns, node, name), *port, options)?;
+        } else if let Op::AwaitLinks { ns, devices } = op {
+            await_links(ns, devices, options)?;
         } else if let Some(pid) = apply_one(op, state, options)
             .map_err(|e| check_interrupted(options).err().unwrap_or(e))?
         {
@@ -80,11 +88,12 @@ fn pause_if(options: &Options, step: usize) -> Result<()> {
     }
 }
 
-/// Wait until the service named listens on `port` in its namespace.
+/// Wait until the service named listens on `port` in its namespace: a sock_diag dump of
+/// listening sockets every 20 ms, or where that cannot be opened the process's
+/// `/proc/PID/net/tcp` every 200 ms (each read of which walks every connection).
 fn await_listen(
     started: &Started,
-    node: &str,
-    name: &str,
+    (ns, node, name): (&str, &str, &str),
     port: u16,
     options: &Options,
 ) -> Result<()> {
@@ -95,7 +104,13 @@ fn await_listen(
         return Ok(());
     };
     let start = Instant::now();
-    while !procs::listens(pid, port) {
+    let probe = ListenProbe::open(ns).ok();
+    let listens = || match &probe {
+        Some(p) => p.listens(port).unwrap_or(false),
+        None => procs::listens(pid, port),
+    };
+    let every = Duration::from_millis(if probe.is_some() { 20 } else { 200 });
+    while !listens() {
         check_interrupted(options)?;
         if !procs::is_running(pid) {
             return Err(exited_at_once(op));
@@ -110,9 +125,59 @@ fn await_listen(
                 READY_LIMIT.as_secs()
             )));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(every);
     }
     Ok(())
+}
+
+/// Wait until every device of `ns` is up, IPv6 ready (see [`Op::AwaitLinks`]).
+fn await_links(ns: &str, devices: &[String], options: &Options) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        let waiting = links_not_ready(ns, devices)?;
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        check_interrupted(options)?;
+        if start.elapsed() > LINKS_LIMIT {
+            return Err(Failure::runtime(format!(
+                "{} of {ns} not up with IPv6 ready within {}s",
+                waiting.join(", "),
+                LINKS_LIMIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The devices of `ns` that are not yet operationally up with an IPv6 link-local address
+/// and no tentative address, from `ip -j addr show` (JSON, so nothing is scraped).
+fn links_not_ready(ns: &str, devices: &[String]) -> Result<Vec<String>> {
+    let argv = ["ip", "-n", ns, "-j", "addr", "show"];
+    let out = Command::new("ip")
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| system::spawn_error("ip", e))?;
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Failure::runtime(format!("`{}` gave no JSON ({e})", argv.join(" "))))?;
+    let ready = |dev: &str| {
+        let Some(link) = shown
+            .as_array()
+            .and_then(|all| all.iter().find(|l| l["ifname"] == dev))
+        else {
+            return false;
+        };
+        let addrs = link["addr_info"]
+            .as_array()
+            .map_or(&[][..], |a| a.as_slice());
+        link["operstate"] == "UP"
+            && addrs
+                .iter()
+                .any(|a| a["family"] == "inet6" && a["scope"] == "link")
+            && !addrs.iter().any(|a| a["tentative"] == true)
+    };
+    Ok(devices.iter().filter(|d| !ready(d)).cloned().collect())
 }
 
 fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option<u32>> {

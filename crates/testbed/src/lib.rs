@@ -7,6 +7,7 @@
 pub mod addressing;
 mod apply;
 mod down;
+mod listening;
 pub mod model;
 mod ops;
 pub mod plan;
@@ -101,6 +102,14 @@ pub fn main(cli: TestbedCli) -> Result<()> {
         TestbedCommand::Exec(args) => exec(args),
         TestbedCommand::Down(which) => {
             system::require_net_admin()?;
+            if let Some(dir) = leftover(&which) {
+                state::remove_leftover(&dir)?;
+                println!(
+                    "removed the logs a rolled-back `up` left in {}",
+                    dir.display()
+                );
+                return Ok(());
+            }
             let dir = resolve(&which)?;
             down::down(StateFile::load(&dir)?, false)
         }
@@ -192,17 +201,19 @@ fn up(args: UpArgs) -> Result<()> {
     }
     if StateFile::exists(&state_dir) {
         return Err(Failure::usage(format!(
-            "testbed '{name}' is already up (state in {}): run `dualbench testbed down --name {name}` first",
-            state_dir.display()
+            "testbed '{name}' is already up (state in {}): run `dualbench testbed down --name {name}{}` first",
+            state_dir.display(),
+            state_dir_flag(&args.which.state_dir)
         )));
     }
-    refuse_strangers(&plan)?;
+    refuse_strangers(&plan, &args.which.state_dir)?;
     build(&plan, &args, &state_dir)?;
     let l = &plan.layout;
     println!(
-        "testbed {name} is up: {} nodes, {} links; `dualbench testbed status --name {name}` shows it",
-        l.nodes.len(),
-        l.links.len()
+        "testbed {name} is up: {}, {}; `dualbench testbed status --name {name}{}` shows it",
+        plural(l.nodes.len(), "node"),
+        plural(l.links.len(), "link"),
+        state_dir_flag(&args.which.state_dir)
     );
     Ok(())
 }
@@ -228,7 +239,11 @@ fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
     };
     if let Err(e) = apply::apply(plan, &mut file, &options) {
         let undo = match down::down(file, true) {
-            Ok(()) => String::from("everything made so far is removed"),
+            Ok(()) => format!(
+                "everything made so far is removed; the logs are in {}, which `dualbench testbed down --name {name}{}` removes",
+                state_dir.join("logs").display(),
+                state_dir_flag(&args.which.state_dir)
+            ),
             Err(d) => format!("cleanup failed too: {d}"),
         };
         let message = format!("building testbed '{name}': {} ({undo})", e.message);
@@ -252,18 +267,77 @@ fn on_signals() -> Result<Arc<AtomicUsize>> {
     Ok(flag)
 }
 
-/// Namespaces with our names that no state file knows are someone else's: never touch them.
-fn refuse_strangers(plan: &plan::Plan) -> Result<()> {
+/// Namespaces with our names that no state file of ours knows are someone else's: never
+/// touch them. If a live testbed's state file (under `root` or the default root) lists
+/// one, say which testbed owns it rather than suggest removing it.
+fn refuse_strangers(plan: &plan::Plan, root: &Path) -> Result<()> {
     for op in &plan.ops {
         if let plan::Op::AddNamespace { ns } = op {
             if system::namespace_exists(ns) {
-                return Err(Failure::usage(format!(
-                    "namespace {ns} exists but no state file lists it: remove it (`ip netns del {ns}`) if it is a leftover, or choose another --name"
-                )));
+                let message = match owner_of(ns, root) {
+                    Some((testbed, dir)) => format!(
+                        "namespace {ns} belongs to testbed '{testbed}', which is up (state in {}): take it down (`dualbench testbed down --name {testbed}{}`) or choose another --name",
+                        dir.display(),
+                        state_dir_flag(dir.parent().unwrap_or(root))
+                    ),
+                    None => format!(
+                        "namespace {ns} exists but no state file lists it: remove it (`ip netns del {ns}`) if it is a leftover, or choose another --name"
+                    ),
+                };
+                return Err(Failure::usage(message));
             }
         }
     }
     Ok(())
+}
+
+/// The testbed (name and state directory) whose state file lists namespace `ns`.
+fn owner_of(ns: &str, root: &Path) -> Option<(String, PathBuf)> {
+    let default = Path::new(state::DEFAULT_ROOT);
+    let roots = if root == default {
+        vec![root]
+    } else {
+        vec![root, default]
+    };
+    roots.into_iter().find_map(|r| {
+        state::list(r).into_iter().find_map(|name| {
+            let dir = state::testbed_dir(r, &name);
+            let file = StateFile::load(&dir).ok()?;
+            let listed = file
+                .state
+                .objects
+                .iter()
+                .any(|o| matches!(o, state::Object::Namespace { name } if name == ns));
+            listed.then_some((name, dir))
+        })
+    })
+}
+
+/// `1 link`, `2 links`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// ` --state-dir ROOT` when `root` is not the default, for commands suggested to the user.
+fn state_dir_flag(root: &Path) -> String {
+    if root == Path::new(state::DEFAULT_ROOT) {
+        String::new()
+    } else {
+        format!(" --state-dir {}", root.display())
+    }
+}
+
+/// The directory of the testbed `which` names, when all that is left of it is a rolled-back
+/// `up`'s logs.
+fn leftover(which: &Which) -> Option<PathBuf> {
+    let name = which.name.as_deref()?;
+    model::check_testbed_name(name).ok()?;
+    let dir = state::testbed_dir(&which.state_dir, name);
+    state::is_leftover(&dir).then_some(dir)
 }
 
 /// The state directory of the testbed `which` names, or of the only one that is up.
@@ -271,8 +345,17 @@ fn resolve(which: &Which) -> Result<PathBuf> {
     if let Some(name) = &which.name {
         let dir = state::testbed_dir(&which.state_dir, name);
         if !StateFile::exists(&dir) {
+            let logs = if state::is_leftover(&dir) {
+                format!(
+                    "; the logs of a rolled-back `up` are in {}, which `dualbench testbed down --name {name}{}` removes",
+                    dir.join("logs").display(),
+                    state_dir_flag(&which.state_dir)
+                )
+            } else {
+                String::new()
+            };
             return Err(Failure::usage(format!(
-                "no testbed '{name}' is up (no state in {})",
+                "no testbed '{name}' is up (no state in {}){logs}",
                 dir.display()
             )));
         }
@@ -333,6 +416,35 @@ fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
     serde_json::from_str(&text).ok()
 }
 
+/// Whether `program` can be run as `ip netns exec` would run it (a path, or a name on
+/// `PATH`): else the shell's exit code for it and why, in one line.
+fn runnable(program: &str) -> std::result::Result<(), (i32, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let candidates: Vec<PathBuf> = if program.contains('/') {
+        vec![PathBuf::from(program)]
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .collect()
+    };
+    if candidates.iter().any(|c| executable(c)) {
+        return Ok(());
+    }
+    match candidates.iter().find(|c| c.exists()) {
+        Some(c) => Err((126, format!("{} is not an executable file", c.display()))),
+        None if program.contains('/') => Err((127, format!("{program}: no such file"))),
+        None => Err((
+            127,
+            format!("command not found: {program} (not on PATH: install it or give its path)"),
+        )),
+    }
+}
+
 /// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
 /// terminal pass straight through. Host names resolve through the testbed's hosts file.
 fn exec(args: ExecArgs) -> Result<()> {
@@ -355,6 +467,13 @@ fn exec(args: ExecArgs) -> Result<()> {
     let mut command = args.command;
     if command[0] == "dualbench" {
         command[0] = std::env::current_exe()?.display().to_string();
+    }
+    if let Err((code, why)) = runnable(&command[0]) {
+        // As a shell does: 127 for a command not found, 126 for one that cannot run. These
+        // are the command's exit codes, not dualbench's own 1 or 2, so the line is printed
+        // here and the process ends with the shell's code.
+        eprintln!("dualbench: testbed exec: {why}");
+        std::process::exit(code);
     }
     let err = std::process::Command::new("ip")
         .args(["netns", "exec", &node.namespace])

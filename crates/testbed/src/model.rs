@@ -325,6 +325,9 @@ fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), F
             let name = raw_node.name.get_ref();
             let span = raw_node.name.span();
             check_name(name, key, MAX_NAME).map_err(|m| check.at(span.clone(), "name", m))?;
+            if name.contains('-') {
+                return Err(check.at(span, "name", format!("{key} '{name}' has a '-': node names may not (namespace db-<testbed>-<node> must say where the testbed's name ends, and <node>-v4/-v6 are host names), so write e.g. '{}'", name.replace('-', ""))));
+            }
             if is_reserved(name) {
                 return Err(check.at(span, "name", format!("'{name}' is reserved for the wire namespaces of links: choose another name")));
             }
@@ -453,7 +456,7 @@ fn over(
         jitter: own.jitter.or(base.jitter),
         loss: own.loss.or(base.loss),
     };
-    if merged.jitter.is_some() && merged.delay.is_none() {
+    if jitter_without_delay(&merged) {
         let span = raw.jitter.as_ref().map_or(0..0, |j| j.span());
         return Err(check.at(
             span,
@@ -478,16 +481,22 @@ fn shaping(
         jitter: check.value(&raw.jitter, &key("jitter"), units::parse_duration)?,
         loss: check.value(&raw.loss, &key("loss"), units::parse_loss)?,
     };
-    if let (Some(j), None) = (&raw.jitter, &raw.delay) {
-        if prefix.is_empty() {
-            return Err(check.at(
-                j.span(),
-                &key("jitter"),
-                "jitter needs a delay to vary around: add delay",
-            ));
-        }
+    if let (Some(j), true) = (
+        &raw.jitter,
+        prefix.is_empty() && jitter_without_delay(&shaping),
+    ) {
+        return Err(check.at(
+            j.span(),
+            &key("jitter"),
+            "jitter needs a delay to vary around: add delay",
+        ));
     }
     Ok(shaping)
+}
+
+/// Jitter with no delay (or a zero one) to vary around: refused, as by the wire and netem.
+fn jitter_without_delay(s: &Shaping) -> bool {
+    s.jitter.is_some_and(|j| j.0 > 0) && s.delay.is_none_or(|d| d.0 == 0)
 }
 
 fn services(
@@ -624,6 +633,13 @@ mod tests {
         );
         let e = error(&format!("{base}jitter = \"2ms\"\n"));
         assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
+        let e = error(&format!("{base}delay = \"0ms\"\njitter = \"2ms\"\n"));
+        assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
+        let e = error(&format!("{base}loss = \"1\"\n"));
+        assert_eq!(
+            e,
+            "t.toml:8:8: key 'loss': loss '1' has no '%': write a percentage, like \"1%\""
+        );
         let e = error(&format!("{base}shaper = \"fq\"\n"));
         assert!(e.contains("key 'shaper': unknown shaper 'fq'"), "{e}");
     }
@@ -634,6 +650,11 @@ mod tests {
             error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be")
         );
         assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
+        // `lab-x` + host `y` and `lab` + host `x-y` were both namespace db-lab-x-y.
+        assert_eq!(
+            error("[[host]]\nname = \"x-y\"\n"),
+            "t.toml:2:8: key 'name': host 'x-y' has a '-': node names may not (namespace db-<testbed>-<node> must say where the testbed's name ends, and <node>-v4/-v6 are host names), so write e.g. 'xy'"
+        );
         assert!(error("name = \"a_b\"\n[[host]]\nname = \"a\"\n")
             .contains("key 'name': testbed name 'a_b'"));
         assert!(error("").contains("no [[host]]"));

@@ -6,9 +6,10 @@ use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-/// One step of building a testbed. Every step but the last four is one `ip`/`tc`/`sysctl`/
-/// `ethtool` command, shown by [`Op::argv`]; `WriteHosts` writes a file, `Start*` spawn a
-/// long-running process in a namespace, `AwaitListen` waits for a service to be ready.
+/// One step of building a testbed. Every step but the last five is one `ip`/`tc`/`sysctl`/
+/// `ethtool` command, shown by [`Op::argv`]; `WriteHosts` writes a file, `AwaitLinks` waits
+/// for a namespace's interfaces to be usable, `Start*` spawn a long-running process in a
+/// namespace, `AwaitListen` waits for a service to be ready.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Op {
     AddNamespace {
@@ -61,6 +62,13 @@ pub enum Op {
     WriteHosts {
         ns: String,
         content: String,
+    },
+    /// Wait until each device is operationally up with its IPv6 link-local address and no
+    /// tentative address: until the kernel's link watch has seen the carrier (up to 1 s
+    /// after `ip link set up`), IPv6 answers no neighbour solicitation on the device.
+    AwaitLinks {
+        ns: String,
+        devices: Vec<String>,
     },
     StartWire {
         ns: String,
@@ -173,6 +181,9 @@ impl Op {
                 "write",
                 &etc_netns_dir(ns).join("hosts").display().to_string(),
             ]),
+            Op::AwaitLinks { ns, devices } => {
+                [strings(&["wait-links", ns]), devices.clone()].concat()
+            }
             Op::StartWire { ns, argv, .. } | Op::StartService { ns, argv, .. } => {
                 [strings(&["ip", "netns", "exec", ns]), argv.clone()].concat()
             }
@@ -203,6 +214,12 @@ impl fmt::Display for Op {
             Op::StartWire { log, .. } | Op::StartService { log, .. } => {
                 write!(f, "{} >{} 2>&1 &", line.join(" "), log.display())
             }
+            Op::AwaitLinks { ns, devices } => write!(
+                f,
+                "wait until {} of {ns} {} up, IPv6 ready",
+                devices.join(", "),
+                if devices.len() == 1 { "is" } else { "are" }
+            ),
             Op::AwaitListen {
                 ns,
                 node,

@@ -90,6 +90,14 @@ pub fn plan(topology: &Topology, settings: &Settings) -> Plan {
             content: layout.hosts_file.clone(),
         });
     }
+    for node in layout.nodes.iter().filter(|n| n.kind != NodeKind::Switch) {
+        if !node.interfaces.is_empty() {
+            ops.push(Op::AwaitLinks {
+                ns: node.namespace.clone(),
+                devices: node.interfaces.iter().map(|i| i.device.clone()).collect(),
+            });
+        }
+    }
     starts(&layout, settings.state_dir, &mut ops);
     Plan { ops, layout }
 }
@@ -446,11 +454,11 @@ fn starts(layout: &Layout, state_dir: &Path, ops: &mut Vec<Op>) {
 pub fn render(plan: &Plan, state_dir: &Path) -> String {
     let l = &plan.layout;
     let mut out = format!(
-        "# testbed {}: {} nodes, {} links, {} services; state in {}\n",
+        "# testbed {}: {}, {}, {}; state in {}\n",
         l.testbed,
-        l.nodes.len(),
-        l.links.len(),
-        l.services.len(),
+        crate::plural(l.nodes.len(), "node"),
+        crate::plural(l.links.len(), "link"),
+        crate::plural(l.services.len(), "service"),
         state_dir.display()
     );
     for op in &plan.ops {

@@ -138,6 +138,36 @@ impl StateFile {
     }
 }
 
+/// Whether `dir` is what a rolled-back `up` leaves: no state file, but its logs.
+pub fn is_leftover(dir: &Path) -> bool {
+    !StateFile::exists(dir) && dir.join("logs").is_dir()
+}
+
+/// Remove what a rolled-back `up` left in `dir` (logs, wire counters, the hosts copy),
+/// refusing if it holds anything dualbench does not write there.
+pub fn remove_leftover(dir: &Path) -> Result<()> {
+    let ours = |name: &str| {
+        matches!(name, "logs" | "hosts" | "state.json.tmp")
+            || (name.starts_with("wire")
+                && (name.ends_with(".json") || name.ends_with(".json.tmp")))
+    };
+    let cannot =
+        |e: std::io::Error| Failure::runtime(format!("cannot remove {}: {e}", dir.display()));
+    let strangers: Vec<String> = fs::read_dir(dir)
+        .map_err(cannot)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !ours(n))
+        .collect();
+    if !strangers.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} holds files dualbench did not write ({}): not removed",
+            dir.display(),
+            strangers.join(", ")
+        )));
+    }
+    fs::remove_dir_all(dir).map_err(cannot)
+}
+
 /// Names of the testbeds that have a state file under `root`, sorted.
 pub fn list(root: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(root) else {

@@ -98,40 +98,92 @@ pub fn check_queue(queue: Queue) -> Result<Queue, String> {
     }
 }
 
-/// `"40ms"`, `"2.5ms"`, `"500us"`, `"1s"`; at most 60 s.
+/// `"40ms"`, `"2.5ms"`, `"500us"`, `"1s"`, `"2000ns"`; at most 60 s. The wire's units,
+/// but in whole microseconds (what tc's netem and the testbed's state keep): a finer value
+/// such as `"800ns"` or `"0.5us"` is refused rather than rounded.
 pub fn parse_duration(text: &str) -> Result<Micros, String> {
     let bad = || format!("'{text}' is not a duration: write it like \"40ms\", \"500us\" or \"1s\"");
-    let (number, unit) = split_number(text).ok_or_else(bad)?;
+    let (number, unit) = split_digits(text).ok_or_else(bad)?;
+    // Scale to nanoseconds exactly, then require whole microseconds.
     let scale = match unit {
-        "us" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
         _ => return Err(bad()),
     };
-    let micros = (number * scale).round() as u64;
-    if micros > 60_000_000 {
+    let too_long = || format!("'{text}' is too long: delays and jitter are at most 60s");
+    let ns = exact(number, scale).ok_or_else(too_long)?.ok_or_else(|| {
+        format!("'{text}' is finer than a nanosecond: give a whole number of microseconds")
+    })?;
+    if ns % 1_000 != 0 {
         return Err(format!(
-            "'{text}' is too long: delays and jitter are at most 60s"
+            "'{text}' is finer than the testbed's resolution of 1us: give a whole number of microseconds (e.g. \"{}us\")",
+            (ns / 1_000).max(1)
         ));
     }
-    Ok(Micros(micros))
+    if ns > 60_000_000_000 {
+        return Err(too_long());
+    }
+    Ok(Micros(ns / 1_000))
 }
 
-/// `"0.1%"` (or a plain fraction like `"0.001"`), between 0 and 100%.
+/// `"0.1%"`, between 0 and 100%, in steps of 0.0001% (one part per million). As in
+/// `dualbench wire`, the `%` is required: a bare `"1"` could mean 1% or 100%.
 pub fn parse_loss(text: &str) -> Result<Ppm, String> {
     let bad = || format!("'{text}' is not a loss rate: write it like \"0.1%\"");
-    let (number, unit) = split_number(text).ok_or_else(bad)?;
-    let fraction = match unit {
-        "%" => number / 100.0,
-        "" => number,
+    let (number, unit) = split_digits(text).ok_or_else(bad)?;
+    match unit {
+        "%" => {}
+        "" => {
+            return Err(format!(
+                "loss '{text}' has no '%': write a percentage, like \"{number}%\""
+            ))
+        }
         _ => return Err(bad()),
-    };
-    if !(0.0..=1.0).contains(&fraction) {
-        return Err(format!(
-            "loss '{text}' is impossible: it must be between 0% and 100%"
-        ));
     }
-    Ok(Ppm((fraction * 1e6).round() as u64))
+    let impossible = || format!("loss '{text}' is impossible: it must be between 0% and 100%");
+    let ppm = exact(number, 10_000)
+        .ok_or_else(impossible)?
+        .ok_or_else(|| {
+            format!("loss '{text}' is finer than the testbed's resolution of 0.0001%: round it to at most four decimals")
+        })?;
+    if ppm > 1_000_000 {
+        return Err(impossible());
+    }
+    Ok(Ppm(ppm))
+}
+
+/// Split `"2.5ms"` into `("2.5", "ms")`: plain decimal digits, then the unit.
+fn split_digits(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(end);
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    let ok = !int.is_empty() && !frac.contains('.') && !(number.ends_with('.'));
+    ok.then_some((number, unit.trim()))
+}
+
+/// `number × scale` exactly: `None` if too large, `Some(None)` if not a whole number.
+fn exact(number: &str, scale: u64) -> Option<Option<u64>> {
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    let denom = 10u128.checked_pow(frac.len() as u32)?;
+    let int: u128 = int.parse().ok()?;
+    let frac: u128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
+    let numer = int
+        .checked_mul(denom)?
+        .checked_add(frac)?
+        .checked_mul(u128::from(scale))?;
+    if numer % denom != 0 {
+        return Some(None);
+    }
+    Some(u64::try_from(numer / denom).ok())
 }
 
 impl fmt::Display for Rate {
@@ -220,5 +272,48 @@ mod tests {
         assert_eq!(Ppm(1_000).to_string(), "0.1%");
         assert_eq!(Ppm(50_000).to_string(), "5%");
         assert!(parse_loss("120%").unwrap_err().contains("impossible"));
+        assert_eq!(parse_loss("0%"), Ok(Ppm(0)));
+        assert_eq!(parse_loss("100%"), Ok(Ppm(1_000_000)));
+        assert_eq!(parse_loss("0.0001%"), Ok(Ppm(1)));
+    }
+
+    #[test]
+    fn loss_needs_a_percent_sign_and_the_resolution() {
+        // "1" used to be read as a fraction: 100% loss; "0.1" as 10%.
+        assert_eq!(
+            parse_loss("1").unwrap_err(),
+            "loss '1' has no '%': write a percentage, like \"1%\""
+        );
+        assert!(parse_loss("0.1").unwrap_err().contains("\"0.1%\""));
+        // Below 0.0001% used to vanish (0.00001%) or round (0.00005% to 0.0001%).
+        for fine in ["0.00001%", "0.00005%"] {
+            assert!(
+                parse_loss(fine)
+                    .unwrap_err()
+                    .contains("resolution of 0.0001%"),
+                "{fine}"
+            );
+        }
+        assert!(parse_loss("-1%").unwrap_err().contains("not a loss rate"));
+    }
+
+    #[test]
+    fn durations_are_exact_microseconds() {
+        assert_eq!(parse_duration("2.5ms"), Ok(Micros(2_500)));
+        assert_eq!(parse_duration("2000ns"), Ok(Micros(2)));
+        assert_eq!(parse_duration("60s"), Ok(Micros(60_000_000)));
+        // "0.5us" used to round to 1us; "800ns" was "not a duration".
+        for fine in ["0.5us", "800ns", "1.0005ms"] {
+            assert!(
+                parse_duration(fine)
+                    .unwrap_err()
+                    .contains("resolution of 1us"),
+                "{fine}"
+            );
+        }
+        assert!(parse_duration("61s").unwrap_err().contains("too long"));
+        assert!(parse_duration("1.2.3ms")
+            .unwrap_err()
+            .contains("not a duration"));
     }
 }

@@ -95,7 +95,7 @@ fn seconds(flag: &str, s: f64) -> Result<u64> {
         Ok((s * 1e9).round() as u64)
     } else {
         Err(Failure::usage(format!(
-            "{flag} {s}: give a positive number of seconds"
+            "{flag} {s}: give a number of seconds above 0 and below 10000000 (about 115 days)"
         )))
     }
 }
@@ -120,18 +120,34 @@ fn send_main(a: SendArgs) -> Result<()> {
     let run = send::run(plans, options, &stop);
     let unix_at_t0 = unix_before + (run.t0_ns - mono_before);
     let summary = send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
-    for f in summary.flows.iter().filter(|f| f.status != "completed") {
-        let why = f.error.as_deref().unwrap_or("");
+    // Failures one line per flow; a stop request one line for all the flows it cut short.
+    let ended = |status: &str| status != "completed" && status != "interrupted";
+    for f in summary.flows.iter().filter(|f| ended(&f.status)) {
+        let why = f
+            .error
+            .as_deref()
+            .map_or(String::new(), |e| format!(" {e}"));
         eprintln!(
-            "dualbench traffic: flow {} ({} to {}): {} {}",
-            f.flow, f.proto, f.dst, f.status, why
+            "dualbench traffic: flow {} ({} to {}): {}{why}",
+            f.flow, f.proto, f.dst, f.status
+        );
+    }
+    let cut = summary
+        .flows
+        .iter()
+        .filter(|f| f.status == "interrupted")
+        .count();
+    if let (Some(reason), true) = (&summary.interrupted, cut > 0) {
+        eprintln!(
+            "dualbench traffic: {reason}: {} stopped early",
+            count(cut as u64, "flow")
         );
     }
     let t = &summary.total;
     eprintln!(
-        "dualbench traffic: sent {} messages in {} flows, {} failed, {:.3} Mbit/s IP",
-        t.sent,
-        t.flows,
+        "dualbench traffic: sent {} in {}, {} failed, {:.3} Mbit/s IP",
+        count(t.sent, "message"),
+        count(t.flows, "flow"),
         t.failed,
         t.rate_bps.ip / 1e6
     );
@@ -226,13 +242,11 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         .listen
         .iter()
         .map(|l| {
-            l.parse::<SocketAddr>()
-                .or_else(|_| script::parse_addr_port(l))
-                .map_err(|_| {
-                    Failure::usage(format!(
-                        "--listen {l}: give ADDR:PORT, e.g. 127.0.0.1:5000 or [::1]:5000"
-                    ))
-                })
+            crate::addr::parse_listen(l).map_err(|why| {
+                Failure::usage(format!(
+                    "--listen {l}: {why} (give ADDR:PORT, e.g. 127.0.0.1:5000, [::1]:5000 or [fe80::1%eth0]:5000)"
+                ))
+            })
         })
         .collect::<Result<_>>()?;
     let out = open_output(a.output.as_deref())?;
@@ -260,12 +274,21 @@ fn sink_main(a: SinkArgs) -> Result<()> {
     let summary = sink::summary::summarize(&run, stop.reason());
     let t = &summary.total.traffic;
     eprintln!(
-        "dualbench traffic sink: received {} messages in {} flows, {} lost",
-        t.messages,
-        summary.flows.len(),
+        "dualbench traffic sink: received {} in {}, {} lost",
+        count(t.messages, "message"),
+        count(summary.flows.len() as u64, "flow"),
         t.loss.lost
     );
     write_json(out, &summary)
+}
+
+/// `1 flow`, `2 flows`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Open the summary's destination before the run, so a bad path fails at once.

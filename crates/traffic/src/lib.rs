@@ -5,8 +5,10 @@
 //!   both end as a [`script::Script`], which [`plan`] turns into per-flow phases.
 //! - [`pacer`] says when each message is due (on top of `dualbench_pace`), [`send`] runs one
 //!   paced loop per flow over real sockets, [`sink`] receives and measures.
-//! - [`rate`] defines payload, IP and wire bytes; [`message`] the header every message carries.
+//! - [`rate`] defines payload, IP and wire bytes; [`message`] the header every message carries;
+//!   [`addr`] reads socket addresses (zones, link-local and multicast checks).
 
+pub mod addr;
 pub mod cli;
 pub mod message;
 pub mod pacer;

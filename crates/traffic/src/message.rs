@@ -9,7 +9,7 @@
 //! | 8 | 4 | sequence number (0, 1, 2, ... per flow) |
 //! | 12 | 4 | message length in bytes, header included (TCP framing) |
 //! | 16 | 8 | send time, CLOCK_MONOTONIC ns (sender and sink share the clock on one machine) |
-//! | 24 | 4 | flags: bit 0 = TCP |
+//! | 24 | 4 | flags: bit 0 = TCP; bits 8–31 = run id (one per `traffic send` run) |
 //!
 //! Parsing is pure and checked: untrusted bytes give `None`, never a panic.
 
@@ -21,6 +21,8 @@ pub const HEADER_LEN: usize = 28;
 pub const MIN_SIZE: u64 = HEADER_LEN as u64;
 /// The largest: what one UDP datagram can carry over IPv6 without jumbograms.
 pub const MAX_SIZE: u64 = 65_487;
+/// Run ids are 24 bits (the flags word's bits 8–31).
+pub const RUN_MASK: u32 = 0x00FF_FFFF;
 
 /// One message's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +32,8 @@ pub struct Header {
     pub len: u32,
     pub sent_ns: u64,
     pub proto: Proto,
+    /// Which `traffic send` run sent it (24 bits), so a sink tells runs apart.
+    pub run: u32,
 }
 
 impl Header {
@@ -40,7 +44,8 @@ impl Header {
         buf[8..12].copy_from_slice(&self.seq.to_be_bytes());
         buf[12..16].copy_from_slice(&self.len.to_be_bytes());
         buf[16..24].copy_from_slice(&self.sent_ns.to_be_bytes());
-        let flags: u32 = if self.proto == Proto::Tcp { 1 } else { 0 };
+        let tcp: u32 = if self.proto == Proto::Tcp { 1 } else { 0 };
+        let flags = tcp | (self.run & RUN_MASK) << 8;
         buf[24..28].copy_from_slice(&flags.to_be_bytes());
     }
 
@@ -58,7 +63,8 @@ impl Header {
         if !(MIN_SIZE..=MAX_SIZE).contains(&u64::from(len)) {
             return None;
         }
-        let proto = if u32_at(24) & 1 == 1 {
+        let flags = u32_at(24);
+        let proto = if flags & 1 == 1 {
             Proto::Tcp
         } else {
             Proto::Udp
@@ -69,6 +75,7 @@ impl Header {
             len,
             sent_ns: u64::from_be_bytes(sent),
             proto,
+            run: flags >> 8,
         })
     }
 }
@@ -85,6 +92,7 @@ mod tests {
             len: 100,
             sent_ns: 0x0102_0304_0506_0708,
             proto: Proto::Tcp,
+            run: 0x0A_0B0C,
         };
         let mut buf = [0u8; 28];
         h.emit(&mut buf);
@@ -92,7 +100,7 @@ mod tests {
             buf,
             [
                 b'D', b'B', b'T', b'1', 0, 0, 0, 7, 0, 0, 1, 2, 0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7,
-                8, 0, 0, 0, 1
+                8, 0x0A, 0x0B, 0x0C, 1
             ]
         );
         assert_eq!(Header::parse(&buf), Some(h));
@@ -107,6 +115,7 @@ mod tests {
             len: 28,
             sent_ns: 0,
             proto: Proto::Udp,
+            run: 0,
         }
         .emit(&mut buf);
         assert!(Header::parse(&buf[..27]).is_none());

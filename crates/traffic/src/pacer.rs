@@ -62,6 +62,16 @@ impl FlowPacer {
         self.seq
     }
 
+    /// Every message the flow's phases schedule from here on, counting at most `cap`
+    /// (a flow that cannot open its socket reports what it was asked to send).
+    pub fn count_rest(&mut self, cap: u64) -> u64 {
+        let mut n = 0;
+        while n < cap && self.take().is_some() {
+            n += 1;
+        }
+        n
+    }
+
     /// The intended time of the next message, or `None` when the flow is over.
     pub fn peek(&mut self) -> Option<u64> {
         loop {

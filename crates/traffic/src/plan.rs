@@ -121,11 +121,29 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
         .filter(|f| !f.phases.is_empty())
         .collect();
     if plans.is_empty() {
-        return Err(Failure::usage(
-            "the script starts no flow before the duration limit",
-        ));
+        return Err(Failure::usage(no_flow(script, limit_ns)));
     }
     Ok(plans)
+}
+
+/// Why a script plans no flow at all, in its own terms.
+fn no_flow(script: &Script, limit_ns: Option<u64>) -> String {
+    let ons = || {
+        script
+            .events
+            .iter()
+            .filter(|e| matches!(e.action, Action::On(_)))
+    };
+    match limit_ns {
+        _ if ons().next().is_none() => {
+            "the script has no flows: add an ON event, e.g. `0.0 ON 1 UDP DST 127.0.0.1/5000 PERIODIC [10 100]`".into()
+        }
+        Some(l) if ons().all(|e| e.at_ns >= l) => format!(
+            "the script starts no flow before the duration limit ({} s): start one earlier or give a longer --duration",
+            l as f64 / 1e9
+        ),
+        _ => "no flow of the script is ever on: each one's OFF comes at its ON's time".into(),
+    }
 }
 
 fn close(flows: &mut BTreeMap<u32, FlowPlan>, flow: u32, mut phase: Phase, end_ns: u64) {
@@ -199,5 +217,20 @@ mod tests {
             plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(),
             u64::MAX
         );
+    }
+
+    #[test]
+    fn an_empty_plan_says_why_in_the_scripts_terms() {
+        let why = |text: &str, limit: Option<u64>| {
+            plan(&parse(text).unwrap(), limit).unwrap_err().message
+        };
+        // No duration was given, so the duration limit is not the reason.
+        assert!(why("# nothing\n", None).starts_with("the script has no flows: add an ON event"));
+        assert!(why("TOS 4\n", Some(1_000_000_000)).starts_with("the script has no flows"));
+        assert_eq!(
+            why("5 ON 1 UDP DST ::1/9 PERIODIC [1 100]\n", Some(2_000_000_000)),
+            "the script starts no flow before the duration limit (2 s): start one earlier or give a longer --duration"
+        );
+        assert!(why("1 ON 1 UDP DST ::1/9 PERIODIC [1 100]\n1 OFF 1\n", None).contains("ever on"));
     }
 }

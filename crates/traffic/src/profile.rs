@@ -180,10 +180,7 @@ pub fn parse_destinations(
 ) -> std::result::Result<Vec<SocketAddr>, String> {
     list.iter()
         .map(|d| {
-            let addr = d
-                .parse::<SocketAddr>()
-                .or_else(|_| parse_addr_port(d))
-                .map_err(|e| format!("destination '{d}': {e}"))?;
+            let addr = parse_addr_port(d).map_err(|e| format!("destination '{d}': {e}"))?;
             if Family::of_addr(&addr) != family {
                 return Err(format!(
                     "destination '{d}' is not an {} address",

@@ -147,8 +147,9 @@ pub fn message_bytes(proto: Proto, family: Family, size: u64) -> Bytes {
     }
 }
 
-/// Parse a bit rate: `75Mbit`, `100mbit/s`, `1.5Gbit`, `500kbit`, `64000bit`, `10Mbps`
-/// (decimal prefixes: 1 Mbit = 1,000,000 bits). Returns bits per second.
+/// Parse a bit rate: `75Mbit`, `100mbit/s`, `1.5Gbit`, `500kbit`, `64000bit` (decimal
+/// prefixes: 1 Mbit = 1,000,000 bits). Returns bits per second. `10Mbps` is refused as
+/// the testbed and the wire refuse it: tc reads `bps` as bytes per second.
 pub fn parse_bitrate(text: &str) -> Result<f64, String> {
     let t = text.trim().to_ascii_lowercase();
     let t = t.strip_suffix("/s").unwrap_or(&t);
@@ -157,10 +158,11 @@ pub fn parse_bitrate(text: &str) -> Result<f64, String> {
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let scale = match unit.trim() {
-        "bit" | "bps" | "b" => 1.0,
-        "kbit" | "kbps" | "k" => 1e3,
-        "mbit" | "mbps" | "m" => 1e6,
-        "gbit" | "gbps" | "g" => 1e9,
+        "bit" | "b" => 1.0,
+        "kbit" | "k" => 1e3,
+        "mbit" | "m" => 1e6,
+        "gbit" | "g" => 1e9,
+        "bps" | "kbps" | "mbps" | "gbps" => return Err(ambiguous_bps(text)),
         "" => return Err(format!("rate '{text}' has no unit: write e.g. 75Mbit")),
         other => {
             return Err(format!(
@@ -174,6 +176,13 @@ pub fn parse_bitrate(text: &str) -> Result<f64, String> {
             "rate '{text}' is not a positive number with a unit, e.g. 75Mbit"
         )),
     }
+}
+
+/// The one message the testbed, the wire and traffic give for a rate in `bps`.
+pub fn ambiguous_bps(text: &str) -> String {
+    format!(
+        "'{text}' is ambiguous (tc reads 'bps' as bytes per second): write bits, like \"100Mbit\""
+    )
 }
 
 #[cfg(test)]
@@ -232,5 +241,10 @@ mod tests {
             .unwrap_err()
             .contains("unknown unit 'mb'"));
         assert!(parse_bitrate("-3Mbit").is_err());
+        // As the testbed and the wire: bps is ambiguous (tc reads it as bytes per second).
+        assert_eq!(
+            parse_bitrate("10Mbps").unwrap_err(),
+            "'10Mbps' is ambiguous (tc reads 'bps' as bytes per second): write bits, like \"100Mbit\""
+        );
     }
 }

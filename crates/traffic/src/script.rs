@@ -18,7 +18,7 @@ use crate::message::{MAX_SIZE, MIN_SIZE};
 use crate::rate::Proto;
 use dualbench_common::Failure;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// Largest TCP message a script may ask for (MGEN allows multi-megabyte TCP messages).
 pub const MAX_TCP_SIZE: u64 = 16 << 20;
@@ -386,7 +386,15 @@ fn parse_common_option(
             change.count = Some(n);
         }
         "TOS" => change.tos = Some(parse_tos(cur)?),
-        "TTL" => change.ttl = Some(cur.number::<u8>("TTL (0-255)")?),
+        "TTL" => {
+            let ttl = cur.number::<u8>("TTL (1-255)")?;
+            if ttl == 0 {
+                // The kernel refuses a hop limit of 0 (EINVAL): the flow would go out with
+                // the default TTL while the script said otherwise.
+                return Err(cur.err("0", "TTL must be 1-255 (the kernel refuses 0)"));
+            }
+            change.ttl = Some(ttl);
+        }
         _ => {
             return Err(cur.err(&tok, "unknown option (supported: DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, BURST)"))
         }
@@ -408,29 +416,9 @@ fn parse_dst(cur: &mut Cursor) -> Result<SocketAddr, ScriptError> {
     parse_addr_port(&t).map_err(|m| cur.err(&t, m))
 }
 
-/// `127.0.0.1/5000`, `::1/5000` or `[::1]/5000` (MGEN's slash form), or the usual
-/// `127.0.0.1:5000` / `[::1]:5000`; IP literals only.
+/// A destination in any form [`crate::addr`] reads (zones too; no link-local without one).
 pub fn parse_addr_port(t: &str) -> Result<SocketAddr, String> {
-    if let Ok(addr) = t.parse::<SocketAddr>() {
-        if addr.port() == 0 {
-            return Err("port 0 is not a destination".into());
-        }
-        return Ok(addr);
-    }
-    let (addr, port) = t
-        .rsplit_once('/')
-        .ok_or("DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000")?;
-    let addr = addr.trim_start_matches('[').trim_end_matches(']');
-    let ip: IpAddr = addr
-        .parse()
-        .map_err(|_| format!("'{addr}' is not an IPv4 or IPv6 address"))?;
-    let port: u16 = port
-        .parse()
-        .map_err(|_| format!("'{port}' is not a port number"))?;
-    if port == 0 {
-        return Err("port 0 is not a destination".into());
-    }
-    Ok(SocketAddr::new(ip, port))
+    crate::addr::parse_destination(t)
 }
 
 fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {

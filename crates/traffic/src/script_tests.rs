@@ -141,6 +141,19 @@ fn errors_name_line_and_token() {
     let (_, token, _) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [0 100]");
     assert_eq!(token, "0");
 
+    let (_, token, msg) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [5 100] TTL 0");
+    assert_eq!(
+        (token.as_str(), msg.as_str()),
+        ("0", "TTL must be 1-255 (the kernel refuses 0)")
+    );
+
+    let (_, token, msg) = error("0 ON 1 UDP DST 224.1.2.3/5000 PERIODIC [5 100]");
+    assert_eq!(token, "224.1.2.3/5000");
+    assert!(
+        msg.contains("multicast address, which is not supported"),
+        "{msg}"
+    );
+
     let (_, token, msg) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [5 100");
     assert_eq!(token, "100");
     assert!(msg.contains("line ends"), "{msg}");

@@ -93,7 +93,7 @@ fn parse_items(text: &str) -> Result<LinkSpec> {
     let mut queue = None;
     for item in split_items(text)? {
         let (key, value) = match item.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
+            Some((k, v)) => (k, Some(v)),
             None => (item.as_str(), None),
         };
         if seen.iter().any(|k| k == key) {
@@ -111,7 +111,12 @@ fn split_items(text: &str) -> Result<Vec<String>> {
     if text.trim().is_empty() {
         return Ok(items);
     }
-    for frag in text.split(',').map(str::trim) {
+    if let Some(space) = text.chars().find(|c| c.is_whitespace()) {
+        return Err(Failure::usage(format!(
+            "{space:?} in the spec: write it without spaces, e.g. delay=10ms,loss=0.1%"
+        )));
+    }
+    for frag in text.split(',') {
         if frag.is_empty() {
             return Err(Failure::usage(
                 "empty item (two commas in a row, or a trailing comma?)",
@@ -186,6 +191,11 @@ fn finish(mut spec: LinkSpec, queue: Option<QueueLimit>) -> Result<LinkSpec> {
             "jitter_dist needs jitter=... (e.g. jitter=2ms)",
         ));
     }
+    if spec.jitter_ns > 0 && spec.delay_ns == 0 {
+        return Err(Failure::usage(
+            "jitter needs delay=... to vary around (e.g. delay=10ms,jitter=1ms), as in the testbed and netem",
+        ));
+    }
     if spec.reorder > 0.0 && spec.delay_ns == 0 {
         return Err(Failure::usage(
             "reorder needs delay=...: reordered frames are the ones that skip the delay",
@@ -254,6 +264,11 @@ pub fn parse_rate_bps(value: &str) -> Result<u64> {
         ("Gbit", 1_000_000_000),
         ("gbit", 1_000_000_000),
     ];
+    if value.to_ascii_lowercase().ends_with("bps") {
+        return Err(Failure::usage(format!(
+            "'{value}' is ambiguous (tc reads 'bps' as bytes per second): write bits, like \"100Mbit\""
+        )));
+    }
     let (number, scale) = split_unit(value, units, "a rate such as 100Mbit, 1Gbit or 64kbit")?;
     match scaled(number, scale, "bit/s")? {
         0 => Err(Failure::usage(

@@ -37,7 +37,10 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// From the OS error number, or else the error's kind: socket2's `connect_timeout`
+    /// reports its own timeout as `TimedOut` without an OS error.
     pub fn of(e: &std::io::Error) -> ErrorKind {
+        use std::io::ErrorKind as Io;
         match e.raw_os_error() {
             Some(libc::ECONNREFUSED) => ErrorKind::Refused,
             Some(libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EADDRNOTAVAIL | libc::ENETDOWN) => {
@@ -45,7 +48,16 @@ impl ErrorKind {
             }
             Some(libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED) => ErrorKind::Reset,
             Some(libc::ETIMEDOUT) => ErrorKind::Timeout,
-            _ => ErrorKind::Other,
+            Some(_) => ErrorKind::Other,
+            None => match e.kind() {
+                Io::TimedOut => ErrorKind::Timeout,
+                Io::ConnectionRefused => ErrorKind::Refused,
+                Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => ErrorKind::Reset,
+                Io::NetworkUnreachable | Io::HostUnreachable | Io::AddrNotAvailable => {
+                    ErrorKind::Unreachable
+                }
+                _ => ErrorKind::Other,
+            },
         }
     }
 }

@@ -178,4 +178,7 @@ fn errno_classification() {
     assert_eq!(kind(libc::EPIPE), ErrorKind::Reset);
     assert_eq!(kind(libc::ETIMEDOUT), ErrorKind::Timeout);
     assert_eq!(kind(libc::EPERM), ErrorKind::Other);
+    // socket2's connect_timeout reports its own timeout without an OS error number.
+    let timed_out = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection timed out");
+    assert_eq!(ErrorKind::of(&timed_out), ErrorKind::Timeout);
 }

@@ -7,6 +7,7 @@ pub mod flow;
 pub mod socket;
 pub mod summary;
 
+use crate::message::RUN_MASK;
 use crate::pacer::FlowPacer;
 use crate::plan::FlowPlan;
 use crate::rate::Proto;
@@ -17,6 +18,9 @@ use flow::{run_flow, ErrorKind, SendError, SendStats};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Most messages counted as `scheduled` for a flow that could not start (a bound on the
+/// time spent counting: 10^8 is about a second).
+const MAX_COUNTED: u64 = 100_000_000;
 /// Time between starting the threads and time zero, so every flow starts on time.
 const START_LEAD_NS: u64 = 50_000_000;
 
@@ -49,10 +53,20 @@ pub struct SendOptions {
     pub realtime: Option<i32>,
 }
 
+/// The 24-bit id every message of this run carries (from time zero and the process id,
+/// mixed), so a sink tells this run's flows from another run's with the same flow ids.
+pub fn run_id(t0_ns: u64, pid: u32) -> u32 {
+    let mut z = t0_ns ^ (u64::from(pid) << 40);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32 & RUN_MASK
+}
+
 /// Run every flow to its end (or until `stop`).
 pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
     let cpu0 = cpu_times();
     let t0 = monotonic_ns() + START_LEAD_NS;
+    let run = run_id(t0, std::process::id());
     let handles: Vec<_> = plans
         .into_iter()
         .map(|plan| {
@@ -60,7 +74,7 @@ pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
             let mine = plan.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("flow-{}", plan.flow))
-                .spawn(move || flow_thread(plan, t0, options, stop));
+                .spawn(move || flow_thread(plan, (t0, run), options, stop));
             (mine, spawned)
         })
         .collect();
@@ -104,8 +118,13 @@ fn other(message: String) -> SendError {
     }
 }
 
-/// Wait for the flow's start, open its socket and run its send loop.
-fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBool>) -> FlowResult {
+/// Wait for the flow's start, open its socket and run its send loop (time zero and run id).
+fn flow_thread(
+    plan: FlowPlan,
+    (t0, run): (u64, u32),
+    options: SendOptions,
+    stop: Arc<AtomicBool>,
+) -> FlowResult {
     let mut clock = Monotonic::for_this_thread();
     if let Some(Err(e)) = options.realtime.map(clock::realtime) {
         return FlowResult {
@@ -120,17 +139,16 @@ fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBo
         };
         return FlowResult { plan, stats };
     }
+    let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
     let sock = match socket::open(&plan) {
         Ok(s) => s,
         Err(e) => {
-            return FlowResult {
-                plan,
-                stats: SendStats::ended(e),
-            }
+            let mut stats = SendStats::ended(e);
+            stats.scheduled = pacer.count_rest(MAX_COUNTED);
+            return FlowResult { plan, stats };
         }
     };
-    let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
     let w = options.window_ns;
     let stats = match plan.proto {
         Proto::Udp => run_flow(
@@ -138,10 +156,10 @@ fn flow_thread(plan: FlowPlan, t0: u64, options: SendOptions, stop: Arc<AtomicBo
             t0,
             w,
             &mut clock,
-            &mut socket::UdpTx::new(sock, &plan),
+            &mut socket::UdpTx::new(sock, &plan, run),
             &stop,
         ),
-        Proto::Tcp => match socket::TcpTx::new(sock, &plan, Arc::clone(&stop)) {
+        Proto::Tcp => match socket::TcpTx::new(sock, &plan, run, Arc::clone(&stop)) {
             Ok(mut tx) => run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop),
             Err(e) => SendStats::ended(SendError {
                 kind: ErrorKind::of(&e),

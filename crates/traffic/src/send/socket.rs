@@ -84,11 +84,12 @@ pub struct UdpTx {
     sock: Socket,
     family: Family,
     flow: u32,
+    run: u32,
     bufs: Vec<Vec<u8>>,
 }
 
 impl UdpTx {
-    pub fn new(sock: Socket, plan: &FlowPlan) -> UdpTx {
+    pub fn new(sock: Socket, plan: &FlowPlan, run: u32) -> UdpTx {
         let largest = plan
             .phases
             .iter()
@@ -99,6 +100,7 @@ impl UdpTx {
             sock,
             family: Family::of_addr(&plan.dst),
             flow: plan.flow,
+            run,
             bufs: vec![vec![0u8; largest]; MAX_BATCH],
         }
     }
@@ -123,6 +125,7 @@ impl Transmit for UdpTx {
                 len: m.size as u32,
                 sent_ns: m.sent_ns,
                 proto: Proto::Udp,
+                run: self.run,
             };
             header.emit(&mut self.bufs[i]);
             iov[i] = libc::iovec {
@@ -170,18 +173,25 @@ pub struct TcpTx {
     sock: Socket,
     family: Family,
     flow: u32,
+    run: u32,
     stop: Arc<AtomicBool>,
     buf: Vec<u8>,
 }
 
 impl TcpTx {
-    pub fn new(sock: Socket, plan: &FlowPlan, stop: Arc<AtomicBool>) -> io::Result<TcpTx> {
+    pub fn new(
+        sock: Socket,
+        plan: &FlowPlan,
+        run: u32,
+        stop: Arc<AtomicBool>,
+    ) -> io::Result<TcpTx> {
         // Short send timeouts let a writer blocked by a full window notice a stop request.
         sock.set_write_timeout(Some(Duration::from_millis(100)))?;
         Ok(TcpTx {
             sock,
             family: Family::of_addr(&plan.dst),
             flow: plan.flow,
+            run,
             stop,
             buf: Vec::new(),
         })
@@ -232,6 +242,7 @@ impl Transmit for TcpTx {
                 len: m.size as u32,
                 sent_ns: m.sent_ns,
                 proto: Proto::Tcp,
+                run: self.run,
             };
             header.emit(&mut self.buf[start..]);
             ends.push(self.buf.len());

@@ -301,7 +301,7 @@ impl Sink {
             if conn.flow.is_none() {
                 conn.flow = Some(h.flow);
                 self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
-                self.stats.connection(Proto::Tcp, conn.peer, h.flow);
+                self.stats.connection(Proto::Tcp, conn.peer, &h);
             } else {
                 self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
             }

@@ -9,17 +9,33 @@ use crate::report::ns_histogram;
 use dualbench_common::Family;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// Sequence numbers tracked for duplicates per flow (16 MiB of bits at most).
 const MAX_TRACKED_SEQ: u32 = 1 << 27;
 
-/// Flows are told apart by protocol, sender address and flow id (as MGEN does).
+/// Flows are told apart by protocol, sender address *and port*, the sender's run id and
+/// the flow id: MGEN keys on address and flow id alone, which merges two `traffic send`
+/// runs (one after the other, or at once from one host) into one flow of duplicates. A
+/// flow keeps one socket for its life, so its port is fixed; the run id separates runs
+/// that pin the same port with `SRC`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
     pub proto: Proto,
-    pub src_ip: IpAddr,
+    pub src: SocketAddr,
+    pub run: u32,
     pub flow: u32,
+}
+
+impl FlowKey {
+    pub fn of(proto: Proto, src: SocketAddr, h: &Header) -> FlowKey {
+        FlowKey {
+            proto,
+            src,
+            run: h.run,
+            flow: h.flow,
+        }
+    }
 }
 
 /// One flow as the sink saw it.
@@ -157,11 +173,7 @@ impl SinkStats {
         size: u64,
         recv_ns: u64,
     ) -> &FlowAcc {
-        let key = FlowKey {
-            proto,
-            src_ip: src.ip(),
-            flow: h.flow,
-        };
+        let key = FlowKey::of(proto, src, h);
         let window = (recv_ns.saturating_sub(self.start_ns) / self.window_ns) as usize;
         let acc = self
             .flows
@@ -171,13 +183,9 @@ impl SinkStats {
         acc
     }
 
-    /// Note a new TCP connection of a flow (called at its first message).
-    pub fn connection(&mut self, proto: Proto, src: SocketAddr, flow: u32) {
-        if let Some(acc) = self.flows.get_mut(&FlowKey {
-            proto,
-            src_ip: src.ip(),
-            flow,
-        }) {
+    /// Note a new TCP connection of a flow (called at its first message, `h`).
+    pub fn connection(&mut self, proto: Proto, src: SocketAddr, h: &Header) {
+        if let Some(acc) = self.flows.get_mut(&FlowKey::of(proto, src, h)) {
             acc.connections += 1;
         }
     }
@@ -194,6 +202,7 @@ mod tests {
             len: 100,
             sent_ns,
             proto: Proto::Udp,
+            run: 1,
         }
     }
 
@@ -210,7 +219,8 @@ mod tests {
         }
         let acc = &s.flows[&FlowKey {
             proto: Proto::Udp,
-            src_ip: src.ip(),
+            src,
+            run: 1,
             flow: 9,
         }];
         assert_eq!(
@@ -224,6 +234,28 @@ mod tests {
         let per_window: Vec<u64> = acc.windows.iter().map(|b| b.payload).collect();
         assert_eq!(per_window, vec![200, 200, 100, 100]);
         assert_eq!(acc.delay.len(), 6);
+    }
+
+    #[test]
+    fn runs_and_source_ports_are_separate_flows() {
+        let dst: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let a: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:40001".parse().unwrap();
+        let mut s = SinkStats::new(0, 1_000_000_000);
+        // Two senders at once (ports a and b), then a third run pinned to a's port: each
+        // sends flow 9, sequence 0..10. Keyed on address and flow id alone, this was one
+        // flow of 10 messages and 20 duplicates.
+        for (src, run) in [(a, 1), (b, 2), (a, 3)] {
+            for seq in 0..10 {
+                let mut m = h(seq, seq as u64);
+                m.run = run;
+                s.record(Proto::Udp, src, dst, &m, 100, seq as u64 + 10);
+            }
+        }
+        assert_eq!(s.flows.len(), 3);
+        for acc in s.flows.values() {
+            assert_eq!((acc.unique, acc.duplicates, acc.lost()), (10, 0, 0));
+        }
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub struct SinkSummary {
 #[derive(Debug, Serialize)]
 pub struct FlowSummary {
     pub flow: u32,
+    /// The sender's run id: one `traffic send` run, so runs of the same flow id part.
+    pub run: u32,
     pub proto: Proto,
     pub family: Family,
     pub src: String,
@@ -100,7 +102,7 @@ pub struct FamilySummary {
 pub fn summarize(run: &SinkRun, interrupted: Option<String>) -> SinkSummary {
     let s = &run.stats;
     let mut accs: Vec<&FlowAcc> = s.flows.values().collect();
-    accs.sort_by_key(|a| (a.family, a.key.proto, a.key.flow, a.key.src_ip));
+    accs.sort_by_key(|a| (a.family, a.key.proto, a.key.flow, a.first_ns, a.key.src));
     let window_s = s.window_ns as f64 / 1e9;
     let all = aggregate(&accs, s.start_ns, window_s, None);
     let whole = all.traffic.bytes;
@@ -166,6 +168,7 @@ fn flow_summary(a: &FlowAcc, start_ns: u64, window_s: f64) -> FlowSummary {
     let tcp = a.key.proto == Proto::Tcp;
     FlowSummary {
         flow: a.key.flow,
+        run: a.key.run,
         proto: a.key.proto,
         family: a.family,
         src: a.src.to_string(),

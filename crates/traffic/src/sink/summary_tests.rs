@@ -32,6 +32,7 @@ fn fixed() -> SinkStats {
             len: 1000,
             sent_ns: t - 50_000,
             proto: Proto::Udp,
+            run: 7,
         };
         s.record(Proto::Udp, v4, v4, &h, 1000, t);
     }
@@ -43,10 +44,11 @@ fn fixed() -> SinkStats {
             len: 1440,
             sent_ns: t - 80_000,
             proto: Proto::Tcp,
+            run: 7,
         };
         s.record(Proto::Tcp, v6, v6, &h, 1440, t);
         if seq == 0 {
-            s.connection(Proto::Tcp, v6, 2);
+            s.connection(Proto::Tcp, v6, &h);
         }
     }
     s

@@ -4,6 +4,7 @@
 //! `spin_ns` only, within a budget of half the time), and write the stats file
 //! every second and at exit.
 
+use super::lock::{self, InterfaceLock};
 use super::poll::{Epoll, Timer};
 use super::pool::{Pool, Slot, SLOT_BYTES};
 use super::socket::{interface_index, IoBatch, PacketSocket, VNET_HDR_LEN};
@@ -40,6 +41,8 @@ pub struct WireConfig {
 /// Frames per `recvmmsg`/`sendmmsg` call.
 const BATCH: usize = 64;
 const STATS_EVERY_NS: u64 = 1_000_000_000;
+/// How often the wire checks that both interfaces still exist.
+const CHECK_EVERY_NS: u64 = 200_000_000;
 const TOKEN_SIGNAL: u64 = 2;
 const TOKEN_TIMER: u64 = 3;
 
@@ -56,6 +59,8 @@ struct Path {
 
 struct Wire {
     config: WireConfig,
+    /// Held for the whole run: no second wire on either interface.
+    _claims: [InterfaceLock; 2],
     sockets: [PacketSocket; 2],
     paths: [Path; 2],
     pool: Pool,
@@ -90,6 +95,10 @@ pub fn run(config: WireConfig) -> Result<()> {
 
 impl Wire {
     fn open(config: WireConfig) -> Result<Self> {
+        let claims = [
+            lock::claim(&config.a, interface_index(&config.a)?)?,
+            lock::claim(&config.b, interface_index(&config.b)?)?,
+        ];
         let sockets = [
             PacketSocket::open(&config.a)?,
             PacketSocket::open(&config.b)?,
@@ -104,6 +113,7 @@ impl Wire {
         };
         let paths = [path(0, 1, &config.a_to_b, 0), path(1, 0, &config.b_to_a, 1)];
         Ok(Wire {
+            _claims: claims,
             pool: Pool::new(config.buffers),
             sockets,
             paths,
@@ -123,6 +133,7 @@ impl Wire {
         self.write_stats(monotonic_ns(), None)?;
         let end = self.config.duration_ns.map(|d| self.start_ns + d);
         let mut next_stats = self.start_ns + STATS_EVERY_NS;
+        let mut next_check = self.start_ns + CHECK_EVERY_NS;
         let mut ready = Vec::with_capacity(8);
         loop {
             let now = monotonic_ns();
@@ -130,13 +141,19 @@ impl Wire {
                 return Ok(why);
             }
             for i in 0..2 {
-                self.deliver(i, now);
+                self.deliver(i, now)?;
             }
             if now >= next_stats {
                 self.write_stats(now, None)?;
                 next_stats = now + STATS_EVERY_NS;
             }
-            let next = [self.next_wake(), Some(next_stats), end]
+            if now >= next_check {
+                for socket in &self.sockets {
+                    interface_alive(socket, "")?;
+                }
+                next_check = now + CHECK_EVERY_NS;
+            }
+            let next = [self.next_wake(), Some(next_stats), Some(next_check), end]
                 .into_iter()
                 .flatten()
                 .min();
@@ -213,8 +230,9 @@ impl Wire {
         Ok(())
     }
 
-    /// Move frames due by `now` into the outbox and send the outbox in batches.
-    fn deliver(&mut self, i: usize, now: u64) {
+    /// Move frames due by `now` into the outbox and send the outbox in batches; an error
+    /// if the interface to send on no longer exists.
+    fn deliver(&mut self, i: usize, now: u64) -> Result<()> {
         let path = &mut self.paths[i];
         while let Some((slot, _, _)) = path.core.pop_due(now) {
             path.outbox.push_back(slot);
@@ -228,9 +246,9 @@ impl Wire {
             }
             let sent_at = monotonic_ns();
             let (sent, failed) = match socket.send_batch(&mut self.batch) {
-                Ok(0) => return, // would block: retry soon
+                Ok(0) => return Ok(()), // would block: retry soon
                 Ok(n) => (n, 0),
-                Err(_) => (0, 1),
+                Err(e) => (socket_alive(socket, Err(e))?, 1),
             };
             for slot in path.outbox.drain(..sent + failed) {
                 if sent > 0 {
@@ -241,6 +259,7 @@ impl Wire {
             }
             path.measured.send_errors += failed as u64;
         }
+        Ok(())
     }
 
     fn write_stats(&mut self, now: u64, stopped_by: Option<String>) -> Result<()> {
@@ -367,19 +386,25 @@ fn realtime(priority: u8) -> Result<()> {
     Ok(())
 }
 
-/// A receive error while the interface still exists (it went down, say) is a pause, not
-/// an end: frames simply do not arrive. An interface that no longer exists ends the run.
-fn socket_alive(socket: &PacketSocket, received: std::io::Result<usize>) -> Result<usize> {
-    match received {
+/// An I/O error while the interface still exists (it went down, say) is a pause, not an
+/// end: frames simply do not arrive or leave. An interface that no longer exists (or whose
+/// name now belongs to another one) ends the run.
+fn socket_alive(socket: &PacketSocket, result: std::io::Result<usize>) -> Result<usize> {
+    match result {
         Ok(n) => Ok(n),
-        Err(e) => match interface_index(&socket.name) {
-            Ok(_) => Ok(0),
-            Err(_) => Err(Failure::runtime(format!(
-                "interface {} disappeared ({e}); stopping",
-                socket.name
-            ))),
-        },
+        Err(e) => interface_alive(socket, &format!(" ({e})")).map(|()| 0),
     }
+}
+
+/// Fail if the socket's interface no longer exists; `why` ends the interface's mention.
+fn interface_alive(socket: &PacketSocket, why: &str) -> Result<()> {
+    if socket.interface_exists() {
+        return Ok(());
+    }
+    Err(Failure::runtime(format!(
+        "interface {} disappeared{why}; stopping",
+        socket.name
+    )))
 }
 
 /// Why to stop now, if at all.

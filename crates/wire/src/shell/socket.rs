@@ -14,6 +14,8 @@ pub const VNET_HDR_LEN: usize = 10;
 pub struct PacketSocket {
     fd: OwnedFd,
     pub name: String,
+    /// The interface's index when the socket was bound.
+    pub index: i32,
 }
 
 impl PacketSocket {
@@ -45,6 +47,7 @@ impl PacketSocket {
         let sock = PacketSocket {
             fd,
             name: name.to_string(),
+            index,
         };
         sock.configure(index)
             .map_err(|e| e.context(format!("setting up the socket on {name}")))?;
@@ -127,6 +130,13 @@ impl PacketSocket {
             )
         };
         check(rc, what)
+    }
+
+    /// Whether the interface the socket is bound to still exists under its name. The kernel
+    /// says a bound interface is gone only once (one ENETDOWN, which any receive or send
+    /// may take, even before the name is unlisted), so the wire asks by name and index.
+    pub fn interface_exists(&self) -> bool {
+        interface_index(&self.name).ok() == Some(self.index)
     }
 
     /// Frames the kernel dropped because our receive buffer was full (since the last call).

@@ -49,7 +49,7 @@ fn rates_and_queues() {
 #[test]
 fn bad_numbers_are_rejected_with_the_cause() {
     assert!(err("delay=10").contains("has no unit"));
-    assert!(err("delay=10 ms").contains("plain decimal"));
+    assert!(err("delay=10 ms").contains("without spaces"));
     assert!(err("delay=-5ms").contains("plain decimal"));
     assert!(err("delay=1e3ms").contains("plain decimal"));
     assert!(err("delay=.5ms").contains("plain decimal"));
@@ -76,6 +76,15 @@ fn bad_structure_is_rejected() {
     assert!(err("queue=100").contains("queue needs rate"));
     assert!(err("reorder=1%").contains("reorder needs delay"));
     assert!(err("jitter_dist=normal").contains("needs jitter"));
+    // As the testbed (and netem): jitter varies a delay, so it needs one.
+    assert!(err("jitter=1ms").contains("jitter needs delay"));
+    // As the docs say: no spaces (they used to be trimmed silently).
+    assert!(err("delay = 10ms").contains("without spaces"));
+    assert!(err("delay=10ms, loss=1%").contains("without spaces"));
+    // As the testbed and traffic: bps is ambiguous.
+    assert!(
+        err("rate=10Mbps").contains("'10Mbps' is ambiguous (tc reads 'bps' as bytes per second)")
+    );
     assert!(err("jitter=1ms,jitter_dist=pareto").contains("uniform or normal"));
     assert!(err("burst_loss=1%,2%").contains("four percentages"));
     // The message names the whole spec and the item.
