@@ -156,7 +156,7 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         ),
         "nginx/1.22.1"
     );
-    // The monitor watched nginx's master and its workers, not the master alone.
+    // The monitor watched nginx's master and its workers (its tree), not the master alone.
     let watched = sql(
         &db,
         "SELECT MIN(json_array_length(m.json, '$.processes')) FROM monitor_samples m \
@@ -169,9 +169,11 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     assert_eq!(
         sql(
             &db,
-            "SELECT COUNT(*) FROM runs WHERE server = 'nginx' AND command LIKE '%--monitor % --monitor %'"
+            "SELECT COUNT(*) FROM runs WHERE server = 'nginx' AND command LIKE '%--monitor %' \
+             AND command NOT LIKE '%--monitor % --monitor %'"
         ),
-        "4"
+        "4",
+        "one --monitor, the master's pid: run follows its tree"
     );
 
     let export = dualbench()

@@ -104,7 +104,7 @@ pub struct RunCli {
     /// when -c needs more open files than one descriptor table may hold; at most -c).
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
-    /// Watch this process (and the kernel) while the run goes: samples go to --monitor-out (repeatable).
+    /// Watch this process with all its descendants (a server's master and workers), and the kernel, while the run goes: samples go to --monitor-out (repeatable).
     #[arg(long = "monitor", value_name = "PID")]
     pub monitor: Vec<u32>,
     /// Seconds between monitor samples.

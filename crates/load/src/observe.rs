@@ -35,8 +35,10 @@ impl Observers {
         let monitor = if cfg.monitor_pids.is_empty() {
             None
         } else {
-            let mc =
-                dualbench_monitor::MonitorConfig::for_pids(&cfg.monitor_pids, cfg.monitor_interval);
+            let mc = dualbench_monitor::MonitorConfig::for_trees(
+                &cfg.monitor_pids,
+                cfg.monitor_interval,
+            );
             // Each sample goes to the file as it is taken, so a long run keeps none of them
             // in memory and a file that cannot be written is found before the first request
             // (after the processes are checked, so a wrong PID leaves an old file alone).

@@ -383,8 +383,10 @@ impl Context<'_> {
         running.stop()
     }
 
-    /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, every
-    /// process of the server as it is when the run starts (master and workers) is watched.
+    /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, the
+    /// server's first process is watched with all its descendants (`run --monitor` follows
+    /// the tree at every sample: an nginx master's workers, Apache's children as they come
+    /// and go, the CGI programs they run).
     fn run_argv(
         &self,
         point: &Point,
@@ -393,7 +395,7 @@ impl Context<'_> {
         path: &str,
     ) -> Vec<String> {
         let pids: Vec<String> = match self.plan.load.monitor {
-            true => running.processes().iter().map(u32::to_string).collect(),
+            true => vec![running.pid.to_string()],
             false => Vec::new(),
         };
         let mut argv = self.client_prefix(point);

@@ -140,13 +140,6 @@ fn command(setup: &Setup, input: &ConfigInput) -> Result<Vec<String>> {
 }
 
 impl Running {
-    /// The server's processes as /proc shows them now: the started process first, then
-    /// every descendant of it that runs the server's program (an nginx master's workers,
-    /// Apache's children; not the CGI programs they start, which live for one request).
-    pub fn processes(&self) -> Vec<u32> {
-        server_tree(self.pid, self.kind.process_name(), &proc_table())
-    }
-
     /// Wait until every listen address accepts a connection (local placement only).
     pub fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
@@ -234,59 +227,6 @@ impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.stop_child();
     }
-}
-
-/// A process as /proc shows it: pid, parent pid, name (`comm`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Proc {
-    pub pid: u32,
-    pub ppid: u32,
-    pub name: String,
-}
-
-/// Every process in /proc.
-fn proc_table() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            parse_stat(pid, &stat)
-        })
-        .collect()
-}
-
-/// Name and parent pid from a `/proc/PID/stat` line: the name is between the first `(`
-/// and the last `)` (it may itself hold spaces and parentheses), the parent pid the second
-/// field after it.
-fn parse_stat(pid: u32, stat: &str) -> Option<Proc> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let name = head.split_once('(')?.1.to_string();
-    let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
-    Some(Proc { pid, ppid, name })
-}
-
-/// `root` first, then its descendants (through any process between) whose name is
-/// `name`, level by level, each level in pid order.
-pub fn server_tree(root: u32, name: &str, table: &[Proc]) -> Vec<u32> {
-    let mut tree = vec![root];
-    let mut next = 0;
-    while next < tree.len() {
-        let parent = tree[next];
-        let mut children: Vec<u32> = table
-            .iter()
-            .filter(|p| p.ppid == parent && !tree.contains(&p.pid))
-            .map(|p| p.pid)
-            .collect();
-        children.sort_unstable();
-        tree.extend(children);
-        next += 1;
-    }
-    let named = |pid: &u32| table.iter().any(|p| p.pid == *pid && p.name == name);
-    let mut out = vec![root];
-    out.extend(tree.into_iter().skip(1).filter(named));
-    out
 }
 
 fn signal(pid: u32, sig: i32) {
