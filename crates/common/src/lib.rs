@@ -2,7 +2,7 @@
 //! becomes one line and an exit code at the top ([`Failure`]), and the monotonic
 //! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
 //! namespace a thread observes from; [`fds`], the open-file limit and per-worker
-//! descriptor tables.
+//! descriptor tables; [`shell_word`], quoting for the commands it prints.
 
 pub mod clock;
 mod duration;
@@ -10,9 +10,11 @@ mod error;
 mod family;
 pub mod fds;
 pub mod netns;
+mod shell;
 pub mod timer;
 
 pub use duration::parse_duration;
 pub use error::{panic_message, Failure, FailureKind, Result};
 pub use family::Family;
 pub use netns::Netns;
+pub use shell::shell_word;

@@ -1,6 +1,7 @@
 //! The operations a plan is made of, as plain data: each knows the exact command it runs
 //! (`argv`) and prints as a shell-like line for `--dry-run`.
 
+use dualbench_common::shell_word;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
@@ -191,19 +192,6 @@ impl Op {
                 strings(&["wait-listen", ns, &format!("tcp:{port}")])
             }
         }
-    }
-}
-
-/// Quote a word for a shell only when it needs it, so plans read like commands.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%@+".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -15,7 +15,7 @@ use crate::db::{Db, RunRecord};
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::{self, site};
 use crate::stdio::note;
-use dualbench_common::{clock::unix_ns, Failure, Result};
+use dualbench_common::{clock::unix_ns, shell_word, Failure, Result};
 use exec::Outcome;
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -120,19 +120,6 @@ fn report_command(name: &str, db: &Path) -> String {
 
 /// The default of `--db`.
 pub const DEFAULT_DB: &str = "results.db";
-
-/// `word` as one shell word: as it is when it needs no quoting, else in single quotes.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
 
 /// The runs' folder must be a folder (or not exist yet): checked before the database is
 /// touched, so a bad `--out` leaves no experiment behind.
