@@ -2,7 +2,8 @@
 //! becomes one line and an exit code at the top ([`Failure`]), and the monotonic
 //! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
 //! namespace a thread observes from; [`fds`], the open-file limit and per-worker
-//! descriptor tables; [`shell_word`], quoting for the commands it prints.
+//! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
+//! kernel's list of TCP sockets.
 
 pub mod clock;
 mod duration;
@@ -11,6 +12,7 @@ mod family;
 pub mod fds;
 pub mod netns;
 mod shell;
+pub mod sockdiag;
 pub mod timer;
 
 pub use duration::parse_duration;
