@@ -1005,6 +1005,21 @@ fn monitor_by_name_follows_new_processes() {
     std::fs::copy("/bin/sleep", &copy).unwrap();
     let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
     let mut children = vec![spawn()];
+    // The child has its name once it has exec'd: wait for that, or the monitor may look
+    // before and find no such process.
+    let comm = format!("/proc/{}/comm", children[0].id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&comm)
+        .unwrap_or_default()
+        .trim_end()
+        != name
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child never ran as {name}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let monitor = Command::new(bin())
         .args([
             "monitor",
