@@ -319,6 +319,15 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "--bogus"],
             "unexpected argument '--bogus'",
         ),
+        // A negative number is a bad value, not an unknown flag.
+        (
+            vec!["http://127.0.0.1:1/", "-n", "-5"],
+            "invalid value '-5' for '--requests <N>'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-t", "-1"],
+            "-t needs 0.001 to 31536000 seconds",
+        ),
         (
             vec!["http://127.0.0.1:1/", "-p", "/nonexistent/body"],
             "cannot read request body",

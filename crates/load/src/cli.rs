@@ -22,13 +22,28 @@ pub struct RunCli {
     /// URLs to benchmark: http://HOST[:PORT]/PATH, IPv6 as http://[::1]:8080/, zones as [fe80::1%25eth0].
     pub urls: Vec<String>,
     /// Number of requests (ab -n). Default 1, or unbounded with -t.
-    #[arg(short = 'n', long = "requests", value_name = "N")]
+    #[arg(
+        short = 'n',
+        long = "requests",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub requests: Option<u64>,
     /// Requests in flight at once (ab -c). Default 1 (100 with --rate).
-    #[arg(short = 'c', long = "concurrency", value_name = "N")]
+    #[arg(
+        short = 'c',
+        long = "concurrency",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub concurrency: Option<u64>,
     /// Time limit in seconds (ab -t); with -n, whichever comes first.
-    #[arg(short = 't', long = "timelimit", value_name = "SECS")]
+    #[arg(
+        short = 't',
+        long = "timelimit",
+        value_name = "SECS",
+        allow_negative_numbers = true
+    )]
     pub timelimit: Option<f64>,
     /// Keep connections alive and reuse them (ab -k).
     #[arg(short = 'k', long = "keepalive")]
@@ -65,7 +80,8 @@ pub struct RunCli {
         short = 's',
         long = "timeout",
         value_name = "SECS",
-        default_value_t = 30.0
+        default_value_t = 30.0,
+        allow_negative_numbers = true
     )]
     pub timeout: f64,
     /// No progress output (ab -q).
@@ -88,7 +104,7 @@ pub struct RunCli {
     #[arg(long, value_name = "ADDRS")]
     pub bind: Option<String>,
     /// Open loop: offer this many requests per second (coordinated-omission corrected).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// Open-loop arrivals: constant or poisson.
     #[arg(long, value_name = "KIND")]
