@@ -1350,3 +1350,31 @@ fn monitor_tree_follows_children_burning_cpu() {
     assert_eq!(processes.iter().filter(|p| p["name"] == "perl").count(), 2);
     drop(burners);
 }
+
+/// `monitor | head`: once the reader has gone, the monitor ends at its next sample, quietly
+/// and with exit 0, not at its duration with "Broken pipe" and exit 1.
+#[test]
+fn monitor_ends_quietly_when_its_reader_goes() {
+    let started = Instant::now();
+    let mut monitor = Command::new(bin())
+        .args(["monitor", "--interval", "100ms", "--duration", "20s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    monitor
+        .stdout
+        .take()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    let out = monitor.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "it ran on to --duration"
+    );
+}

@@ -252,9 +252,13 @@ fn run(
         let cur = snapshot::take(&plan.netns, &plan.watched());
         let sample = sample::between(&prev, &cur, units);
         match sink.as_mut() {
-            Some(sink) => {
-                sink(&sample).map_err(|e| Failure::runtime(format!("writing a sample: {e}")))?
-            }
+            Some(sink) => match sink(&sample) {
+                Ok(()) => {}
+                // Whoever read the samples has gone (`monitor | head`): the watch ends
+                // quietly, as they asked, rather than failing.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => break,
+                Err(e) => return Err(Failure::runtime(format!("writing a sample: {e}"))),
+            },
             None => series.samples.push(sample),
         }
         prev = cur;
