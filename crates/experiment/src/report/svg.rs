@@ -159,6 +159,8 @@ pub fn line_chart(chart: &Chart) -> String {
         escape(&chart.title)
     );
     axes(&mut s, chart, &xs, &ys);
+    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    let keys = legend_places(&names);
     for (i, series) in chart.series.iter().enumerate() {
         draw_series(
             &mut s,
@@ -168,7 +170,7 @@ pub fn line_chart(chart: &Chart) -> String {
             &ys,
             chart.x_log,
         );
-        legend(&mut s, i, &series.name);
+        legend(&mut s, i, keys[i], &series.name);
     }
     s += "</svg>";
     s
@@ -249,11 +251,24 @@ fn draw_series(s: &mut String, series: &Series, color: &str, xs: &Scale, ys: &Sc
     }
 }
 
-fn legend(s: &mut String, i: usize, name: &str) {
-    let (x, y) = (
-        LEFT + 10.0 + (i as f64 % 3.0) * 150.0,
-        TOP + 10.0 + (i / 3) as f64 * 14.0,
-    );
+/// Where each legend key goes: one after another along the top of the plot, each as wide
+/// as its name (11 px text, about 6.5 px a character), on a new row when the next would
+/// pass the plot's right edge.
+fn legend_places(names: &[&str]) -> Vec<(f64, f64)> {
+    let (mut x, mut y) = (LEFT + 10.0, TOP + 10.0);
+    let mut places = Vec::with_capacity(names.len());
+    for name in names {
+        let width = 14.0 + name.chars().count() as f64 * 6.5 + 16.0;
+        if x > LEFT + 10.0 && x + width > W - RIGHT {
+            (x, y) = (LEFT + 10.0, y + 14.0);
+        }
+        places.push((x, y));
+        x += width;
+    }
+    places
+}
+
+fn legend(s: &mut String, i: usize, (x, y): (f64, f64), name: &str) {
     let color = COLORS[i % COLORS.len()];
     let _ = write!(
         s,
@@ -269,6 +284,27 @@ fn legend(s: &mut String, i: usize, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys never overlap: each starts after the previous one's name, and a row that
+    /// would pass the plot's edge wraps.
+    #[test]
+    fn legend_keys_are_as_wide_as_their_names() {
+        let names = [
+            "nginx (3 processes)",
+            "apache2 (6 processes)",
+            "x",
+            "a much longer series name than the others",
+        ];
+        let places = legend_places(&names);
+        assert_eq!(places[0], (LEFT + 10.0, TOP + 10.0));
+        for (k, w) in places.windows(2).enumerate() {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            let width = 30.0 + names[k].len() as f64 * 6.5;
+            assert!(y1 > y0 || x1 >= x0 + width, "{k}: {places:?}");
+        }
+        assert!(places.iter().all(|&(x, _)| x < W - RIGHT));
+        assert!(places[3].1 > places[0].1, "the long name wraps: {places:?}");
+    }
 
     #[test]
     fn ticks_are_nice() {
