@@ -535,6 +535,71 @@ fn post_body_is_sent() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--records` goes to disk a batch at a time while the run goes: every slot lands once
+/// (batches handed over mid-run, then what each worker still held), and a run killed
+/// outright leaves the batches already written, whole.
+#[test]
+fn records_are_written_while_the_run_goes() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let [u4, u6] = s.urls("/");
+    let csv = dir.join("all.csv");
+    let doc = run_json(&[
+        "-k",
+        "-n",
+        "40000",
+        "-c",
+        "4",
+        "--workers",
+        "2",
+        "--records",
+        csv.to_str().unwrap(),
+        &u4,
+        &u6,
+    ]);
+    assert_eq!(doc["requests"]["completed"], 40000);
+    let mut slots: Vec<u64> = records_of(&csv).iter().map(|r| r.slot).collect();
+    slots.sort_unstable();
+    assert_eq!(slots, (0..40000).collect::<Vec<u64>>(), "each slot once");
+
+    let killed = dir.join("killed.csv");
+    let mut child = bin()
+        .args(["run", "-q", "-k", "-c", "4", "-t", "30", "--records"])
+        .arg(&killed)
+        .arg(&u4)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let lines = || {
+        std::fs::read_to_string(&killed)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    while lines() <= 8192 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&killed).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert!(
+        rows.len() >= 8192,
+        "a batch on disk before the kill: {}",
+        rows.len()
+    );
+    // Whole batches were flushed; at most the one being written when killed is cut.
+    let whole = rows.iter().filter(|r| r.split(',').count() == 15).count();
+    assert!(
+        whole >= 8192 && whole + 1 >= rows.len(),
+        "{whole} of {}",
+        rows.len()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The records of a run, read back by the library's own reader.
 fn records_of(path: &std::path::Path) -> Vec<dualbench_load::record::Record> {
     dualbench_load::report::records::read_records(path).expect("records read back")

@@ -139,7 +139,7 @@ pub struct RunCli {
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
     /// Write every request's record here (CSV, or JSON lines if the name ends in .jsonl),
-    /// when the run ends.
+    /// a batch at a time while the run goes.
     #[arg(long, value_name = "FILE")]
     pub records: Option<PathBuf>,
 }
@@ -194,13 +194,20 @@ pub fn main(cli: RunCli) -> Result<()> {
         cores,
         fd_limit: dualbench_common::fds::raise_nofile_limit(),
     };
-    let (plan, settings) = config::plan(&cli, &urls, machine)?;
+    let (mut plan, settings) = config::plan(&cli, &urls, machine)?;
     // The records file is created before the run, so a path that cannot be written is
     // found before any request is sent, not after the whole benchmark.
     let records = cli
         .records
         .as_deref()
         .map(report::records::RecordSink::create)
+        .transpose()?
+        .map(|sink| {
+            let (batches, writer) = report::records::spawn_writer(sink)
+                .map_err(|e| Failure::runtime(format!("starting the records writer: {e}")))?;
+            plan.record_batches = Some(batches);
+            Ok::<_, Failure>(writer)
+        })
         .transpose()?;
     if demo && !cli.quiet {
         eprintln!(
@@ -232,6 +239,9 @@ pub fn main(cli: RunCli) -> Result<()> {
     let observers = Observers::start(&observe_config(&cli, &plan)?)?;
     let mut progress = AbProgress::new(&cli, &plan);
     let measured = engine::run(plan.clone(), &mut progress);
+    // The workers' senders are gone with them; with this one gone too, the records writer
+    // finishes what it was handed and gives its file back.
+    plan.record_batches = None;
     observers.stop(cli.quiet)?;
     let summary = summarize(&plan, &settings, &measured, cores);
     output(&cli, &summary, &measured, records)?;
@@ -361,7 +371,7 @@ fn output(
     cli: &RunCli,
     summary: &RunSummary,
     m: &Measured,
-    records: Option<report::records::RecordSink<std::io::BufWriter<std::fs::File>>>,
+    records: Option<RecordWriter>,
 ) -> Result<()> {
     let text = match cli.format.as_str() {
         "json" => report::json::to_string(summary),
@@ -371,15 +381,24 @@ fn output(
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
-    if let (Some(mut sink), Some(path)) = (records, &cli.records) {
-        m.records
-            .iter()
-            .try_for_each(|r| sink.write(r))
-            .and_then(|_| sink.finish().map(drop))
+    if let (Some(writer), Some(path)) = (records, &cli.records) {
+        writer
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the records writer failed")))
+            .and_then(|mut sink| {
+                // What the workers still held when they ended.
+                m.records.iter().try_for_each(|r| sink.write(r))?;
+                sink.finish().map(drop)
+            })
             .map_err(|e| Failure::runtime(format!("writing records to {}: {e}", path.display())))?;
     }
     Ok(())
 }
+
+/// The `--records` writer thread, which gives its file back when the run is over.
+type RecordWriter = std::thread::JoinHandle<
+    std::io::Result<report::records::RecordSink<std::io::BufWriter<std::fs::File>>>,
+>;
 
 /// ab's progress lines on stderr ("Completed 1000 requests"), only when stderr is a
 /// terminal and not in -q.

@@ -255,6 +255,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         workers,
         bind,
         keep_records: cli.records.is_some(),
+        record_batches: None,
         verbosity: cli.verbosity,
     };
     Ok((plan, settings))

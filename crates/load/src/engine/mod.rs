@@ -44,6 +44,9 @@ pub struct Plan {
     /// Source addresses per family (IPv4 first); empty = let the kernel choose.
     pub bind: [Vec<IpAddr>; 2],
     pub keep_records: bool,
+    /// Where a worker hands its kept records, a batch at a time, while the run goes (the
+    /// `--records` writer); without it each worker keeps them all until it ends.
+    pub record_batches: Option<std::sync::mpsc::Sender<Vec<crate::record::Record>>>,
     /// ab's `-v`: 3 and above log each response's status on stderr, 4 and above its head.
     pub verbosity: u8,
 }

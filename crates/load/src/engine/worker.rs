@@ -56,6 +56,9 @@ const MAX_TICK_NS: u64 = 50_000_000;
 const DISPATCH_BATCH: usize = 1024;
 /// The poll token of the worker's timer (connections use their slab keys).
 const TIMER: Token = Token(usize::MAX);
+/// Records a worker keeps before it hands them to the records writer (when there is one):
+/// about 1 MB, so a long run with `--records` holds a few batches, not every request.
+pub const RECORD_BATCH: usize = 8192;
 
 /// What a worker hands back when it ends.
 #[derive(Debug, Default)]
@@ -105,11 +108,12 @@ impl Worker {
         let cap = share * plan.pipeline;
         let schedule = Schedule::new(plan.arrival, plan.max_slots, plan.max_ns);
         let ntargets = plan.targets.len();
-        let keep = if plan.keep_records {
-            plan.max_slots
-                .map_or(1024, |n| (n as usize / w).min(1 << 24))
-        } else {
-            0
+        let keep = match (plan.keep_records, &plan.record_batches) {
+            (false, _) => 0,
+            (true, Some(_)) => RECORD_BATCH,
+            (true, None) => plan
+                .max_slots
+                .map_or(1024, |n| (n as usize / w).min(1 << 24)),
         };
         // Every socket this worker opens lives in its own descriptor table, so the open-file
         // limit applies per worker rather than to the whole process. Where unshare is not
@@ -743,6 +747,9 @@ impl Worker {
         }
         if self.plan.keep_records {
             self.out.records.push(r);
+            if self.out.records.len() >= RECORD_BATCH {
+                self.hand_records_over();
+            }
         }
         self.out.last_end_ns = self.out.last_end_ns.max(now);
         // Only this worker writes its counter: a plain store, no locked read-modify-write.
@@ -763,6 +770,19 @@ impl Worker {
         self.out.cpu_user_s = user;
         self.out.cpu_sys_s = sys;
         self.out
+    }
+}
+
+impl Worker {
+    /// Hand the kept records to the records writer, if there is one, and start a new
+    /// batch (one allocation per batch). If the writer has stopped (it failed writing and
+    /// says so at the end), the batch is dropped rather than kept without bound.
+    #[cold]
+    fn hand_records_over(&mut self) {
+        if let Some(tx) = &self.plan.record_batches {
+            let batch = std::mem::replace(&mut self.out.records, Vec::with_capacity(RECORD_BATCH));
+            let _ = tx.send(batch);
+        }
     }
 }
 

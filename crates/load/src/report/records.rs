@@ -90,6 +90,31 @@ impl<W: Write> RecordSink<W> {
     }
 }
 
+/// Write, on a thread of its own, the batches of records the workers hand over while the
+/// run goes, flushing after each, so a long run holds a few batches rather than every
+/// request, and a run killed outright leaves what was handed over on disk. The thread ends
+/// when every sender is gone and gives the sink back, for the records the workers still
+/// hold at the end; a write error ends it early and comes back from `join`.
+#[allow(clippy::type_complexity)]
+pub fn spawn_writer<W: Write + Send + 'static>(
+    mut sink: RecordSink<W>,
+) -> io::Result<(
+    std::sync::mpsc::Sender<Vec<Record>>,
+    std::thread::JoinHandle<io::Result<RecordSink<W>>>,
+)> {
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<Record>>();
+    let thread = std::thread::Builder::new()
+        .name("dualbench-records".into())
+        .spawn(move || {
+            for batch in rx {
+                batch.iter().try_for_each(|r| sink.write(r))?;
+                sink.out.flush()?;
+            }
+            Ok(sink)
+        })?;
+    Ok((tx, thread))
+}
+
 /// Nanoseconds as microseconds with three decimals, without allocating.
 struct Us(u64);
 
