@@ -391,9 +391,7 @@ pub const EXPORT_SCHEMA: &str = "dualbench.results/2";
 mod tests {
     use super::*;
     use crate::db::tests::temp_db;
-    use crate::db::RunRecord;
     use crate::plan::{expand, parse};
-    use crate::testdata::{run_doc, Fam};
     use std::path::Path;
 
     /// A capture analysis as `dualbench analyze --format json --summary-only` writes it,
@@ -415,31 +413,12 @@ mod tests {
         .unwrap();
         let runs = expand(&plan);
         let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
-        let text = run_doc(&[Fam {
-            key: "ipv4",
-            completed: 10,
-            rps: 100.0,
-            total_us: &[50; 10],
-        }]);
-        let doc = crate::runjson::parse(&text).unwrap();
         let monitor = vec![(
             "monitor.jsonl".to_string(),
             vec![SAMPLE.to_string(), SAMPLE.replace("30.0", "10.0")],
         )];
         let captures = vec![("capture-analysis.json".to_string(), ANALYSIS.to_string())];
-        let record = RunRecord {
-            spec: &runs[0],
-            seq: 0,
-            command: "dualbench run ...",
-            server_version: "dualbench/0.1.0",
-            handler_mechanism: "static file",
-            started_unix: 2.0,
-            doc: &doc,
-            doc_text: &text,
-            monitor: &monitor,
-            captures: &captures,
-        };
-        db.store_run(id, &record).unwrap();
+        crate::testdata::store_small_run(&mut db, id, &runs[0], 0, &monitor, &captures);
         let e = db.resolve("x").unwrap();
         (db, e, path)
     }

@@ -75,6 +75,38 @@ pub fn run_doc(fams: &[Fam]) -> String {
     serde_json::to_string_pretty(&doc).expect("serializes")
 }
 
+/// Store `spec` as run `seq` of experiment `exp`: one IPv4 family of 10 requests at 100/s,
+/// each 50 µs, with these monitor and capture files.
+pub fn store_small_run(
+    db: &mut crate::db::Db,
+    exp: i64,
+    spec: &crate::plan::RunSpec,
+    seq: usize,
+    monitor: &[(String, Vec<String>)],
+    captures: &[(String, String)],
+) {
+    let text = run_doc(&[Fam {
+        key: "ipv4",
+        completed: 10,
+        rps: 100.0,
+        total_us: &[50; 10],
+    }]);
+    let doc = crate::runjson::parse(&text).expect("a valid run document");
+    let record = crate::db::RunRecord {
+        spec,
+        seq,
+        command: "dualbench run ...",
+        server_version: "dualbench/0.1.0",
+        handler_mechanism: "static file",
+        started_unix: 2.0,
+        doc: &doc,
+        doc_text: &text,
+        monitor,
+        captures,
+    };
+    db.store_run(exp, &record).expect("the run is stored");
+}
+
 #[test]
 #[ignore = "writes the fixture file; run by hand when the schema changes"]
 fn write_fixture() {

@@ -95,29 +95,10 @@ fn refuses_a_newer_schema() {
 
 /// Store every run of `runs` with the same small document.
 fn store_all(db: &mut Db, exp: i64, runs: &[crate::plan::RunSpec]) {
-    let text = run_doc(&[Fam {
-        key: "ipv4",
-        completed: 10,
-        rps: 100.0,
-        total_us: &[50; 10],
-    }]);
-    let doc = crate::runjson::parse(&text).unwrap();
     let monitor = vec![("monitor.jsonl".to_string(), vec!["{}".to_string()])];
     let captures = vec![("capture-analysis.json".to_string(), "{}".to_string())];
     for (seq, spec) in runs.iter().enumerate() {
-        let record = RunRecord {
-            spec,
-            seq,
-            command: "dualbench run ...",
-            server_version: "dualbench/0.1.0",
-            handler_mechanism: "static file",
-            started_unix: 2.0,
-            doc: &doc,
-            doc_text: &text,
-            monitor: &monitor,
-            captures: &captures,
-        };
-        db.store_run(exp, &record).unwrap();
+        crate::testdata::store_small_run(db, exp, spec, seq, &monitor, &captures);
     }
 }
 
