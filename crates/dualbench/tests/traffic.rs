@@ -427,6 +427,23 @@ impl Drop for Netns {
     }
 }
 
+/// `traffic send SCRIPT` inside namespace `ns`, which must succeed: its JSON report (written
+/// into `dir`) and its stderr.
+fn send_in_ns(ns: &str, script: &std::path::Path, dir: &std::path::Path) -> (Value, String) {
+    let out = dir.join("send.json");
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, bin(), "traffic", "send"])
+        .arg(script)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    let report = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    (report, stderr)
+}
+
 #[test]
 fn unreachable_destinations_are_reported_per_flow() {
     // In a namespace with no routes, testbed addresses are unreachable; loopback works.
@@ -441,17 +458,7 @@ fn unreachable_destinations_are_reported_per_flow() {
                   1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
     let path = dir.join("unreach.mgn");
     std::fs::write(&path, script).unwrap();
-    let out = dir.join("send.json");
-    let o = Command::new("ip")
-        .args(["netns", "exec", &ns.0, bin(), "traffic", "send"])
-        .arg(&path)
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (v, stderr) = send_in_ns(&ns.0, &path, &dir);
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
     assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
@@ -511,17 +518,7 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
         "0.0 ON 1 TCP DST 198.18.9.2/5000 PERIODIC [100 100]\n4.0 OFF 1\n",
     )
     .unwrap();
-    let out = dir.join("send.json");
-    let o = Command::new("ip")
-        .args(["netns", "exec", &ns.0, bin(), "traffic", "send"])
-        .arg(&path)
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (v, stderr) = send_in_ns(&ns.0, &path, &dir);
     let flow = &v["flows"][0];
     assert_eq!(flow["status"], "timeout", "{flow}");
     assert_eq!(flow["errors"]["timeout"], 1, "{flow}");
@@ -632,12 +629,13 @@ fn link_local_destinations_and_listeners_take_a_zone() {
     );
     let path = dir.join("ll.mgn");
     std::fs::write(&path, script).unwrap();
-    let out = dir.join("send.json");
+    // Not send_in_ns: the sink is stopped before the send's result is asserted, so a
+    // failing send leaves no sink behind.
     let o = Command::new("ip")
         .args(["netns", "exec", &a.0, bin(), "traffic", "send"])
         .arg(&path)
         .arg("--output")
-        .arg(&out)
+        .arg(dir.join("send.json"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
