@@ -396,9 +396,7 @@ fn output(
 }
 
 /// The `--records` writer thread, which gives its file back when the run is over.
-type RecordWriter = std::thread::JoinHandle<
-    std::io::Result<report::records::RecordSink<std::io::BufWriter<std::fs::File>>>,
->;
+type RecordWriter = report::records::Writer<std::io::BufWriter<std::fs::File>>;
 
 /// ab's progress lines on stderr ("Completed 1000 requests"), only when stderr is a
 /// terminal and not in -q.

@@ -95,13 +95,9 @@ impl<W: Write> RecordSink<W> {
 /// request, and a run killed outright leaves what was handed over on disk. The thread ends
 /// when every sender is gone and gives the sink back, for the records the workers still
 /// hold at the end; a write error ends it early and comes back from `join`.
-#[allow(clippy::type_complexity)]
 pub fn spawn_writer<W: Write + Send + 'static>(
     mut sink: RecordSink<W>,
-) -> io::Result<(
-    std::sync::mpsc::Sender<Vec<Record>>,
-    std::thread::JoinHandle<io::Result<RecordSink<W>>>,
-)> {
+) -> io::Result<(std::sync::mpsc::Sender<Vec<Record>>, Writer<W>)> {
     let (tx, rx) = std::sync::mpsc::channel::<Vec<Record>>();
     let thread = std::thread::Builder::new()
         .name("dualbench-records".into())
@@ -114,6 +110,9 @@ pub fn spawn_writer<W: Write + Send + 'static>(
         })?;
     Ok((tx, thread))
 }
+
+/// The records writer thread of [`spawn_writer`], which gives its sink back when it ends.
+pub type Writer<W> = std::thread::JoinHandle<io::Result<RecordSink<W>>>;
 
 /// Nanoseconds as microseconds with three decimals, without allocating.
 struct Us(u64);
