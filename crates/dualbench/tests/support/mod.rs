@@ -1,11 +1,15 @@
 //! Helpers the end-to-end test binaries share: running `dualbench run` for its JSON
-//! report, and throwaway loopback servers that answer request heads as a test needs.
+//! report, throwaway loopback servers that answer request heads as a test needs,
+//! `dualbench serve` on 127.0.0.1 and ::1, unique names, temporary files, and a check that
+//! bad input fails with one clear line.
 #![allow(dead_code)] // each test binary uses its own share of them
 
 use serde_json::Value;
-use std::io::Read;
-use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Read};
+use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -75,4 +79,108 @@ pub fn read_head(s: &mut TcpStream, seen: &mut Vec<u8>) -> Option<usize> {
             Ok(n) => seen.extend_from_slice(&buf[..n]),
         }
     }
+}
+
+/// The path of the `dualbench` binary under test (for `Command::new` or as an argument).
+pub fn bin_path() -> &'static str {
+    env!("CARGO_BIN_EXE_dualbench")
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A name unique to this test process and call.
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}n{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A directory of this test's own, removed (with what is in it) when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A file in a fresh directory of its own; keep the directory guard alive while it is used.
+pub fn temp_file(name: &str) -> (TempDir, PathBuf) {
+    let dir = std::env::temp_dir().join(unique("dualbench-test-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    (TempDir(dir), file)
+}
+
+/// Run `dualbench args`: it must exit with `code` and one line of stderr containing `words`.
+pub fn fails_with(args: &[&str], code: i32, words: &str) {
+    let out = Command::new(bin_path()).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(words), "{args:?}: {err}");
+}
+
+/// Listeners on 127.0.0.1 and ::1 sharing one port (so one capture filter sees both).
+pub fn listeners() -> (TcpListener, TcpListener) {
+    for _ in 0..50 {
+        let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = v4.local_addr().unwrap().port();
+        if let Ok(v6) = TcpListener::bind(SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port)) {
+            return (v4, v6);
+        }
+    }
+    panic!("no port free on both 127.0.0.1 and ::1");
+}
+
+/// `dualbench serve` on 127.0.0.1 and ::1 at one port; killed by pid when dropped.
+pub struct Server(pub Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `dualbench serve` (one worker) on 127.0.0.1 and ::1 at a free port; it and the port.
+pub fn start_server() -> (Server, u16) {
+    for _ in 0..20 {
+        let (v4, v6) = listeners();
+        let port = v4.local_addr().unwrap().port();
+        drop((v4, v6));
+        let mut child = Command::new(bin_path())
+            .args([
+                "serve",
+                "--workers",
+                "1",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--listen",
+                &format!("[::1]:{port}"),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let up = (0..2).all(|_| {
+            lines
+                .next()
+                .is_some_and(|l| l.is_ok_and(|l| l.starts_with("listening on")))
+        });
+        if up {
+            return (Server(child), port);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!("dualbench serve did not start");
+}
+
+extern "C" {
+    /// libc's kill(2): send signal `sig` to process `pid` (a negative `pid`: its group).
+    pub fn kill(pid: i32, sig: i32) -> i32;
 }

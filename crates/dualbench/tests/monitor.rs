@@ -1,0 +1,393 @@
+//! End-to-end tests of `dualbench monitor` through the binary: a monitor that sees a busy
+//! process's CPU, one inside a namespace this test creates and removes, `--name` following
+//! processes started later, `--tree` summing the children a process forks, the last sample
+//! written whatever the interval, a quiet end when its reader goes, `run --monitor` writing
+//! its samples as it goes, and bad input failing with one clear line.
+//! Every loop is bounded; processes and servers are this test's own, on loopback only.
+
+mod support;
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{bin_path, fails_with, kill, start_server, temp_file, unique};
+
+/// A process's CPU in a CSV monitor output, one value per full-length sample (the last,
+/// shorter sample taken at the stop is left out: 10 ms clock ticks make it coarse).
+fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<f64> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (cpu, interval) = (
+        column(&format!("process.{pid}.cpu_pct")),
+        column("interval_s"),
+    );
+    let cells = |l: &str| {
+        l.split(',')
+            .map(|c| c.parse::<f64>().unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
+    lines
+        .map(cells)
+        .filter(|c| c[interval] > interval_s * 0.9)
+        .map(|c| c[cpu])
+        .collect()
+}
+
+#[test]
+fn monitor_sees_a_busy_process() {
+    // Asleep for 1.2 s, then spinning; bounded: killed by pid below, ends by itself in 30 s.
+    let spin = "select(undef, undef, undef, 1.2); my $end = time + 30; 1 while time < $end";
+    let mut process = Command::new("perl").args(["-e", spin]).spawn().unwrap();
+    let pid = process.id().to_string();
+    let args = [
+        "monitor",
+        "--pid",
+        &pid,
+        "--interval",
+        "500ms",
+        "--duration",
+        "3s",
+        "--format",
+        "csv",
+    ];
+    let out = Command::new(bin_path()).args(args).output().unwrap();
+    let _ = process.kill();
+    let _ = process.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("monotonic_ns,unix_ns,interval_s,"));
+    let cpu = cpu_column(&csv, process.id(), 0.5);
+    assert!(cpu.len() >= 6, "{csv}");
+    // 0.5–1.0 s: asleep. 1.5–3.0 s: spinning — a loaded 2-core machine may give it far
+    // less than a core, but it rises well above the idle level.
+    let (idle, busy) = (cpu[1], (cpu[3] + cpu[4] + cpu[5]) / 3.0);
+    assert!(idle < 4.0, "CPU while asleep: {cpu:?}");
+    assert!(
+        busy > 5.0 && busy > 3.0 * idle,
+        "CPU while spinning: {cpu:?}"
+    );
+}
+
+#[test]
+fn monitor_reads_the_namespace_it_is_given() {
+    let ns = unique("obs");
+    let ok = Command::new("ip")
+        .args(["netns", "add", &ns])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "ip netns add {ns} failed (needs root and iproute2)");
+    let veth = unique("ov");
+    let peer = format!("{veth}p");
+    let _ = Command::new("ip")
+        .args([
+            "-n", &ns, "link", "add", &veth, "type", "veth", "peer", "name", &peer,
+        ])
+        .status();
+    let out = Command::new(bin_path())
+        .args([
+            "monitor",
+            "--netns",
+            &ns,
+            "--interval",
+            "200ms",
+            "--duration",
+            "0.5s",
+        ])
+        .output();
+    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
+    let out = out.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = String::from_utf8(out.stdout).unwrap();
+    let first = first.lines().next().unwrap();
+    let interfaces =
+        &first[first.find("\"interfaces\":{").unwrap()..first.find("\"ip\":{").unwrap()];
+    assert!(
+        interfaces.contains("\"lo\"") && interfaces.contains(&format!("\"{veth}\"")),
+        "{interfaces}"
+    );
+    assert!(
+        !interfaces.contains("\"eth0\""),
+        "host interfaces leaked in: {interfaces}"
+    );
+    assert!(first.contains("\"tcp\":{\"both\":"), "{first}");
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let started = Instant::now();
+    fails_with(&["monitor", "--pid", "999999999"], 2, "no such process");
+    fails_with(&["monitor", "--interval", "fast"], 2, "not a duration");
+    // Too long for a Duration: a usage error, not a panic.
+    fails_with(
+        &["monitor", "--duration", "1e300s"],
+        2,
+        "'1e300s' is longer than any run can be",
+    );
+    fails_with(
+        &["monitor", "--duration", "0s"],
+        2,
+        "--duration must be above 0",
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// `--name` is looked up at every sample: processes started later join their group.
+#[test]
+fn monitor_by_name_follows_new_processes() {
+    let name = unique("dbs");
+    let (_dir, copy) = temp_file(&name);
+    std::fs::copy("/bin/sleep", &copy).unwrap();
+    let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
+    let mut children = vec![spawn()];
+    // The child has its name once it has exec'd: wait for that, or the monitor may look
+    // before and find no such process.
+    let comm = format!("/proc/{}/comm", children[0].id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&comm)
+        .unwrap_or_default()
+        .trim_end()
+        != name
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child never ran as {name}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let monitor = Command::new(bin_path())
+        .args([
+            "monitor",
+            "--name",
+            &name,
+            "--interval",
+            "200ms",
+            "--duration",
+            "1.4s",
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    children.push(spawn());
+    children.push(spawn());
+    let out = monitor.wait_with_output();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = out.unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = format!("process_groups.{name}.processes");
+    let at = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no {column}: {header:?}"));
+    let counts: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(at).unwrap())
+        .collect();
+    assert_eq!(counts.first(), Some(&"1"), "{counts:?}");
+    assert_eq!(counts.last(), Some(&"3"), "{counts:?}");
+}
+
+#[test]
+fn run_with_monitor_writes_each_sample_as_it_is_taken() {
+    let (server, port) = start_server();
+    let (dir, out_file) = temp_file("m.jsonl");
+    let pid = server.0.id().to_string();
+    let out = Command::new(bin_path())
+        .args(["run", "-k", "-c", "4", "-t", "1.5", "--monitor", &pid])
+        .args(["--monitor-interval", "0.2", "--monitor-out"])
+        .arg(&out_file)
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // 1.5 s at 0.2 s: 7 samples, give or take one at either end.
+    assert!((6..=9).contains(&lines.len()), "{} samples", lines.len());
+    assert!(
+        err.contains(&format!("monitor: {} samples -> ", lines.len())),
+        "{err}"
+    );
+    let watched = format!("\"pid\":{pid},");
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("{\"monotonic_ns\":") && l.contains(&watched)));
+
+    // A file that cannot be written is found before the first request: one line, exit 2.
+    let bad = Command::new(bin_path())
+        .args(["run", "-n", "10", "--monitor", &pid, "--monitor-out"])
+        .arg(dir.0.join("no/such/dir/m.jsonl"))
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write samples to"), "{err}");
+    assert!(bad.stdout.is_empty(), "no report: nothing ran");
+
+    // A wrong PID is found before the file is touched: an old file stays as it was.
+    std::fs::write(&out_file, "old samples\n").unwrap();
+    let wrong = Command::new(bin_path())
+        .args(["run", "-n", "10", "--monitor", "999999999", "--monitor-out"])
+        .arg(&out_file)
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("no such process"));
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "old samples\n");
+}
+
+/// The end of the watch always writes its sample, whatever the interval: `--interval 1h
+/// --duration 1s` writes one sample of 1 s. Signed kernel fields keep their sign.
+#[test]
+fn monitor_writes_the_last_sample_whatever_the_interval() {
+    let out = Command::new(bin_path())
+        .args(["monitor", "--interval", "1h", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let samples: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(samples.len(), 1, "{text}");
+    let interval = samples[0]["interval_s"].as_f64().unwrap();
+    assert!((interval - 1.0).abs() < 0.05, "{interval}");
+    // The kernel writes `MaxConn -1` ("no fixed limit") in /proc/net/snmp.
+    assert_eq!(samples[0]["tcp"]["both"]["MaxConn"], -1.0);
+}
+
+/// A shell and the two CPU-burning children it forks, in a process group of their own,
+/// killed by that group's id when dropped.
+struct Burners(Child);
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        // SAFETY: signals the process group this test created (its id is the shell's pid).
+        unsafe { kill(-(self.0.id() as i32), 9) };
+        let _ = self.0.wait();
+    }
+}
+
+/// `--tree PID`: the process and the children it forks, whatever their names, summed in
+/// `process_trees.PID`; `--pid` alone sees only the idle parent.
+#[test]
+fn monitor_tree_follows_children_burning_cpu() {
+    use std::os::unix::process::CommandExt;
+    // Each child spins for about 30 s of CPU (perl, bounded by the clock); the shell waits.
+    let spin = "perl -e '$e = time + 30; 1 while time < $e'";
+    let shell = Command::new("sh")
+        .args(["-c", &format!("{spin} & {spin} & wait")])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let burners = Burners(shell);
+    let pid = burners.0.id().to_string();
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    let started = Instant::now();
+    while std::fs::read_to_string(&children).map_or(0, |c| c.split_whitespace().count()) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the shell did not fork"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = Command::new(bin_path())
+        .args([
+            "monitor",
+            "--tree",
+            &pid,
+            "--interval",
+            "500ms",
+            "--duration",
+            "1.5s",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let tree = &last["process_trees"][&pid];
+    assert_eq!(tree["processes"], 3, "{last}");
+    let processes = last["processes"].as_array().unwrap();
+    let parent = processes
+        .iter()
+        .find(|p| p["pid"] == burners.0.id())
+        .unwrap();
+    assert!(processes.iter().all(|p| p["tree"] == burners.0.id()));
+    // Two spinning children on a shared 2-core machine: far above the idle parent.
+    let (tree_cpu, parent_cpu) = (
+        tree["cpu_pct"].as_f64().unwrap(),
+        parent["cpu_pct"].as_f64().unwrap(),
+    );
+    assert!(parent_cpu < 5.0 && tree_cpu > 20.0, "{processes:?}");
+    assert_eq!(processes.iter().filter(|p| p["name"] == "perl").count(), 2);
+    drop(burners);
+}
+
+/// `monitor | head`: once the reader has gone, the monitor ends at its next sample, quietly
+/// and with exit 0, not at its duration with "Broken pipe" and exit 1.
+#[test]
+fn monitor_ends_quietly_when_its_reader_goes() {
+    let started = Instant::now();
+    let mut monitor = Command::new(bin_path())
+        .args(["monitor", "--interval", "100ms", "--duration", "20s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    monitor
+        .stdout
+        .take()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    let out = monitor.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "it ran on to --duration"
+    );
+}
