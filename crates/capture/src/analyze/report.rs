@@ -168,7 +168,7 @@ fn family_table(a: &Analysis) -> String {
         cells.iter().for_each(|c| {
             let _ = write!(out, "{:>14}", show(*c));
         });
-        if let (true, Some((v4, p)), Some((v6, _))) = (both, cells[0], cells[1]) {
+        if let [Some((v4, p)), Some((v6, _))] = cells[..] {
             let _ = write!(out, "{:>14}", format!("{:+.p$}", v6 - v4));
         }
         out.push('\n');
@@ -287,6 +287,24 @@ mod tests {
         assert!(
             !text.contains("Connections (times"),
             "no per-connection table asked for"
+        );
+    }
+
+    #[test]
+    fn text_table_of_one_family_has_no_difference_column() {
+        let mut one = analysis();
+        one.connections.retain(|c| c.family == "ipv6");
+        one.families = by_family(&one.connections);
+        let text = render(&one, Format::Text, false);
+        let header = text.lines().find(|l| l.starts_with("Per family")).unwrap();
+        assert_eq!(
+            header.split_whitespace().collect::<Vec<_>>(),
+            ["Per", "family", "IPv6"]
+        );
+        let connections = text.lines().find(|l| l.starts_with("connections")).unwrap();
+        assert_eq!(
+            connections.split_whitespace().collect::<Vec<_>>(),
+            ["connections", "2"]
         );
     }
 
