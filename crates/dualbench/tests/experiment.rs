@@ -89,6 +89,24 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         out.contains(" --monitor PID --capture lo ") && !out.contains("--monitor 0"),
         "the server's pids are a placeholder: {out}"
     );
+    assert!(
+        out.contains(" 'http://[::1]:PORT/"),
+        "each word quoted as a shell needs it: {out}"
+    );
+    let refused = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .arg("--out")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused).1.contains("is not a directory"),
+        "{}",
+        text(&refused).1
+    );
 
     let run = dualbench()
         .arg("experiment")

@@ -124,18 +124,24 @@ pub const DEFAULT_DB: &str = "results.db";
 /// The runs' folder must be a folder (or not exist yet): checked before the database is
 /// touched, so a bad `--out` leaves no experiment behind.
 fn check_out(out: &Path) -> Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(Failure::usage(format!(
-            "--out {}: is not a directory; give a folder for the runs' files",
-            out.display()
-        )));
-    }
+    refuse_file_out(out)?;
     std::fs::create_dir_all(out).map_err(|e| {
         Failure::usage(format!(
             "--out {}: cannot create the folder ({e}); give a folder you can write",
             out.display()
         ))
     })
+}
+
+/// `--out` naming something that is not a folder is refused, by `--dry-run` too.
+fn refuse_file_out(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::usage(format!(
+            "--out {}: is not a directory; give a folder for the runs' files",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The experiment to store runs in, and the ids it already holds. `--resume` continues
@@ -176,6 +182,7 @@ fn open_experiment(
 }
 
 fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
+    refuse_file_out(&opts.out)?;
     let stored = match (opts.resume, opts.db.exists()) {
         (true, true) => {
             let db = Db::open_existing(&opts.db)?;
@@ -251,7 +258,11 @@ fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
         path,
         &[PID_PLACEHOLDER.to_string()],
     ));
-    Ok(argv.join(" "))
+    Ok(argv
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 /// Everything one experiment invocation carries from point to point.
