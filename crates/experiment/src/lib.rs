@@ -63,10 +63,15 @@ pub enum ResultsCommand {
     /// List the experiments in the database.
     List,
     /// Show one experiment (by id or name): environment and each run's figures.
-    Show { experiment: String },
+    Show {
+        /// Experiment id (`dualbench results list`), or a name: the newest of that name.
+        experiment: String,
+    },
     /// Export one experiment's runs for other tools.
     Export {
+        /// Experiment id (`dualbench results list`), or a name: the newest of that name.
         experiment: String,
+        /// Output format.
         #[arg(long, value_enum, default_value = "csv")]
         format: ExportFormat,
         /// Write to this file instead of stdout.

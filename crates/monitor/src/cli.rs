@@ -35,6 +35,7 @@ pub struct MonitorCli {
     /// Stop after this long (`30s`, `2m`); default: until SIGINT/SIGTERM.
     #[arg(long, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
+    /// Output format: JSON lines (one sample a line) or CSV (one column per figure).
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
     /// Write to this file instead of standard output.

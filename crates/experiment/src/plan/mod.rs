@@ -261,10 +261,7 @@ pub fn load(path: &Path) -> Result<Plan> {
 /// Check a plan's text; `path` names it in errors and anchors its relative paths.
 pub fn parse(text: &str, path: &Path) -> Result<Plan> {
     let at = Locator::new(text, path);
-    let raw: RawPlan = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
-        Failure::usage(format!("{}:{line}: {}", path.display(), e.message().trim()))
-    })?;
+    let raw = read_raw(text, &at)?;
     let exp = raw.experiment;
     check_name(&exp.name, &at)?;
     if *exp.repeats.get_ref() == 0 {
@@ -293,6 +290,45 @@ pub fn parse(text: &str, path: &Path) -> Result<Plan> {
         text: text.to_string(),
         path: path.to_path_buf(),
     })
+}
+
+/// The plan's tables as toml reads them. toml's errors carry where (a span) but not which
+/// key, so the reader is wrapped to keep the path to the value that failed: a wrong type
+/// reads `p.toml:4: load.requests: invalid type: string "ten", expected u64`. Unknown
+/// fields name themselves and keep toml's message as it is.
+fn read_raw(text: &str, at: &Locator) -> Result<RawPlan> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+        let key = key_path(e.path());
+        let e = e.into_inner();
+        let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
+        let message = e.message().trim();
+        if key.is_empty() || message.starts_with("unknown field") {
+            Failure::usage(format!("{}:{line}: {message}", at.path.display()))
+        } else {
+            Failure::usage(format!("{}:{line}: {key}: {message}", at.path.display()))
+        }
+    })
+}
+
+/// `axes.concurrency[1]` from a deserializer's path, leaving out the fields toml's
+/// `Spanned` reads its value through.
+fn key_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut key = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Map { key: k } if k.starts_with("$__serde_spanned_private") => {}
+            Segment::Map { key: k } | Segment::Enum { variant: k } => {
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(k);
+            }
+            Segment::Seq { index } => key.push_str(&format!("[{index}]")),
+            Segment::Unknown => {}
+        }
+    }
+    key
 }
 
 fn default_load() -> Load {

@@ -114,6 +114,29 @@ fn errors_name_file_line_and_key() {
 }
 
 #[test]
+fn type_errors_name_the_key() {
+    let e = error("[experiment]\nname = \"v\"\n[load]\nrequests = \"ten\"\n");
+    assert_eq!(
+        e,
+        "p.toml:4: load.requests: invalid type: string \"ten\", expected u64"
+    );
+    let e = error("[experiment]\nname = \"v\"\nrepeats = \"x\"\n");
+    assert_eq!(
+        e,
+        "p.toml:3: experiment.repeats: invalid type: string \"x\", expected u32"
+    );
+    let e = error("[experiment]\nname = \"v\"\n[axes]\nconcurrency = [1, \"x\"]\n");
+    assert_eq!(
+        e,
+        "p.toml:4: axes.concurrency[1]: invalid type: string \"x\", expected u64"
+    );
+    let e = error("[experiment]\ntitle = \"v\"\n");
+    assert_eq!(e, "p.toml:1: experiment: missing field `name`");
+    let e = error("[experiment]\nname = \"x\"\nrepeat = 3\n");
+    assert!(e.starts_with("p.toml:3: unknown field `repeat`"), "{e}");
+}
+
+#[test]
 fn errors_point_at_the_key_not_at_the_first_mention_of_its_name() {
     let text = "[experiment]\nname = \"p5\"\ntitle = \"Which handler is fastest\"\n\
                 # the handler axis below\n[load]\nrequests = 10\n\n[axes]\n\
