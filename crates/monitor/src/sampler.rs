@@ -201,9 +201,16 @@ fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
         })?;
         Ok::<_, Failure>(Watched { pid, name, tree })
     };
-    let mut watched = Vec::new();
+    // A process given twice (two --pid, or --pid and a --name that matches it) is
+    // watched, and counted in its group, once.
+    let mut watched: Vec<Watched> = Vec::new();
+    let mut add = |w: Watched| {
+        if !watched.iter().any(|a| a.pid == w.pid) {
+            watched.push(w);
+        }
+    };
     for &pid in &config.pids {
-        watched.push(by_pid("--pid", pid, None)?);
+        add(by_pid("--pid", pid, None)?);
     }
     for name in &config.names {
         let found = snapshot::find_by_name(name);
@@ -212,7 +219,7 @@ fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
                 "--name {name}: no process has that name (see 'ps -e')"
             )));
         }
-        watched.extend(found);
+        found.into_iter().for_each(&mut add);
     }
     let trees = config
         .trees
@@ -310,6 +317,20 @@ mod tests {
             out.iter().filter(|&&b| b == b'\n').count(),
             series.samples.len()
         );
+    }
+
+    /// A process named twice, by pid and by name, is one process in the sample.
+    #[test]
+    fn a_process_given_twice_is_watched_once() {
+        let me = std::process::id();
+        let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+        let config = MonitorConfig {
+            pids: vec![me, me],
+            names: vec![comm.trim().to_string()],
+            ..MonitorConfig::for_pids(&[], Duration::from_millis(20))
+        };
+        let (watched, _) = resolve(&config).unwrap();
+        assert_eq!(watched.iter().filter(|w| w.pid == me).count(), 1);
     }
 
     /// The sample's `tcp.both.MaxConn` is what `/proc/net/snmp` says, sign and all (the
