@@ -223,7 +223,7 @@ fn interrupted_and_generator_bound_runs_say_so_first() {
     let mut lines = report.lines();
     assert_eq!(
         lines.next(),
-        Some("Interrupted: interrupted by SIGINT — figures cover what was measured until then")
+        Some("Interrupted: interrupted by Ctrl-C (SIGINT) — figures cover what was measured until then")
     );
     assert_eq!(
         lines.next(),
@@ -234,7 +234,7 @@ fn interrupted_and_generator_bound_runs_say_so_first() {
         "Complete requests:      1236"
     );
     let doc = json::render(&s);
-    assert_eq!(doc["interrupted"], "interrupted by SIGINT");
+    assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
     assert_eq!(doc["generator"]["bound"], true);
 }
 

@@ -352,7 +352,7 @@ fn failing(shape: &mut Shape, outcome: Outcome) {
 /// enough for its CPU figure to count), with a busy generator.
 pub fn interrupted() -> Scenario {
     let mut m = meta(&[Family::V4, Family::V6]);
-    m.interrupted = Some("interrupted by SIGINT".to_string());
+    m.interrupted = Some("interrupted by Ctrl-C (SIGINT)".to_string());
     m.requests_limit = Some(5000);
     let mut b = RunBuilder::new(m);
     let mut rng = Rng::new(5);
