@@ -428,6 +428,15 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://[::ffff:127.0.0.1%25lo]:1/"],
             "write 127.0.0.1 without a zone",
         ),
+        // A seed where nothing is random was accepted and did nothing.
+        (
+            vec!["http://127.0.0.1:1/", "--seed", "7"],
+            "--seed needs --rate and --arrival poisson",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--rate", "10", "--seed", "7"],
+            "--seed needs --arrival poisson",
+        ),
     ] {
         let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);

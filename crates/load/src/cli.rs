@@ -109,9 +109,9 @@ pub struct RunCli {
     /// Open-loop arrivals: constant or poisson.
     #[arg(long, value_name = "KIND")]
     pub arrival: Option<String>,
-    /// Seed for Poisson arrivals.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed for Poisson arrivals (default 1): one seed, the same intended start times.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
     /// Requests in flight per keep-alive connection (HTTP/1.1 pipelining).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u64,

@@ -358,6 +358,11 @@ fn arrival(cli: &RunCli) -> Result<(Arrival, bool)> {
         if cli.arrival.is_some() {
             return Err(Failure::usage("--arrival needs --rate"));
         }
+        if cli.seed.is_some() {
+            return Err(Failure::usage(
+                "--seed needs --rate and --arrival poisson (nothing else is random)",
+            ));
+        }
         return Ok((Arrival::Closed, false));
     };
     if !(MIN_RATE..=MAX_RATE).contains(&rate) {
@@ -366,11 +371,14 @@ fn arrival(cli: &RunCli) -> Result<(Arrival, bool)> {
         )));
     }
     match cli.arrival.as_deref().unwrap_or("constant") {
+        "constant" if cli.seed.is_some() => Err(Failure::usage(
+            "--seed needs --arrival poisson: constant arrivals are evenly spaced",
+        )),
         "constant" => Ok((Arrival::Constant { rate }, true)),
         "poisson" => Ok((
             Arrival::Poisson {
                 rate,
-                seed: cli.seed,
+                seed: cli.seed.unwrap_or(1),
             },
             true,
         )),
