@@ -428,6 +428,18 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://[::ffff:127.0.0.1%25lo]:1/"],
             "write 127.0.0.1 without a zone",
         ),
+        // A line break in -T went into the request as a header of its own.
+        (
+            vec!["http://127.0.0.1:1/", "-p", "/etc/hostname", "-T", "a\r\nX-Injected: 1"],
+            "bad -T",
+        ),
+        // Every request was refused and the run "succeeded".
+        (vec!["http://127.0.0.1:0/"], "port 0 cannot be connected to"),
+        // Opened, but takes no writes: found after the whole run.
+        (
+            vec!["http://127.0.0.1:1/", "--records", "/proc/version"],
+            "cannot write records to /proc/version",
+        ),
         // A seed where nothing is random was accepted and did nothing.
         (
             vec!["http://127.0.0.1:1/", "--seed", "7"],
@@ -487,6 +499,23 @@ fn ctrl_c_still_reports_what_was_measured() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by Ctrl-C"));
+
+    // A closed terminal (SIGHUP) ends the run the same way: it killed it, report and all.
+    let child = bin()
+        .args(["run", "-t", "30", "-c", "4", "-k", "--format", "json"])
+        .arg(&s.urls("/delay/5")[1])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["interrupted"], "stopped by SIGHUP (its terminal closed)");
+    assert!(doc["requests"]["completed"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -607,6 +636,42 @@ fn records_are_written_while_the_run_goes() {
         rows.len()
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A records file that fills its disk mid-run is said at once, on one line; the run goes
+/// on and reports every request, and ends with exit 1 naming the file.
+#[test]
+fn a_full_disk_under_records_is_said_when_it_happens() {
+    let s = Server::start();
+    let dir = std::env::temp_dir().join(format!("dualbench-full-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs (needs root)");
+    let out = bin()
+        .args([
+            "run", "-q", "-k", "-n", "30000", "-c", "4", "--format", "json",
+        ])
+        .arg("--records")
+        .arg(dir.join("r.csv"))
+        .arg(&s.urls("/")[0])
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("umount").arg(&dir).status();
+    let _ = std::fs::remove_dir(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("warning: writing records to"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("No space left on device"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report still");
+    assert_eq!(doc["requests"]["completed"], 30000);
 }
 
 /// The records of a run, read back by the library's own reader.

@@ -203,7 +203,14 @@ pub fn main(cli: RunCli) -> Result<()> {
         .map(report::records::RecordSink::create)
         .transpose()?
         .map(|sink| {
-            let (batches, writer) = report::records::spawn_writer(sink)
+            let path = cli.records.clone().unwrap_or_default();
+            let warn = move |e: &std::io::Error| {
+                eprintln!(
+                    "dualbench: warning: writing records to {} failed ({e}); the run goes on and its report is whole, but the file ends before this point",
+                    path.display()
+                )
+            };
+            let (batches, writer) = report::records::spawn_writer(sink, warn)
                 .map_err(|e| Failure::runtime(format!("starting the records writer: {e}")))?;
             plan.record_batches = Some(batches);
             Ok::<_, Failure>(writer)

@@ -278,8 +278,8 @@ fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
     Ok(Some((body, cli.content_type.clone())))
 }
 
-/// `-H` lines are `Name: value` with a token for a name, `-m` is a token, and neither
-/// carries a line break: otherwise every request would be one the server must refuse
+/// `-H` lines are `Name: value` with a token for a name, `-m` is a token, and none of
+/// them nor `-T` carries a line break: otherwise every request would be one the server must refuse
 /// (400), and the run would measure that.
 fn check_request_words(cli: &RunCli) -> Result<()> {
     // RFC 9110's tchar.
@@ -295,6 +295,16 @@ fn check_request_words(cli: &RunCli) -> Result<()> {
                 m.escape_default()
             )));
         }
+    }
+    if cli
+        .content_type
+        .bytes()
+        .any(|b| matches!(b, b'\r' | b'\n' | 0))
+    {
+        return Err(Failure::usage(format!(
+            "bad -T '{}': a content type is one line, such as application/json",
+            cli.content_type.escape_default()
+        )));
     }
     for h in &cli.headers {
         let well_formed = h.split_once(':').is_some_and(|(name, value)| {

@@ -118,7 +118,11 @@ fn written_host(authority: &str) -> String {
 /// Split `host[:port]` / `[v6%zone][:port]` into parts.
 fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Option<u16>), String> {
     let parse_port = |p: &str| -> std::result::Result<u16, String> {
-        p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))
+        match p.parse::<u16>() {
+            Ok(0) => Err("port 0 cannot be connected to: give the server's port".to_string()),
+            Ok(port) => Ok(port),
+            Err(_) => Err(format!("bad port '{p}'")),
+        }
     };
     if let Some(rest) = a.strip_prefix('[') {
         let (inside, after) = rest
@@ -617,6 +621,7 @@ mod tests {
             ("http://[::1/", "missing ']'"),
             ("http://[1.2.3.4]/", "not an IPv6 address"),
             ("http://x:99999/", "bad port"),
+            ("http://127.0.0.1:0/", "port 0 cannot be connected to"),
             ("http:///", "no host"),
             ("http://x/a b", "a space must be percent-encoded as %20"),
             (

@@ -367,14 +367,16 @@ struct Signals {
     ids: Vec<signal_hook::SigId>,
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
 }
 
 impl Signals {
     fn install(stop: &Arc<AtomicBool>) -> Signals {
-        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         use signal_hook::flag;
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
+        let hup = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
         // Order matters: the conditional exit is checked before the flags are set.
         ids.extend(flag::register_conditional_shutdown(
@@ -382,11 +384,18 @@ impl Signals {
             130,
             int.clone(),
         ));
-        for (sig, which) in [(SIGINT, &int), (SIGTERM, &term)] {
+        // SIGHUP: the terminal was closed; the report may have nowhere to go, but the
+        // records and the monitor's and capture's files are still finished.
+        for (sig, which) in [(SIGINT, &int), (SIGTERM, &term), (SIGHUP, &hup)] {
             ids.extend(flag::register(sig, which.clone()));
             ids.extend(flag::register(sig, stop.clone()));
         }
-        Signals { ids, int, term }
+        Signals {
+            ids,
+            int,
+            term,
+            hup,
+        }
     }
 
     fn reason(&self) -> Option<String> {
@@ -394,6 +403,8 @@ impl Signals {
             Some("interrupted by Ctrl-C (SIGINT)".into())
         } else if self.term.load(Ordering::Relaxed) {
             Some("stopped by SIGTERM".into())
+        } else if self.hup.load(Ordering::Relaxed) {
+            Some("stopped by SIGHUP (its terminal closed)".into())
         } else {
             None
         }

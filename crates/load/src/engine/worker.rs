@@ -776,7 +776,7 @@ impl Worker {
 impl Worker {
     /// Hand the kept records to the records writer, if there is one, and start a new
     /// batch (one allocation per batch). If the writer has stopped (it failed writing and
-    /// says so at the end), the batch is dropped rather than kept without bound.
+    /// said so when it did), the batch is dropped rather than kept without bound.
     #[cold]
     fn hand_records_over(&mut self) {
         if let Some(tx) = &self.plan.record_batches {

@@ -62,8 +62,15 @@ impl RecordSink<BufWriter<File>> {
         let file = File::create(path).map_err(|e| {
             Failure::usage(format!("cannot write records to {}: {e}", path.display()))
         })?;
-        RecordSink::new(BufWriter::new(file), RecordFormat::from_path(path))
-            .map_err(|e| Failure::from(e).context(path.display()))
+        // The header row is written at once: a path that takes no writes (a file under
+        // /proc, a full disk) is found here, before the run.
+        let cannot = |e: io::Error| {
+            Failure::usage(format!("cannot write records to {}: {e}", path.display()))
+        };
+        let mut sink =
+            RecordSink::new(BufWriter::new(file), RecordFormat::from_path(path)).map_err(cannot)?;
+        sink.out.flush().map_err(cannot)?;
+        Ok(sink)
     }
 }
 
@@ -97,16 +104,18 @@ impl<W: Write> RecordSink<W> {
 /// hold at the end; a write error ends it early and comes back from `join`.
 pub fn spawn_writer<W: Write + Send + 'static>(
     mut sink: RecordSink<W>,
+    on_error: impl FnOnce(&io::Error) + Send + 'static,
 ) -> io::Result<(std::sync::mpsc::Sender<Vec<Record>>, Writer<W>)> {
     let (tx, rx) = std::sync::mpsc::channel::<Vec<Record>>();
     let thread = std::thread::Builder::new()
         .name("dualbench-records".into())
         .spawn(move || {
-            for batch in rx {
+            let written = rx.iter().try_for_each(|batch| {
                 batch.iter().try_for_each(|r| sink.write(r))?;
-                sink.out.flush()?;
-            }
-            Ok(sink)
+                sink.out.flush()
+            });
+            // Said when it happens, not only at the end of a run that may last hours.
+            written.inspect_err(|e| on_error(e)).map(|()| sink)
         })?;
     Ok((tx, thread))
 }
