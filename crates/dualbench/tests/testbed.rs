@@ -511,6 +511,141 @@ fn exec_of_a_missing_program_is_one_line_and_exit_127() {
 }
 
 #[test]
+fn exec_and_services_see_the_nodes_name_as_hostname() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("h");
+    std::fs::create_dir_all(&bed.root).unwrap();
+    let seen = bed.root.join("service-hostname");
+    let service = format!(
+        "[[service]]\nhost = \"r9\"\nname = \"who\"\ncommand = \"hostname >{}; exec sleep 60\"\n",
+        seen.display()
+    );
+    let body = "[[host]]\nname = \"alpha\"\n[[router]]\nname = \"r9\"\n[[link]]\na = \"alpha\"\nb = \"r9\"\n";
+    let file = topology(&bed, body, &service);
+    let out = bed.up(&file);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pids = status_pids(&bed);
+    let on_alpha = bed.exec("alpha", &["hostname"]);
+    let on_r9 = bed.exec("r9", &["uname", "-n"]);
+    // The node's name resolves to its testbed address, as in the hosts file.
+    let resolved = bed.exec("alpha", &["getent", "ahostsv6", "alpha"]);
+    let service_saw = std::fs::read_to_string(&seen).unwrap_or_default();
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.assert_gone(&pids);
+    let _ = std::fs::remove_dir_all(&bed.root);
+    assert!(on_alpha.status.success(), "{}", text(&on_alpha.stderr));
+    assert_eq!(text(&on_alpha.stdout), "alpha\n");
+    assert_eq!(text(&on_r9.stdout), "r9\n");
+    assert_eq!(service_saw, "r9\n");
+    assert!(
+        text(&resolved.stdout).starts_with("2001:2:0:1::1 "),
+        "{}",
+        text(&resolved.stdout)
+    );
+    // The machine keeps its own name.
+    let ours = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(!["alpha\n", "r9\n"].contains(&ours.as_str()), "{ours}");
+}
+
+/// The sink summary a testbed service wrote (on the SIGTERM of `down`) to `path`.
+fn sink_flows(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no sink summary {}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["flows"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn keep_order_delivers_jittered_frames_in_order_and_plain_jitter_reorders() {
+    if !is_root() {
+        return;
+    }
+    // Two links with the same 10 ms ±2 ms: a — b keeps order, c — d does not. At 2,000
+    // messages/s (0.5 ms apart) jitter alone reorders many; keep_order none.
+    let bed = Bed::new("j");
+    std::fs::create_dir_all(&bed.root).unwrap();
+    let jitter = "delay = \"10ms\"\njitter = \"2ms\"\n";
+    let sink = |host: &str, v4: &str, v6: &str| {
+        format!(
+            "[[service]]\nhost = \"{host}\"\nname = \"sink\"\nready = 5000\n\
+             command = [\"dualbench\", \"traffic\", \"sink\", \"--listen\", \"{v4}:5000\", \"[{v6}]:5000\", \"--duration\", \"60\", \"-o\", \"{}\"]\n",
+            bed.root.join(format!("{host}.json")).display()
+        )
+    };
+    let body = format!(
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[host]]\nname = \"c\"\n[[host]]\nname = \"d\"\n\
+         [[link]]\na = \"a\"\nb = \"b\"\n{jitter}keep_order = true\n[[link]]\na = \"c\"\nb = \"d\"\n{jitter}"
+    );
+    let services =
+        sink("b", "198.18.1.2", "2001:2:0:1::2") + &sink("d", "198.18.2.4", "2001:2:0:2::4");
+    let file = topology(&bed, &body, &services);
+    let script = |v4: &str, v6: &str| {
+        let path = bed.root.join(format!("to-{v4}.mgn"));
+        std::fs::write(
+            &path,
+            format!(
+                "0.0 ON 1 UDP DST {v4}/5000 PERIODIC [2000 100]\n0.0 ON 2 UDP DST {v6}/5000 PERIODIC [2000 100]\n1.0 OFF 1\n1.0 OFF 2\n"
+            ),
+        )
+        .unwrap();
+        path.display().to_string()
+    };
+    let (to_b, to_d) = (
+        script("198.18.1.2", "2001:2:0:1::2"),
+        script("198.18.2.4", "2001:2:0:2::4"),
+    );
+    let up = bed.up(&file);
+    assert!(up.status.success(), "{}", text(&up.stderr));
+    let pids = status_pids(&bed);
+    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let quiet = ["dualbench", "traffic", "send", "-o", "/dev/null"];
+    let mut from_c = bed
+        .cmd("exec")
+        .args(["c", "--"])
+        .args(quiet)
+        .arg(&to_d)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let from_a = bed.exec("a", &[&quiet[..], &[to_b.as_str()]].concat());
+    let from_c = from_c.wait().unwrap();
+    let down = bed.down(); // SIGTERM: the sinks write their summaries
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.assert_gone(&pids);
+    let (at_b, at_d) = (
+        sink_flows(&bed.root.join("b.json")),
+        sink_flows(&bed.root.join("d.json")),
+    );
+    let _ = std::fs::remove_dir_all(&bed.root);
+    assert!(from_a.status.success(), "{}", text(&from_a.stderr));
+    assert!(from_c.success());
+    assert!(
+        status.contains("a -> b: delay 10ms jitter 2ms keep_order (wire)"),
+        "{status}"
+    );
+    assert!(
+        status.contains("c -> d: delay 10ms jitter 2ms (wire)"),
+        "{status}"
+    );
+    let count = |f: &serde_json::Value, k: &str| f["loss"][k].as_u64().unwrap();
+    assert_eq!(at_b.len(), 2, "{at_b:?}");
+    for f in &at_b {
+        assert_eq!(count(f, "received"), 2000, "{f}");
+        assert_eq!(count(f, "reordered"), 0, "{f}");
+    }
+    assert_eq!(at_d.len(), 2, "{at_d:?}");
+    let reordered: Vec<u64> = at_d.iter().map(|f| count(f, "reordered")).collect();
+    eprintln!("reordered of 2000 per flow without keep_order: {reordered:?}");
+    for f in &at_d {
+        assert_eq!(count(f, "received"), 2000, "{f}");
+        assert!(count(f, "reordered") > 200, "{f}");
+    }
+}
+
+#[test]
 fn lan_testbed_serves_nginx_from_debian_in_both_families() {
     if !is_root() {
         return;
@@ -577,14 +712,16 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
         return;
     }
     let bed = Bed::new("w");
-    let out = bed.up(&repo("testbeds/wan.toml"));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let up = bed.up(&repo("testbeds/wan.toml"));
+    assert!(up.status.success(), "{}", text(&up.stderr));
     let status = text(&bed.cmd("status").output().unwrap().stdout);
     let by = if status.contains("(netem)") {
         "netem"
     } else {
         "wire"
     };
+    // An unknown node is named with the nodes there are, each for what it is.
+    let stranger = bed.exec("nosuchnode", &["true"]);
     assert!(
         status.contains(&format!(
             "r1 -> server: rate 100mbit (htb), queue 1000p (pfifo), delay 40ms loss 0.1% ({by})"
@@ -627,6 +764,27 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
         assert!(status.contains("wire r1 -> server: "), "{status}");
         assert!(status.contains("delay mean 40.0"), "{status}");
     }
+    // `up` says which links the wire emulates, and why (a netem user would assume netem).
+    let said = text(&up.stdout);
+    let notice = format!(
+        "link 2 (r1 <-> server): delay 40ms loss 0.1% each way by the userspace wire in namespace db-{}-wire2, not netem (no netem on this kernel)\n",
+        bed.name
+    );
+    assert_eq!(said.contains(&notice), by == "wire", "{said}");
+    assert_eq!(
+        said.lines().count(),
+        if by == "wire" { 2 } else { 1 },
+        "{said}"
+    );
+    assert!(said.starts_with(&notice) || by == "netem", "{said}");
+    assert_eq!(stranger.status.code(), Some(2));
+    assert_eq!(
+        text(&stranger.stderr),
+        format!(
+            "dualbench: testbed '{}' has no node 'nosuchnode' (its nodes: hosts client, server; router r1)\n",
+            bed.name
+        )
+    );
     bed.assert_gone(&[]);
     let _ = std::fs::remove_dir_all(&bed.root);
 }

@@ -397,6 +397,68 @@ fn shipped_examples_parse_and_plan() {
     }
 }
 
+#[test]
+fn the_testbed_profile_aims_at_the_congestion_testbeds_receivers() {
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let dry_run = |args: &[&str]| {
+        let o = Command::new(bin()).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // `ip -n db-congestion-recv4a addr add 198.18.9.7/24 dev eth10`: every receiver's addresses.
+    let plan = dry_run(&[
+        "testbed",
+        "up",
+        "--dry-run",
+        &format!("{repo}/testbeds/congestion.toml"),
+    ]);
+    let receivers: Vec<(String, String)> = plan
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let node = w.get(2)?.strip_prefix("db-congestion-")?;
+            (w.get(3..5)? == ["addr", "add"] && node.starts_with("recv")).then(|| {
+                (
+                    node.to_string(),
+                    w[5].split('/').next().unwrap().to_string(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(receivers.len(), 8, "{plan}");
+    // `flow 1 TCP IPv4 -> 198.18.9.7:5000 ...`, `-> [2001:2:0:9::9]:5000`.
+    let flows = dry_run(&[
+        "traffic",
+        "send",
+        "--dry-run",
+        &format!("{repo}/experiments/traffic/c1b-testbed.toml"),
+    ]);
+    let mut aimed: Vec<String> = Vec::new();
+    for line in flows.lines() {
+        let dst = line
+            .split(" -> ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        let host = dst.rsplit_once(':').unwrap().0.trim_matches(['[', ']']);
+        let family = if host.contains(':') { "6" } else { "4" };
+        let node = receivers
+            .iter()
+            .find(|(_, a)| a == host)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_else(|| panic!("{host} is no receiver of congestion.toml: {receivers:?}"));
+        // recv4a/recv4b take IPv4, recv6a/recv6b IPv6, as their names say.
+        assert!(node.starts_with(&format!("recv{family}")), "{line}");
+        if !aimed.contains(&node) {
+            aimed.push(node);
+        }
+    }
+    aimed.sort();
+    assert_eq!(aimed, ["recv4a", "recv4b", "recv6a", "recv6b"]);
+}
+
 /// A network namespace this test creates (only its loopback up) and removes on drop.
 struct Netns(String);
 

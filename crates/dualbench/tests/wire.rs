@@ -247,7 +247,8 @@ fn delay_10ms_each_way_for_ipv4_and_ipv6_then_sigterm_saves_stats() {
 #[test]
 fn seeded_10pct_loss_for_ipv4_and_ipv6() {
     let mut link = Link::new();
-    link.start_wire(&["--a-to-b", "loss=10%", "--seed", "7"]);
+    let b_to_a = "rate=10Mbit,queue=64kB";
+    link.start_wire(&["--a-to-b", "loss=10%", "--b-to-a", b_to_a, "--seed", "7"]);
     let mut lost_by_probe = 0;
     for target in ["198.18.0.2:7003", "[2001:2::2]:7004"] {
         let r = link.probe(target, 3000, 300, false);
@@ -269,6 +270,9 @@ fn seeded_10pct_loss_for_ipv4_and_ipv6() {
         "wire {dropped} vs probe {lost_by_probe}"
     );
     assert_eq!(stats.directions.b_to_a.counters.dropped_loss, 0);
+    // The stats file shows each spec in the units it was written in.
+    assert_eq!(stats.directions.a_to_b.spec, "loss=10%");
+    assert_eq!(stats.directions.b_to_a.spec, b_to_a);
 }
 
 #[test]

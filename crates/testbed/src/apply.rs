@@ -198,7 +198,7 @@ fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option
             log,
         } => {
             let role = format!("wire emulator of link {link}");
-            return start(state, &role, ns, argv, log, &options.exe).map(Some);
+            return start(state, &role, (ns, None), argv, log, &options.exe).map(Some);
         }
         Op::StartService {
             ns,
@@ -208,7 +208,7 @@ fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option
             log,
         } => {
             let role = format!("service {name} on {node}");
-            return start(state, &role, ns, argv, log, &options.exe).map(Some);
+            return start(state, &role, (ns, Some(node)), argv, log, &options.exe).map(Some);
         }
         _ => run(&op.argv())?,
     }
@@ -232,11 +232,12 @@ fn resolve(argv: &[String], exe: &Path) -> Vec<String> {
     argv
 }
 
-/// Start `argv` in namespace `ns`, recording it first and its pid and start time after.
+/// Start `argv` in namespace `ns`, recording it first and its pid and start time after. A
+/// node's process gets the node's name as hostname (a UTS namespace of its own).
 fn start(
     state: &mut StateFile,
     role: &str,
-    ns: &str,
+    (ns, node): (&str, Option<&str>),
     argv: &[String],
     log: &Path,
     exe: &Path,
@@ -254,15 +255,24 @@ fn start(
     let out = fs::File::create(log)
         .map_err(|e| Failure::runtime(format!("cannot create log {}: {e}", log.display())))?;
     let err = out.try_clone()?;
-    let child = Command::new("ip")
+    let mut command = Command::new("ip");
+    command
         .args(["netns", "exec", ns])
         .args(&argv)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| system::spawn_error("ip", e))?;
+        .process_group(0);
+    if let Some(node) = node {
+        let name = node.as_bytes().to_vec();
+        // SAFETY: the closure makes only system calls (no allocation, no locks).
+        unsafe { command.pre_exec(move || system::own_hostname(&name)) };
+    }
+    let child = command.spawn().map_err(|e| match node {
+        // EPERM: unshare(CLONE_NEWUTS) without CAP_SYS_ADMIN (exec itself says EACCES).
+        Some(node) if e.raw_os_error() == Some(libc::EPERM) => system::hostname_error(node, e),
+        _ => system::spawn_error("ip", e),
+    })?;
     let pid = child.id();
     state.replace(index, object(Some(pid), procs::start_time(pid)))?;
     Ok(pid)

@@ -85,7 +85,7 @@ struct UpArgs {
 
 #[derive(Debug, Args)]
 struct ExecArgs {
-    /// Host or router to run in.
+    /// Node to run in (a host or router; a switch's namespace works too).
     host: String,
     /// The command and its arguments (after `--`); `dualbench` means this binary.
     #[arg(last = true, required = true)]
@@ -140,6 +140,32 @@ fn testbed_name(args: &UpArgs, topology: &model::Topology) -> Result<String> {
         .map_err(|m| Failure::usage(format!("{m} (choose one with --name)")))
 }
 
+/// netem cannot keep jittered frames in order, so `--delay-by netem` with a link that
+/// asks for it is refused (with `auto`, such a link gets the wire and the rest netem).
+fn check_delay_by(delay_by: DelayBy, topology: &model::Topology) -> Result<()> {
+    let ordered = topology.links.iter().find(|l| l.keeps_order());
+    let (DelayBy::Netem, Some(link)) = (delay_by, ordered) else {
+        return Ok(());
+    };
+    let name = |i: usize| &topology.nodes[i].name;
+    Err(Failure::usage(format!(
+        "link {} ({} <-> {}) keeps jittered frames in order (keep_order), which netem cannot do: use --delay-by auto or wire, or remove keep_order",
+        link.number,
+        name(link.a),
+        name(link.b)
+    )))
+}
+
+/// Why the wire, not netem, does a link's delay, jitter and loss (the words `up` prints).
+fn why_wire(delay_by: DelayBy, chosen: Emulator) -> &'static str {
+    match (delay_by, chosen) {
+        // Only links with keep_order get the wire when netem is chosen.
+        (_, Emulator::Netem) => "netem cannot keep jittered frames in order",
+        (DelayBy::Wire, _) => "as --delay-by wire asks",
+        _ => "no netem on this kernel",
+    }
+}
+
 fn emulator(delay_by: DelayBy, topology: &model::Topology) -> Emulator {
     let needed = topology
         .links
@@ -185,6 +211,7 @@ fn up(args: UpArgs) -> Result<()> {
     let topology = load(&args.file)?;
     let name = testbed_name(&args, &topology)?;
     let state_dir = state::testbed_dir(&args.which.state_dir, &name);
+    check_delay_by(args.delay_by, &topology)?;
     if !args.dry_run {
         system::require_net_admin()?;
     }
@@ -209,6 +236,11 @@ fn up(args: UpArgs) -> Result<()> {
     refuse_strangers(&plan, &args.which.state_dir)?;
     build(&plan, &args, &state_dir)?;
     let l = &plan.layout;
+    for link in &l.links {
+        if let Some(line) = status::wire_notice(link, why_wire(args.delay_by, emulator)) {
+            println!("{line}");
+        }
+    }
     println!(
         "testbed {name} is up: {}, {}; `dualbench testbed status --name {name}{}` shows it",
         plural(l.nodes.len(), "node"),
@@ -455,15 +487,7 @@ fn exec(args: ExecArgs) -> Result<()> {
         .nodes
         .iter()
         .find(|n| n.name == args.host)
-        .ok_or_else(|| {
-            let names: Vec<&str> = layout.nodes.iter().map(|n| n.name.as_str()).collect();
-            Failure::usage(format!(
-                "testbed '{}' has no host '{}' (it has: {})",
-                layout.testbed,
-                args.host,
-                names.join(", ")
-            ))
-        })?;
+        .ok_or_else(|| Failure::usage(no_such_node(layout, &args.host)))?;
     let mut command = args.command;
     if command[0] == "dualbench" {
         command[0] = std::env::current_exe()?.display().to_string();
@@ -475,9 +499,89 @@ fn exec(args: ExecArgs) -> Result<()> {
         eprintln!("dualbench: testbed exec: {why}");
         std::process::exit(code);
     }
+    system::own_hostname(node.name.as_bytes())
+        .map_err(|e| system::hostname_error(&node.name, e))?;
     let err = std::process::Command::new("ip")
         .args(["netns", "exec", &node.namespace])
         .args(&command)
         .exec();
     Err(system::spawn_error("ip", err))
+}
+
+/// `testbed 'wan' has no node 'x' (its nodes: hosts client, server; router r1)`.
+fn no_such_node(layout: &plan::Layout, name: &str) -> String {
+    let kinds = [
+        (model::NodeKind::Host, "host"),
+        (model::NodeKind::Router, "router"),
+        (model::NodeKind::Switch, "switch"),
+    ];
+    let groups: Vec<String> = kinds
+        .iter()
+        .filter_map(|&(kind, noun)| {
+            let names: Vec<&str> = layout
+                .nodes
+                .iter()
+                .filter(|n| n.kind == kind)
+                .map(|n| n.name.as_str())
+                .collect();
+            let noun = match (names.len(), noun) {
+                (0, _) => return None,
+                (1, _) => noun.to_string(),
+                (_, "switch") => "switches".into(),
+                _ => format!("{noun}s"),
+            };
+            Some(format!("{noun} {}", names.join(", ")))
+        })
+        .collect();
+    format!(
+        "testbed '{}' has no node '{name}' (its nodes: {})",
+        layout.testbed,
+        groups.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_node_is_named_with_the_nodes_by_kind() {
+        let text =
+            "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
+            [[switch]]\nname = \"lan1\"\n[[switch]]\nname = \"lan2\"\n";
+        let topology = model::parse(text).unwrap();
+        let settings = plan::Settings {
+            testbed: "wan",
+            state_dir: Path::new("/tmp/x"),
+            emulator: Emulator::Wire,
+        };
+        let layout = plan::plan(&topology, &settings).layout;
+        assert_eq!(
+            no_such_node(&layout, "nosuchnode"),
+            "testbed 'wan' has no node 'nosuchnode' (its nodes: hosts client, server; router r1; switches lan1, lan2)"
+        );
+    }
+
+    #[test]
+    fn netem_cannot_keep_order() {
+        let text =
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n\
+            delay = \"10ms\"\njitter = \"2ms\"\nkeep_order = true\n";
+        let topology = model::parse(text).unwrap();
+        let e = check_delay_by(DelayBy::Netem, &topology).unwrap_err();
+        assert_eq!(
+            e.message,
+            "link 1 (a <-> b) keeps jittered frames in order (keep_order), which netem cannot do: use --delay-by auto or wire, or remove keep_order"
+        );
+        assert!(check_delay_by(DelayBy::Auto, &topology).is_ok());
+        assert!(check_delay_by(DelayBy::Wire, &topology).is_ok());
+        assert_eq!(
+            why_wire(DelayBy::Auto, Emulator::Wire),
+            "no netem on this kernel"
+        );
+        assert_eq!(
+            why_wire(DelayBy::Auto, Emulator::Netem),
+            "netem cannot keep jittered frames in order"
+        );
+    }
 }

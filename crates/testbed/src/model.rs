@@ -56,6 +56,10 @@ pub struct Shaping {
     pub delay: Option<Micros>,
     pub jitter: Option<Micros>,
     pub loss: Option<Ppm>,
+    /// Jitter never reorders frames (the wire's `keep_order`); otherwise a frame may
+    /// overtake one sent before it whenever their delays differ by more than their gap.
+    #[serde(default)]
+    pub keep_order: bool,
 }
 
 impl Shaping {
@@ -69,6 +73,15 @@ impl Shaping {
     pub fn is_shaped(&self) -> bool {
         self.rate.is_some() || self.queue.is_some() || self.needs_emulation()
     }
+
+    pub fn has_jitter(&self) -> bool {
+        self.jitter.is_some_and(|j| j.0 > 0)
+    }
+
+    /// Whether this direction has jitter and keeps frames in order under it.
+    pub fn keeps_order(&self) -> bool {
+        self.keep_order && self.has_jitter()
+    }
 }
 
 /// A link between nodes `a` and `b` (indexes into `Topology::nodes`), numbered from 1 in file order.
@@ -80,6 +93,13 @@ pub struct Link {
     pub shaper: Shaper,
     pub a_to_b: Shaping,
     pub b_to_a: Shaping,
+}
+
+impl Link {
+    /// Whether some direction keeps jittered frames in order (which only the wire can do).
+    pub fn keeps_order(&self) -> bool {
+        self.a_to_b.keeps_order() || self.b_to_a.keeps_order()
+    }
 }
 
 /// How a service's command is given: an argv list, or one string for `/bin/sh -c`.
@@ -148,6 +168,7 @@ struct RawShaping {
     delay: Option<Spanned<String>>,
     jitter: Option<Spanned<String>>,
     loss: Option<Spanned<String>>,
+    keep_order: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +182,7 @@ struct RawLink {
     delay: Option<Spanned<String>>,
     jitter: Option<Spanned<String>>,
     loss: Option<Spanned<String>>,
+    keep_order: Option<Spanned<bool>>,
     a_to_b: Option<RawShaping>,
     b_to_a: Option<RawShaping>,
 }
@@ -426,10 +448,16 @@ fn link(
         delay: raw.delay.clone(),
         jitter: raw.jitter.clone(),
         loss: raw.loss.clone(),
+        keep_order: raw.keep_order.clone(),
     };
     let base = shaping(check, &both, &raw.queue, "")?;
     let a_to_b = over(check, base, raw.a_to_b.as_ref(), "a_to_b.")?;
     let b_to_a = over(check, base, raw.b_to_a.as_ref(), "b_to_a.")?;
+    if let Some(k) = raw.keep_order.as_ref().filter(|k| *k.get_ref()) {
+        if !(a_to_b.has_jitter() || b_to_a.has_jitter()) {
+            return Err(order_without_jitter(check, k.span(), "keep_order"));
+        }
+    }
     Ok(Link {
         number,
         a,
@@ -455,16 +483,39 @@ fn over(
         delay: own.delay.or(base.delay),
         jitter: own.jitter.or(base.jitter),
         loss: own.loss.or(base.loss),
+        keep_order: raw
+            .keep_order
+            .as_ref()
+            .map_or(base.keep_order, |k| *k.get_ref()),
     };
     if jitter_without_delay(&merged) {
-        let span = raw.jitter.as_ref().map_or(0..0, |j| j.span());
-        return Err(check.at(
-            span,
-            &format!("{prefix}jitter"),
-            "jitter needs a delay to vary around: add delay",
-        ));
+        // Own jitter: point at it. Inherited jitter: at the delay that took its base away.
+        let (span, key, message) = match (&raw.jitter, &raw.delay) {
+            (Some(j), _) => (j.span(), "jitter", "jitter needs a delay to vary around: add delay"),
+            (None, Some(d)) => (d.span(), "delay", "this direction inherits the link's jitter, which needs a delay to vary around: add jitter = \"0ms\" here too"),
+            (None, None) => (0..0, "jitter", "jitter needs a delay to vary around: add delay"),
+        };
+        return Err(check.at(span, &format!("{prefix}{key}"), message));
+    }
+    if let Some(k) = raw.keep_order.as_ref().filter(|k| *k.get_ref()) {
+        if !merged.keeps_order() {
+            return Err(order_without_jitter(
+                check,
+                k.span(),
+                &format!("{prefix}keep_order"),
+            ));
+        }
     }
     Ok(merged)
+}
+
+/// `keep_order = true` where no jitter could reorder anything: refused, as a likely slip.
+fn order_without_jitter(check: &Checker, span: Range<usize>, key: &str) -> FileError {
+    check.at(
+        span,
+        key,
+        "keep_order keeps jittered frames in order, but there is no jitter here: add jitter or remove keep_order",
+    )
 }
 
 fn shaping(
@@ -480,6 +531,7 @@ fn shaping(
         delay: check.value(&raw.delay, &key("delay"), units::parse_duration)?,
         jitter: check.value(&raw.jitter, &key("jitter"), units::parse_duration)?,
         loss: check.value(&raw.loss, &key("loss"), units::parse_loss)?,
+        keep_order: raw.keep_order.as_ref().is_some_and(|k| *k.get_ref()),
     };
     if let (Some(j), true) = (
         &raw.jitter,
@@ -496,7 +548,7 @@ fn shaping(
 
 /// Jitter with no delay (or a zero one) to vary around: refused, as by the wire and netem.
 fn jitter_without_delay(s: &Shaping) -> bool {
-    s.jitter.is_some_and(|j| j.0 > 0) && s.delay.is_none_or(|d| d.0 == 0)
+    s.has_jitter() && s.delay.is_none_or(|d| d.0 == 0)
 }
 
 fn services(
@@ -563,122 +615,4 @@ fn services(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn error(text: &str) -> String {
-        parse(text).unwrap_err().render("t.toml")
-    }
-
-    const GOOD: &str = "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
-        [[link]]\na = \"client\"\nb = \"r1\"\n[[link]]\na = \"r1\"\nb = \"server\"\nrate = \"100Mbit\"\nqueue = 100\n\
-        b_to_a = { delay = \"20ms\", queue = \"64kB\" }\n";
-
-    #[test]
-    fn a_good_file_becomes_numbered_nodes_and_links() {
-        let t = parse(GOOD).unwrap();
-        let names: Vec<(&str, u32)> = t
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), n.number))
-            .collect();
-        assert_eq!(names, [("client", 1), ("server", 2), ("r1", 3)]);
-        let l2 = &t.links[1];
-        assert_eq!((l2.number, l2.a, l2.b), (2, 2, 1));
-        assert_eq!(l2.a_to_b.rate, Some(Rate(100_000_000)));
-        assert_eq!(l2.a_to_b.queue, Some(Queue::Packets(100)));
-        assert_eq!(l2.b_to_a.queue, Some(Queue::Bytes(64_000)));
-        assert_eq!(l2.b_to_a.delay, Some(Micros(20_000)));
-        assert_eq!(l2.a_to_b.delay, None);
-    }
-
-    #[test]
-    fn unknown_key_names_file_line_and_key() {
-        let text = "[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"a\"\nrat = \"1Gbit\"\n";
-        let e = error(text);
-        assert!(e.starts_with("t.toml:6:1: unknown field `rat`"), "{e}");
-    }
-
-    #[test]
-    fn dangling_link_points_at_the_endpoint() {
-        let text =
-            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"srv\"\n";
-        assert_eq!(
-            error(text),
-            "t.toml:7:5: key 'b': no host, router or switch named 'srv' (there are: a, b)"
-        );
-    }
-
-    #[test]
-    fn duplicate_names_across_kinds() {
-        let text = "[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n";
-        assert_eq!(error(text), "t.toml:4:8: key 'name': duplicate name 'a': every host, router and switch needs its own");
-    }
-
-    #[test]
-    fn impossible_values_point_at_their_key() {
-        let base =
-            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
-        let e = error(&format!("{base}rate = \"0Mbit\"\n"));
-        assert_eq!(e, "t.toml:8:8: key 'rate': rate '0Mbit' is impossible: a link rate must be between 8kbit and 100Gbit");
-        let e = error(&format!("{base}a_to_b = {{ rate = \"200Gbit\" }}\n"));
-        assert!(
-            e.starts_with("t.toml:8:19: key 'a_to_b.rate': rate '200Gbit' is impossible"),
-            "{e}"
-        );
-        let e = error(&format!("{base}queue = 0\n"));
-        assert!(
-            e.starts_with("t.toml:8:9: key 'queue': queue of 0 packets is impossible"),
-            "{e}"
-        );
-        let e = error(&format!("{base}jitter = \"2ms\"\n"));
-        assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
-        let e = error(&format!("{base}delay = \"0ms\"\njitter = \"2ms\"\n"));
-        assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
-        let e = error(&format!("{base}loss = \"1\"\n"));
-        assert_eq!(
-            e,
-            "t.toml:8:8: key 'loss': loss '1' has no '%': write a percentage, like \"1%\""
-        );
-        let e = error(&format!("{base}shaper = \"fq\"\n"));
-        assert!(e.contains("key 'shaper': unknown shaper 'fq'"), "{e}");
-    }
-
-    #[test]
-    fn names_are_checked() {
-        assert!(
-            error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be")
-        );
-        assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
-        // `lab-x` + host `y` and `lab` + host `x-y` were both namespace db-lab-x-y.
-        assert_eq!(
-            error("[[host]]\nname = \"x-y\"\n"),
-            "t.toml:2:8: key 'name': host 'x-y' has a '-': node names may not (namespace db-<testbed>-<node> must say where the testbed's name ends, and <node>-v4/-v6 are host names), so write e.g. 'xy'"
-        );
-        assert!(error("name = \"a_b\"\n[[host]]\nname = \"a\"\n")
-            .contains("key 'name': testbed name 'a_b'"));
-        assert!(error("").contains("no [[host]]"));
-    }
-
-    #[test]
-    fn services_need_a_real_host_and_a_command() {
-        let base = "[[host]]\nname = \"a\"\n[[switch]]\nname = \"sw\"\n[[service]]\n";
-        assert!(error(&format!(
-            "{base}host = \"b\"\nname = \"web\"\ncommand = \"x\"\n"
-        ))
-        .contains("key 'host': no host"));
-        assert!(error(&format!(
-            "{base}host = \"sw\"\nname = \"web\"\ncommand = \"x\"\n"
-        ))
-        .contains("is a switch"));
-        assert!(error(&format!(
-            "{base}host = \"a\"\nname = \"web\"\ncommand = []\n"
-        ))
-        .contains("key 'command': empty command"));
-        let t = parse(&format!(
-            "{base}host = \"a\"\nname = \"web\"\ncommand = [\"dualbench\", \"serve\"]\n"
-        ))
-        .unwrap();
-        assert_eq!(t.services[0].command.argv(), ["dualbench", "serve"]);
-    }
-}
+mod tests;

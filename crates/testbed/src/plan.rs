@@ -81,7 +81,7 @@ pub fn plan(topology: &Topology, settings: &Settings) -> Plan {
     }
     addresses_and_up(&layout, &mut ops);
     for (link, built) in topology.links.iter().zip(&layout.links) {
-        qdiscs(&layout, link, built, settings.emulator, &mut ops);
+        qdiscs(&layout, link, built, &mut ops);
     }
     route_ops(topology, &layout, &mut ops);
     for node in layout.nodes.iter().filter(|n| n.kind != NodeKind::Switch) {
@@ -150,9 +150,16 @@ fn layout(topology: &Topology, settings: &Settings) -> Layout {
     }
 }
 
+/// netem has no order keeping, so a link that keeps jittered frames in order always gets
+/// the wire; every other emulated link gets `settings.emulator`.
 fn link_layout(topology: &Topology, l: &Link, settings: &Settings) -> LinkLayout {
     let emulated = l.a_to_b.needs_emulation() || l.b_to_a.needs_emulation();
-    let emulator = emulated.then_some(settings.emulator);
+    let by = if l.keeps_order() {
+        Emulator::Wire
+    } else {
+        settings.emulator
+    };
+    let emulator = emulated.then_some(by);
     let wired = emulator == Some(Emulator::Wire);
     LinkLayout {
         number: l.number,
@@ -364,12 +371,12 @@ fn addresses_and_up(layout: &Layout, ops: &mut Vec<Op>) {
 
 /// Rate and queue on each end's egress (a→b leaves through a's interface); delay, jitter and
 /// loss there too when netem does them.
-fn qdiscs(layout: &Layout, link: &Link, built: &LinkLayout, emulator: Emulator, ops: &mut Vec<Op>) {
+fn qdiscs(layout: &Layout, link: &Link, built: &LinkLayout, ops: &mut Vec<Op>) {
     let dev = addressing::interface(link.number);
     let directions = [(&built.a, &link.a_to_b), (&built.b, &link.b_to_a)];
+    let netem = built.emulator == Some(Emulator::Netem);
     for (sender, shaping) in directions {
         let ns = &node_of(layout, sender).namespace;
-        let netem = emulator == Emulator::Netem;
         for args in shaping::tc_commands(&dev, link.shaper, shaping, netem) {
             ops.push(Op::Tc {
                 ns: ns.clone(),

@@ -26,7 +26,8 @@ impl fmt::Display for Emulator {
     }
 }
 
-/// The link spec of CONTRACTS.md section 3 for the emulated parts: `delay=40ms,jitter=2ms,loss=0.1%`.
+/// The link spec of CONTRACTS.md section 3 for the emulated parts:
+/// `delay=40ms,jitter=2ms,keep_order,loss=0.1%`.
 pub fn wire_spec(shaping: &Shaping) -> String {
     let mut parts = Vec::new();
     if let Some(d) = shaping.delay {
@@ -34,6 +35,9 @@ pub fn wire_spec(shaping: &Shaping) -> String {
     }
     if let Some(j) = shaping.jitter {
         parts.push(format!("jitter={j}"));
+    }
+    if shaping.keeps_order() {
+        parts.push("keep_order".into());
     }
     if let Some(l) = shaping.loss {
         parts.push(format!("loss={l}"));
@@ -151,6 +155,7 @@ mod tests {
         delay: Some(Micros(40_000)),
         jitter: Some(Micros(2_000)),
         loss: Some(Ppm(1_000)),
+        keep_order: false,
     };
 
     #[test]
@@ -218,6 +223,20 @@ mod tests {
     #[test]
     fn the_wire_gets_only_what_tc_does_not_do() {
         assert_eq!(wire_spec(&SHAPED), "delay=40ms,jitter=2ms,loss=0.1%");
+        let in_order = Shaping {
+            keep_order: true,
+            ..SHAPED
+        };
+        assert_eq!(
+            wire_spec(&in_order),
+            "delay=40ms,jitter=2ms,keep_order,loss=0.1%"
+        );
+        // Without jitter there is nothing to keep in order: the flag is left out.
+        let no_jitter = Shaping {
+            jitter: None,
+            ..in_order
+        };
+        assert_eq!(wire_spec(&no_jitter), "delay=40ms,loss=0.1%");
         assert_eq!(
             wire_spec(&Shaping {
                 loss: Some(Ppm(1_000)),

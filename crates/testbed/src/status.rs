@@ -2,6 +2,7 @@
 //! links with their shaping and what does each part (htb/tbf, pfifo/bfifo, netem or the wire
 //! emulator), its processes and whether they still run, and the wire emulators' counters.
 //! The text is a pure function of the state plus a few liveness facts read beforehand.
+//! Also the line `up` prints for each link whose delay, jitter or loss the wire emulates.
 
 use crate::model::{Shaper, Shaping};
 use crate::plan::LinkLayout;
@@ -37,16 +38,7 @@ pub fn describe(shaping: &Shaping, shaper: Shaper, emulator: Option<Emulator>) -
         };
         parts.push(format!("queue {queue} ({by})"));
     }
-    let mut emulated = Vec::new();
-    if let Some(d) = shaping.delay {
-        emulated.push(format!("delay {d}"));
-    }
-    if let Some(j) = shaping.jitter {
-        emulated.push(format!("jitter {j}"));
-    }
-    if let Some(l) = shaping.loss {
-        emulated.push(format!("loss {l}"));
-    }
+    let emulated = emulated_parts(shaping);
     if let (false, Some(e)) = (emulated.is_empty(), emulator) {
         parts.push(format!("{} ({e})", emulated.join(" ")));
     }
@@ -54,6 +46,49 @@ pub fn describe(shaping: &Shaping, shaper: Shaper, emulator: Option<Emulator>) -
         return "unshaped".into();
     }
     parts.join(", ")
+}
+
+/// The parts netem or the wire does: `["delay 40ms", "jitter 2ms", "keep_order", "loss 0.1%"]`.
+fn emulated_parts(shaping: &Shaping) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(d) = shaping.delay {
+        parts.push(format!("delay {d}"));
+    }
+    if let Some(j) = shaping.jitter {
+        parts.push(format!("jitter {j}"));
+    }
+    if shaping.keeps_order() {
+        parts.push("keep_order".into());
+    }
+    if let Some(l) = shaping.loss {
+        parts.push(format!("loss {l}"));
+    }
+    parts
+}
+
+/// For a link whose delay, jitter or loss the wire emulates, the line `up` prints, e.g.
+/// `link 2 (r1 <-> server): delay 40ms loss 0.1% each way by the userspace wire in
+/// namespace db-wan-wire2, not netem (no netem on this kernel)`; `why` is the parenthesis.
+pub fn wire_notice(link: &LinkLayout, why: &str) -> Option<String> {
+    let ns = link.wire_namespace.as_ref()?;
+    let (ab, ba) = (
+        emulated_parts(&link.a_to_b).join(" "),
+        emulated_parts(&link.b_to_a).join(" "),
+    );
+    let what = match (ab.is_empty(), ba.is_empty()) {
+        (false, false) if ab == ba => format!("{ab} each way"),
+        (false, false) => format!(
+            "{ab} {} -> {}, {ba} {} -> {}",
+            link.a, link.b, link.b, link.a
+        ),
+        (false, true) => format!("{ab} {} -> {}", link.a, link.b),
+        (true, false) => format!("{ba} {} -> {}", link.b, link.a),
+        (true, true) => return None,
+    };
+    Some(format!(
+        "link {} ({} <-> {}): {what} by the userspace wire in namespace {ns}, not netem ({why})",
+        link.number, link.a, link.b
+    ))
 }
 
 /// The whole status report.
@@ -220,6 +255,57 @@ mod tests {
         );
     }
 
+    fn wired(a_to_b: Shaping, b_to_a: Shaping) -> LinkLayout {
+        LinkLayout {
+            number: 2,
+            a: "r1".into(),
+            b: "server".into(),
+            shaper: Shaper::Htb,
+            a_to_b,
+            b_to_a,
+            emulator: Some(Emulator::Wire),
+            wire_namespace: Some("db-wan-wire2".into()),
+            wire_stats: None,
+        }
+    }
+
+    #[test]
+    fn up_says_which_links_the_wire_emulates_and_why() {
+        let wan = Shaping {
+            rate: Some(Rate(100_000_000)),
+            delay: Some(Micros(40_000)),
+            loss: Some(Ppm(1_000)),
+            ..Shaping::default()
+        };
+        assert_eq!(
+            wire_notice(&wired(wan, wan), "no netem on this kernel").as_deref(),
+            Some("link 2 (r1 <-> server): delay 40ms loss 0.1% each way by the userspace wire in namespace db-wan-wire2, not netem (no netem on this kernel)")
+        );
+        let jittery = Shaping {
+            jitter: Some(Micros(2_000)),
+            keep_order: true,
+            ..wan
+        };
+        assert_eq!(
+            wire_notice(&wired(wan, jittery), "--delay-by wire").as_deref(),
+            Some("link 2 (r1 <-> server): delay 40ms loss 0.1% r1 -> server, delay 40ms jitter 2ms keep_order loss 0.1% server -> r1 by the userspace wire in namespace db-wan-wire2, not netem (--delay-by wire)")
+        );
+        let plain = Shaping {
+            rate: Some(Rate(100_000_000)),
+            ..Shaping::default()
+        };
+        assert_eq!(
+            wire_notice(&wired(plain, wan), "x").as_deref(),
+            Some("link 2 (r1 <-> server): delay 40ms loss 0.1% server -> r1 by the userspace wire in namespace db-wan-wire2, not netem (x)")
+        );
+        let netem = LinkLayout {
+            emulator: Some(Emulator::Netem),
+            wire_namespace: None,
+            ..wired(wan, wan)
+        };
+        assert_eq!(wire_notice(&netem, "x"), None);
+    }
+
     #[test]
     fn each_part_names_its_mechanism() {
         let s = Shaping {
@@ -228,6 +314,7 @@ mod tests {
             delay: Some(Micros(40_000)),
             jitter: None,
             loss: Some(Ppm(1_000)),
+            keep_order: false,
         };
         assert_eq!(
             describe(&s, Shaper::Htb, Some(Emulator::Wire)),

@@ -1,6 +1,7 @@
 //! The testbed's few contacts with the system outside the executor: running one command and
-//! turning its failure into one line, checking for CAP_NET_ADMIN, and probing whether the
-//! kernel has netem (in a throwaway anonymous namespace, so nothing is left behind).
+//! turning its failure into one line, checking for CAP_NET_ADMIN, probing whether the
+//! kernel has netem (in a throwaway anonymous namespace, so nothing is left behind), and
+//! giving a node's commands the node's name as hostname.
 
 use dualbench_common::{Failure, Result};
 use std::process::{Command, Stdio};
@@ -94,4 +95,26 @@ pub fn netem_available() -> bool {
 /// Whether named namespace `ns` exists.
 pub fn namespace_exists(ns: &str) -> bool {
     crate::procs::netns_path(ns).exists()
+}
+
+/// Move the calling process into a new UTS namespace whose hostname is `name`, so it and
+/// whatever it execs (`ip netns exec` keeps the UTS namespace it is given) see the node's
+/// name; the machine's hostname is untouched. Only system calls: safe between fork and exec.
+pub fn own_hostname(name: &[u8]) -> std::io::Result<()> {
+    // SAFETY: unshare(2) and sethostname(2) take no pointers but `name`, valid for its length.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWUTS) != 0
+            || libc::sethostname(name.as_ptr().cast(), name.len()) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `own_hostname` as a failure of the command it was for.
+pub fn hostname_error(node: &str, e: std::io::Error) -> Failure {
+    Failure::runtime(format!(
+        "cannot give the command on {node} its own hostname (a UTS namespace named '{node}'): {e}"
+    ))
 }

@@ -122,3 +122,41 @@ fn wire_specs_in_plans_parse_with_the_wire_emulators_own_parser() {
     }
     assert_eq!(specs, 2);
 }
+
+#[test]
+fn a_link_that_keeps_order_gets_the_wire_even_where_netem_does_the_rest() {
+    let dir = std::env::temp_dir().join(format!("dualbench-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("order.toml");
+    std::fs::write(
+        &file,
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[host]]\nname = \"c\"\n[[host]]\nname = \"d\"\n\
+         [[link]]\na = \"a\"\nb = \"b\"\ndelay = \"10ms\"\njitter = \"2ms\"\nkeep_order = true\n\
+         b_to_a = { keep_order = false }\n\
+         [[link]]\na = \"c\"\nb = \"d\"\ndelay = \"10ms\"\njitter = \"2ms\"\n",
+    )
+    .unwrap();
+    let text = dry_run_text(&file, None, Path::new("/tmp/x"), Emulator::Netem).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let wires: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" dualbench wire "))
+        .collect();
+    assert_eq!(wires.len(), 1, "{text}");
+    assert!(
+        wires[0].starts_with("ip netns exec db-order-wire1 "),
+        "{text}"
+    );
+    let words: Vec<&str> = wires[0].split_whitespace().collect();
+    let spec = |flag: &str| {
+        let at = words.iter().position(|w| *w == flag).unwrap();
+        dualbench_wire::parse_link_spec(words[at + 1]).unwrap()
+    };
+    let (ab, ba) = (spec("--a-to-b"), spec("--b-to-a"));
+    assert!(ab.keep_order, "{}", wires[0]);
+    assert!(!ba.keep_order, "{}", wires[0]);
+    assert_eq!((ab.delay_ns, ab.jitter_ns), (10_000_000, 2_000_000));
+    // Link 2 has no keep_order: netem does it, on each sender's eth2.
+    assert_eq!(text.matches("netem delay 10ms 2ms").count(), 2, "{text}");
+    assert!(!text.contains("dev eth1 root handle 1: netem"), "{text}");
+}

@@ -405,22 +405,53 @@ impl fmt::Display for LinkSpec {
             parts.push(format!("reorder={}", show_pct(self.reorder)));
         }
         if let Some(bps) = self.rate_bps {
-            parts.push(format!("rate={bps}bit"));
+            parts.push(format!("rate={}", show_rate(bps)));
         }
         match self.queue {
             Some(QueueLimit::Packets(n)) => parts.push(format!("queue={n}")),
-            Some(QueueLimit::Bytes(n)) => parts.push(format!("queue={n}B")),
+            Some(QueueLimit::Bytes(n)) => parts.push(format!("queue={}", show_bytes(n))),
             None => {}
         }
         f.write_str(&parts.join(","))
     }
 }
 
+/// In the largest unit that keeps the number whole, as written: `10ms`, `2s`, `250us`.
 fn show_time(ns: u64) -> String {
     match ns {
+        n if n >= 1_000_000_000 && n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
         n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
         n if n % 1_000 == 0 => format!("{}us", n / 1_000),
         n => format!("{n}ns"),
+    }
+}
+
+/// In the largest SI unit that keeps the number whole, spelled as users write it and
+/// [`parse_rate_bps`] reads it: `10Mbit`, `1Gbit`, `1500kbit`, `9600bit`.
+fn show_rate(bps: u64) -> String {
+    let units = [
+        (1_000_000_000, "Gbit"),
+        (1_000_000, "Mbit"),
+        (1_000, "kbit"),
+    ];
+    match units.iter().find(|(scale, _)| bps.is_multiple_of(*scale)) {
+        Some((scale, unit)) => format!("{}{unit}", bps / scale),
+        None => format!("{bps}bit"),
+    }
+}
+
+/// A byte count in the largest unit [`parse_queue`] reads that keeps it whole, decimal
+/// units first: `64kB`, `1MB`, `1MiB`, `4KiB`, `1500B`.
+fn show_bytes(bytes: u64) -> String {
+    let units = [
+        (1_000_000, "MB"),
+        (1_048_576, "MiB"),
+        (1_000, "kB"),
+        (1_024, "KiB"),
+    ];
+    match units.iter().find(|(scale, _)| bytes.is_multiple_of(*scale)) {
+        Some((scale, unit)) => format!("{}{unit}", bytes / scale),
+        None => format!("{bytes}B"),
     }
 }
 

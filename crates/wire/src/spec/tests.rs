@@ -122,12 +122,28 @@ fn defaults_and_transparency() {
 #[test]
 fn display_round_trips() {
     for text in [
-        "delay=10ms,jitter=250us,jitter_dist=normal,keep_order,loss=1%,duplicate=0.5%,reorder=2%,rate=100000000bit,queue=100",
-        "delay=1ms,burst_loss=1%,30%,0%,100%,rate=1000bit,queue=64000B",
+        "delay=10ms,jitter=250us,jitter_dist=normal,keep_order,loss=1%,duplicate=0.5%,reorder=2%,rate=100Mbit,queue=100",
+        "delay=1ms,burst_loss=1%,30%,0%,100%,rate=1kbit,queue=64kB",
+        "delay=2s,rate=9600bit,queue=1500B",
         "",
     ] {
         let spec = parse_link_spec(text).unwrap();
         assert_eq!(spec.to_string(), text);
         assert_eq!(parse_link_spec(&spec.to_string()).unwrap(), spec);
     }
+}
+
+#[test]
+fn display_writes_units_as_users_do() {
+    // The stats file's `spec` is this string: `rate=10Mbit` used to read `rate=10000000bit`.
+    let shown = |text: &str| parse_link_spec(text).unwrap().to_string();
+    assert_eq!(shown("rate=10Mbit"), "rate=10Mbit,queue=1000");
+    assert_eq!(shown("rate=10mbit"), "rate=10Mbit,queue=1000");
+    assert_eq!(shown("rate=1Gbit,queue=1MB"), "rate=1Gbit,queue=1MB");
+    assert_eq!(shown("rate=1.5Mbit"), "rate=1500kbit,queue=1000");
+    assert_eq!(shown("rate=64kbit,queue=1MiB"), "rate=64kbit,queue=1MiB");
+    assert_eq!(shown("rate=100Mbit,queue=4KiB"), "rate=100Mbit,queue=4KiB");
+    assert_eq!(shown("rate=12345bit"), "rate=12345bit,queue=1000");
+    assert_eq!(shown("delay=1.5s,jitter=7ns"), "delay=1500ms,jitter=7ns");
+    assert_eq!(shown("delay=3s"), "delay=3s");
 }

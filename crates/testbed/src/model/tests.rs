@@ -1,0 +1,184 @@
+//! Unit tests of topology parsing: numbering, inheritance, and every mistake named by file,
+//! line, column and key.
+
+use super::*;
+
+fn error(text: &str) -> String {
+    parse(text).unwrap_err().render("t.toml")
+}
+
+const GOOD: &str = "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
+    [[link]]\na = \"client\"\nb = \"r1\"\n[[link]]\na = \"r1\"\nb = \"server\"\nrate = \"100Mbit\"\nqueue = 100\n\
+    b_to_a = { delay = \"20ms\", queue = \"64kB\" }\n";
+
+#[test]
+fn a_good_file_becomes_numbered_nodes_and_links() {
+    let t = parse(GOOD).unwrap();
+    let names: Vec<(&str, u32)> = t
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.number))
+        .collect();
+    assert_eq!(names, [("client", 1), ("server", 2), ("r1", 3)]);
+    let l2 = &t.links[1];
+    assert_eq!((l2.number, l2.a, l2.b), (2, 2, 1));
+    assert_eq!(l2.a_to_b.rate, Some(Rate(100_000_000)));
+    assert_eq!(l2.a_to_b.queue, Some(Queue::Packets(100)));
+    assert_eq!(l2.b_to_a.queue, Some(Queue::Bytes(64_000)));
+    assert_eq!(l2.b_to_a.delay, Some(Micros(20_000)));
+    assert_eq!(l2.a_to_b.delay, None);
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let text = "[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"a\"\nrat = \"1Gbit\"\n";
+    let e = error(text);
+    assert!(e.starts_with("t.toml:6:1: unknown field `rat`"), "{e}");
+}
+
+#[test]
+fn dangling_link_points_at_the_endpoint() {
+    let text = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"srv\"\n";
+    assert_eq!(
+        error(text),
+        "t.toml:7:5: key 'b': no host, router or switch named 'srv' (there are: a, b)"
+    );
+}
+
+#[test]
+fn duplicate_names_across_kinds() {
+    let text = "[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n";
+    assert_eq!(
+        error(text),
+        "t.toml:4:8: key 'name': duplicate name 'a': every host, router and switch needs its own"
+    );
+}
+
+#[test]
+fn impossible_values_point_at_their_key() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let e = error(&format!("{base}rate = \"0Mbit\"\n"));
+    assert_eq!(e, "t.toml:8:8: key 'rate': rate '0Mbit' is impossible: a link rate must be between 8kbit and 100Gbit");
+    let e = error(&format!("{base}a_to_b = {{ rate = \"200Gbit\" }}\n"));
+    assert!(
+        e.starts_with("t.toml:8:19: key 'a_to_b.rate': rate '200Gbit' is impossible"),
+        "{e}"
+    );
+    let e = error(&format!("{base}queue = 0\n"));
+    assert!(
+        e.starts_with("t.toml:8:9: key 'queue': queue of 0 packets is impossible"),
+        "{e}"
+    );
+    let e = error(&format!("{base}jitter = \"2ms\"\n"));
+    assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
+    let e = error(&format!("{base}delay = \"0ms\"\njitter = \"2ms\"\n"));
+    assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
+    let e = error(&format!("{base}loss = \"1\"\n"));
+    assert_eq!(
+        e,
+        "t.toml:8:8: key 'loss': loss '1' has no '%': write a percentage, like \"1%\""
+    );
+    let e = error(&format!("{base}shaper = \"fq\"\n"));
+    assert!(e.contains("key 'shaper': unknown shaper 'fq'"), "{e}");
+}
+
+#[test]
+fn directions_inherit_the_links_keys_and_override_some() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let t = parse(&format!(
+        "{base}delay = \"30ms\"\njitter = \"2ms\"\nloss = \"1%\"\nkeep_order = true\n\
+         b_to_a = {{ rate = \"10Mbit\", delay = \"20ms\", keep_order = false }}\n"
+    ))
+    .unwrap();
+    let (ab, ba) = (t.links[0].a_to_b, t.links[0].b_to_a);
+    assert_eq!(
+        (ab.delay, ab.jitter, ab.loss),
+        (Some(Micros(30_000)), Some(Micros(2_000)), Some(Ppm(10_000)))
+    );
+    assert!(ab.keeps_order() && ab.rate.is_none());
+    // b_to_a keeps the link's jitter and loss, replaces delay and keep_order, adds a rate.
+    assert_eq!(
+        (ba.delay, ba.jitter, ba.loss),
+        (Some(Micros(20_000)), Some(Micros(2_000)), Some(Ppm(10_000)))
+    );
+    assert_eq!(ba.rate, Some(Rate(10_000_000)));
+    assert!(!ba.keep_order && !ba.keeps_order());
+    // keep_order in one direction only.
+    let t = parse(&format!(
+        "{base}delay = \"10ms\"\njitter = \"2ms\"\na_to_b = {{ keep_order = true }}\n"
+    ))
+    .unwrap();
+    assert!(t.links[0].a_to_b.keeps_order() && !t.links[0].b_to_a.keep_order);
+    assert!(t.links[0].keeps_order());
+}
+
+#[test]
+fn keep_order_needs_jitter_and_a_boolean() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    assert_eq!(
+        error(&format!("{base}delay = \"10ms\"\nkeep_order = true\n")),
+        "t.toml:9:14: key 'keep_order': keep_order keeps jittered frames in order, but there is no jitter here: add jitter or remove keep_order"
+    );
+    let e = error(&format!(
+        "{base}delay = \"10ms\"\nb_to_a = {{ jitter = \"1ms\" }}\na_to_b = {{ keep_order = true }}\n"
+    ));
+    assert!(
+        e.starts_with("t.toml:10:25: key 'a_to_b.keep_order': keep_order keeps jittered frames in order, but there is no jitter here"),
+        "{e}"
+    );
+    // On the link, jitter in either direction is enough.
+    assert!(parse(&format!(
+        "{base}delay = \"10ms\"\nkeep_order = true\nb_to_a = {{ jitter = \"1ms\" }}\n"
+    ))
+    .is_ok());
+    // Taking the delay away in one direction takes the inherited jitter's base away too.
+    let e = error(&format!(
+        "{base}delay = \"10ms\"\njitter = \"1ms\"\nb_to_a = {{ delay = \"0ms\" }}\n"
+    ));
+    assert_eq!(e, "t.toml:10:20: key 'b_to_a.delay': this direction inherits the link's jitter, which needs a delay to vary around: add jitter = \"0ms\" here too");
+    // keep_order = false is always fine.
+    assert!(parse(&format!("{base}keep_order = false\n")).is_ok());
+    let e = error(&format!(
+        "{base}delay = \"10ms\"\njitter = \"1ms\"\nkeep_order = \"yes\"\n"
+    ));
+    assert!(
+        e.starts_with("t.toml:10:14: invalid type: string \"yes\", expected a boolean"),
+        "{e}"
+    );
+}
+
+#[test]
+fn names_are_checked() {
+    assert!(error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be"));
+    assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
+    // `lab-x` + host `y` and `lab` + host `x-y` were both namespace db-lab-x-y.
+    assert_eq!(
+        error("[[host]]\nname = \"x-y\"\n"),
+        "t.toml:2:8: key 'name': host 'x-y' has a '-': node names may not (namespace db-<testbed>-<node> must say where the testbed's name ends, and <node>-v4/-v6 are host names), so write e.g. 'xy'"
+    );
+    assert!(error("name = \"a_b\"\n[[host]]\nname = \"a\"\n")
+        .contains("key 'name': testbed name 'a_b'"));
+    assert!(error("").contains("no [[host]]"));
+}
+
+#[test]
+fn services_need_a_real_host_and_a_command() {
+    let base = "[[host]]\nname = \"a\"\n[[switch]]\nname = \"sw\"\n[[service]]\n";
+    assert!(error(&format!(
+        "{base}host = \"b\"\nname = \"web\"\ncommand = \"x\"\n"
+    ))
+    .contains("key 'host': no host"));
+    assert!(error(&format!(
+        "{base}host = \"sw\"\nname = \"web\"\ncommand = \"x\"\n"
+    ))
+    .contains("is a switch"));
+    assert!(error(&format!(
+        "{base}host = \"a\"\nname = \"web\"\ncommand = []\n"
+    ))
+    .contains("key 'command': empty command"));
+    let t = parse(&format!(
+        "{base}host = \"a\"\nname = \"web\"\ncommand = [\"dualbench\", \"serve\"]\n"
+    ))
+    .unwrap();
+    assert_eq!(t.services[0].command.argv(), ["dualbench", "serve"]);
+}
