@@ -2,16 +2,19 @@
 //! [`CaptureConfig`], get a [`CaptureHandle`], and [`CaptureHandle::stop`] (or
 //! [`CaptureHandle::wait`] for a bound) to receive the [`CaptureStats`]. The thread enters
 //! the namespace, opens the ring with the kernel filter, re-checks the port in user space
-//! (IPv6 extension headers) and writes each frame to the file as it comes.
+//! (IPv6 extension headers) and writes the frames of each block the ring hands over to the
+//! file at once (`file`). It checks every 200 ms that its interface still exists;
+//! a deleted interface or a failed write ends the capture with a failure, and the file
+//! ends on its last whole packet.
 
 use crate::bpf;
+use crate::file::{self, CaptureFile};
 use crate::packet::{self, Transport};
 use crate::pcap::{FileFormat, Writer};
 use crate::ring::{Frame, Ring};
 use dualbench_common::Netns;
 use dualbench_common::{clock, Failure, Result};
 use serde::Serialize;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -59,7 +62,7 @@ pub struct CaptureStats {
     pub file: PathBuf,
     pub iface: String,
     pub link_type: u16,
-    /// Packets and bytes (as captured) written to the file.
+    /// Packets and bytes (as captured) in the file.
     pub packets: u64,
     pub bytes: u64,
     /// Frames the kernel filter passed that the port check in user space left out.
@@ -73,17 +76,30 @@ pub struct CaptureStats {
     pub end_monotonic_ns: u64,
     /// What ended the capture: `duration`, `count` or `bytes` (a bound), `stop` (the
     /// library's [`CaptureHandle::stop`]); `dualbench capture` names the signal instead of
-    /// `stop`: `SIGINT` or `SIGTERM`.
+    /// `stop`: `SIGINT`, `SIGTERM` or `SIGHUP`. A failure that cut it short:
+    /// `interface_gone` (the interface was deleted), `write_error` (a full disk, say) or
+    /// `error`; [`Ended::failure`] says what happened.
     pub stopped_by: String,
+}
+
+/// How a capture ended: what is in the file, and the failure that cut it short, if one did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub stats: CaptureStats,
+    pub failure: Option<Failure>,
 }
 
 /// A running capture.
 pub struct CaptureHandle {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<Result<CaptureStats>>,
+    thread: JoinHandle<Result<Ended>>,
 }
 
-/// Start capturing; returns once the ring is bound and capturing.
+/// How often the capture checks that its interface still exists.
+const CHECK_EVERY_NS: u64 = 200_000_000;
+
+/// Start capturing; returns once the ring is bound and capturing. The output file is
+/// created (or emptied) only then, so a capture that cannot start leaves it alone.
 pub fn start(config: CaptureConfig) -> Result<CaptureHandle> {
     if config.snaplen < 64 || config.snaplen > 262_144 {
         return Err(Failure::usage("--snaplen must be between 64 and 262144"));
@@ -94,14 +110,12 @@ pub fn start(config: CaptureConfig) -> Result<CaptureHandle> {
         .map(Netns::Named)
         .unwrap_or(Netns::Current);
     netns.check()?;
-    let file = std::fs::File::create(&config.output)
-        .map_err(|e| Failure::usage(format!("cannot create {}: {e}", config.output.display())))?;
     let stop = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = mpsc::channel();
     let flag = Arc::clone(&stop);
     let thread = std::thread::Builder::new()
         .name("capture".into())
-        .spawn(move || run(config, netns, file, flag, ready_tx))
+        .spawn(move || run(config, netns, flag, ready_tx))
         .map_err(|e| Failure::runtime(format!("starting the capture thread: {e}")))?;
     match ready_rx.recv() {
         Ok(()) => Ok(CaptureHandle { stop, thread }),
@@ -112,14 +126,21 @@ pub fn start(config: CaptureConfig) -> Result<CaptureHandle> {
 }
 
 impl CaptureHandle {
-    /// Stop now; what was captured is in the file.
+    /// Stop now; what was captured is in the file. A failure that cut the capture short
+    /// is the error, saying how many packets the file holds.
     pub fn stop(self) -> Result<CaptureStats> {
-        self.stop.store(true, Ordering::Relaxed);
-        join(self.thread)
+        self.end().and_then(Ended::into_result)
     }
 
     /// Wait until a bound (duration, count, bytes) ends the capture.
     pub fn wait(self) -> Result<CaptureStats> {
+        join(self.thread).and_then(Ended::into_result)
+    }
+
+    /// Stop now (if nothing has ended the capture yet) and say how it ended: what is in the
+    /// file even when a failure cut it short.
+    pub fn end(self) -> Result<Ended> {
+        self.stop.store(true, Ordering::Relaxed);
         join(self.thread)
     }
 
@@ -128,7 +149,25 @@ impl CaptureHandle {
     }
 }
 
-fn join(thread: JoinHandle<Result<CaptureStats>>) -> Result<CaptureStats> {
+impl Ended {
+    /// The statistics, or the failure with what the file holds.
+    fn into_result(self) -> Result<CaptureStats> {
+        match self.failure {
+            None => Ok(self.stats),
+            Some(f) => Err(Failure {
+                message: format!(
+                    "{}; the {} packets captured before are in {}",
+                    f.message,
+                    self.stats.packets,
+                    self.stats.file.display()
+                ),
+                ..f
+            }),
+        }
+    }
+}
+
+fn join(thread: JoinHandle<Result<Ended>>) -> Result<Ended> {
     thread
         .join()
         .map_err(|_| Failure::runtime("the capture thread panicked"))?
@@ -137,57 +176,93 @@ fn join(thread: JoinHandle<Result<CaptureStats>>) -> Result<CaptureStats> {
 fn run(
     config: CaptureConfig,
     netns: Netns,
-    file: std::fs::File,
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<()>,
-) -> Result<CaptureStats> {
+) -> Result<Ended> {
     netns.enter()?;
-    let mut session = Session::open(config, file)?;
+    let mut session = Session::open(config)?;
     let _ = ready.send(());
-    let deadline = session
-        .config
-        .duration
-        .map(|d| session.stats.start_monotonic_ns + d.as_nanos() as u64);
-    while !stop.load(Ordering::Relaxed) && session.stats.stopped_by == "stop" {
-        if deadline.is_some_and(|d| clock::monotonic_ns() >= d) {
-            session.stats.stopped_by = "duration".into();
-            break;
+    let start = session.stats.start_monotonic_ns;
+    let deadline = session.config.duration.map(|d| start + d.as_nanos() as u64);
+    let mut next_check = start + CHECK_EVERY_NS;
+    let mut failure = loop {
+        if stop.load(Ordering::Relaxed) || session.stats.stopped_by != "stop" {
+            break None;
         }
-        session.pump(50)?;
-    }
-    if session.stats.stopped_by == "stop" {
+        let now = clock::monotonic_ns();
+        if deadline.is_some_and(|d| now >= d) {
+            session.stats.stopped_by = "duration".into();
+            break None;
+        }
+        if now >= next_check {
+            if let Err(f) = session.check_interface() {
+                break Some(f);
+            }
+            next_check = now + CHECK_EVERY_NS;
+        }
+        if let Err(f) = session.pump(50) {
+            break Some(f);
+        }
+    };
+    if failure.is_none() && session.stats.stopped_by == "stop" {
         // Packets that arrived just before the stop sit in a block the kernel hands over
         // only when its timer expires: wait for it once so they reach the file too.
-        session.pump(crate::ring::BLOCK_TIMEOUT_MS as i32 * 3)?;
+        failure = session.pump(crate::ring::BLOCK_TIMEOUT_MS as i32 * 3).err();
     }
-    session.finish()
+    Ok(session.finish(failure))
 }
 
 /// An open ring, the file it writes, and the counts so far.
 struct Session {
     config: CaptureConfig,
     ring: Ring,
-    writer: Writer<BufWriter<std::fs::File>>,
+    writer: Writer<CaptureFile>,
     stats: CaptureStats,
+    /// A write has failed: the file is cut back to its last whole packet; write no more.
+    write_failed: bool,
 }
 
 impl Session {
-    fn open(config: CaptureConfig, file: std::fs::File) -> Result<Session> {
+    /// Open the ring, then the file (so a capture that cannot start leaves the file alone)
+    /// and write its header.
+    fn open(config: CaptureConfig) -> Result<Session> {
         let filter = match config.port {
             Some(port) => bpf::port_filter(port, config.snaplen),
             None => bpf::accept_all(config.snaplen),
         };
         let ring =
             Ring::open(&config.iface, &filter).map_err(|e| ring_failure(&config.iface, e))?;
+        let path = &config.output;
+        let (file, created) = file::create(path)
+            .map_err(|e| Failure::usage(format!("cannot create {}: {e}", path.display())))?;
         let (start_unix_ns, start_monotonic_ns) = (clock::unix_ns(), clock::monotonic_ns());
         let offset = start_unix_ns as i128 - start_monotonic_ns as i128;
         let comment = format!(
             "dualbench capture on {}; monotonic_ns = unix_ns - {offset}",
             config.iface
         );
-        let format = FileFormat::for_path(&config.output);
-        let out = BufWriter::with_capacity(1 << 20, file);
-        let writer = Writer::new(out, format, ring.link_type, config.snaplen, &comment)?;
+        let format = FileFormat::for_path(path);
+        let header = Writer::new(
+            CaptureFile::new(file),
+            format,
+            ring.link_type,
+            config.snaplen,
+            &comment,
+        )
+        .and_then(|mut w| {
+            w.get_mut().end_record(None)?;
+            w.get_mut().write_out()?;
+            Ok(w)
+        });
+        let writer = match header {
+            Ok(w) => w,
+            Err(e) => {
+                if created {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(Failure::runtime(format!("writing {}: {e}", path.display())));
+            }
+        };
         let stats = CaptureStats {
             file: config.output.clone(),
             iface: config.iface.clone(),
@@ -207,51 +282,96 @@ impl Session {
             ring,
             writer,
             stats,
+            write_failed: false,
         })
     }
 
-    /// Write what the ring holds, waiting up to `timeout_ms` if it holds nothing.
+    /// Write what the ring holds, waiting up to `timeout_ms` if it holds nothing; then
+    /// write it out to the file.
     fn pump(&mut self, timeout_ms: i32) -> Result<()> {
         let Session {
             config,
             ring,
             writer,
             stats,
+            ..
         } = self;
         let mut error = None;
         let mut on_frame = |frame: Frame<'_>| keep(config, frame, writer, stats, &mut error);
-        ring.poll(timeout_ms, &mut on_frame)
-            .map_err(|e| Failure::runtime(format!("capturing on {}: {e}", config.iface)))?;
-        match error {
-            Some(e) => Err(self.write_failure(e)),
-            None => Ok(()),
-        }
-    }
-
-    fn finish(mut self) -> Result<CaptureStats> {
-        if let Err(e) = self.writer.flush() {
+        let polled = ring.poll(timeout_ms, &mut on_frame);
+        let written = match error {
+            Some(e) => Err(e),
+            None => self.writer.get_mut().write_out(),
+        };
+        if let Err(e) = written {
             return Err(self.write_failure(e));
         }
-        let kernel = self
-            .ring
-            .stats()
-            .map_err(|e| Failure::runtime(format!("reading capture statistics: {e}")))?;
-        self.stats.kernel_packets = kernel.packets;
-        self.stats.kernel_drops = kernel.drops;
-        self.stats.end_monotonic_ns = clock::monotonic_ns();
-        Ok(self.stats)
+        match polled {
+            Ok(()) => Ok(()),
+            // The interface went down (it may come back up: frames simply do not arrive
+            // meanwhile) or away (found at once, not at the next check).
+            Err(e) if e.raw_os_error() == Some(libc::ENETDOWN) => self.check_interface(),
+            Err(e) => {
+                self.stats.stopped_by = "error".into();
+                Err(Failure::runtime(format!(
+                    "capturing on {}: {e}",
+                    self.config.iface
+                )))
+            }
+        }
     }
 
-    fn write_failure(&self, e: std::io::Error) -> Failure {
+    /// Fail, naming the interface, once it no longer exists.
+    fn check_interface(&mut self) -> Result<()> {
+        if self.ring.interface_exists() {
+            return Ok(());
+        }
+        self.stats.stopped_by = "interface_gone".into();
+        Err(Failure::runtime(format!(
+            "interface {} disappeared (deleted, or moved to another namespace): capture stopped",
+            self.config.iface
+        )))
+    }
+
+    /// Write out what is left, and count what the file holds.
+    fn finish(mut self, mut failure: Option<Failure>) -> Ended {
+        if !self.write_failed {
+            if let Err(e) = self.writer.flush() {
+                let f = self.write_failure(e);
+                failure.get_or_insert(f);
+            }
+        }
+        (self.stats.packets, self.stats.bytes) = self.writer.get_mut().kept();
+        match self.ring.stats() {
+            Ok(kernel) => {
+                self.stats.kernel_packets = kernel.packets;
+                self.stats.kernel_drops = kernel.drops;
+            }
+            Err(e) => {
+                let f = Failure::runtime(format!("reading capture statistics: {e}"));
+                failure.get_or_insert(f);
+            }
+        }
+        self.stats.end_monotonic_ns = clock::monotonic_ns();
+        Ended {
+            stats: self.stats,
+            failure,
+        }
+    }
+
+    fn write_failure(&mut self, e: std::io::Error) -> Failure {
+        self.write_failed = true;
+        self.stats.stopped_by = "write_error".into();
         Failure::runtime(format!("writing {}: {e}", self.config.output.display()))
     }
 }
 
-/// Write one frame if it passes the port check; `false` once a bound is reached.
-fn keep<W: std::io::Write>(
+/// Write one frame if it passes the port check; `false` once a bound is reached or a
+/// write fails.
+fn keep(
     config: &CaptureConfig,
     frame: Frame<'_>,
-    writer: &mut Writer<W>,
+    writer: &mut Writer<CaptureFile>,
     stats: &mut CaptureStats,
     error: &mut Option<std::io::Error>,
 ) -> bool {
@@ -267,17 +387,21 @@ fn keep<W: std::io::Write>(
         stats.filtered_out += 1;
         return true;
     }
-    if let Err(e) = writer.write_parts(
-        frame.ts_ns,
-        frame.orig_len + head.len() as u32,
-        head,
-        frame.data,
-    ) {
+    let captured = (head.len() + frame.data.len()) as u64;
+    let written = writer
+        .write_parts(
+            frame.ts_ns,
+            frame.orig_len + head.len() as u32,
+            head,
+            frame.data,
+        )
+        .and_then(|()| writer.get_mut().end_record(Some(captured)));
+    if let Err(e) = written {
         *error = Some(e);
         return false;
     }
     stats.packets += 1;
-    stats.bytes += (head.len() + frame.data.len()) as u64;
+    stats.bytes += captured;
     if config.count.is_some_and(|c| stats.packets >= c) {
         stats.stopped_by = "count".into();
         return false;
@@ -362,6 +486,42 @@ mod tests {
         assert_eq!(analysis.families["ipv6"].bytes_to_server, 4);
     }
 
+    /// Through the library, a failure that cut the capture short is the error, and says
+    /// what the file holds.
+    #[test]
+    fn a_failure_says_what_the_file_holds() {
+        let mut stats = CaptureStats {
+            file: "run.pcap".into(),
+            iface: "lo".into(),
+            link_type: 1,
+            packets: 812,
+            bytes: 90_000,
+            filtered_out: 0,
+            kernel_packets: 812,
+            kernel_drops: 0,
+            start_unix_ns: 0,
+            start_monotonic_ns: 0,
+            end_monotonic_ns: 0,
+            stopped_by: "interface_gone".into(),
+        };
+        let failure = Failure::runtime("interface lo disappeared");
+        let ended = Ended {
+            stats: stats.clone(),
+            failure: Some(failure),
+        };
+        let e = ended.into_result().unwrap_err();
+        assert_eq!(
+            e.message,
+            "interface lo disappeared; the 812 packets captured before are in run.pcap"
+        );
+        stats.stopped_by = "stop".into();
+        let whole = Ended {
+            stats: stats.clone(),
+            failure: None,
+        };
+        assert_eq!(whole.into_result(), Ok(stats));
+    }
+
     #[test]
     fn bad_configs_are_usage_errors() {
         let file =
@@ -377,6 +537,9 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
-        let _ = std::fs::remove_file(&file);
+        assert!(
+            !file.exists(),
+            "a capture that cannot start creates no file"
+        );
     }
 }

@@ -1,11 +1,14 @@
-//! `dualbench capture` and `dualbench analyze`: flags into configs, signals into a clean
-//! stop, results onto standard output / standard error. Like tcpdump, capture says on
-//! stderr where it listens when it starts and what it captured when it ends.
+//! `dualbench capture` and `dualbench analyze`: flags into configs, signals (SIGINT,
+//! SIGTERM, SIGHUP) into a clean stop, results onto standard output / standard error. Like
+//! tcpdump, capture says on stderr where it listens when it starts and what it captured
+//! when it ends — also when a failure (a deleted interface, a full disk) cut it short, the
+//! failure then following on a line of its own.
 
 use crate::analyze::{self, report::Format};
-use crate::capture::{start, CaptureConfig};
+use crate::capture::{start, CaptureConfig, Ended};
 use clap::Args;
-use dualbench_common::{Failure, Result};
+use dualbench_common::{signals, Failure, Result};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -80,7 +83,7 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     };
     // The number of the signal that asked to stop, 0 until one does.
     let signal = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in signals::stop_signals() {
         signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
             .map_err(|e| Failure::runtime(format!("installing signal handler: {e}")))?;
     }
@@ -94,18 +97,19 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     while signal.load(Ordering::Relaxed) == 0 && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut stats = handle.stop()?;
+    let Ended { mut stats, failure } = handle.end()?;
     if stats.stopped_by == "stop" {
         // Stopped from outside, not by a bound: by which signal.
-        stats.stopped_by = signal_name(signal.load(Ordering::Relaxed)).into();
+        stats.stopped_by = signals::name(signal.load(Ordering::Relaxed) as i32).into();
     }
+    // After SIGHUP the terminal may be gone: what could not be said is no reason to fail,
+    // the file is complete.
     if cli.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&stats).unwrap_or_default()
-        );
+        let json = serde_json::to_string_pretty(&stats).unwrap_or_default();
+        let _ = writeln!(std::io::stdout(), "{json}");
     }
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "captured {} packets ({} bytes) on {} to {} (stopped by {}); kernel: {} received, {} dropped",
         stats.packets,
         stats.bytes,
@@ -115,29 +119,17 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
         stats.kernel_packets,
         stats.kernel_drops
     );
-    Ok(())
-}
-
-fn signal_name(signal: usize) -> &'static str {
-    match signal as i32 {
-        signal_hook::consts::SIGINT => "SIGINT",
-        signal_hook::consts::SIGTERM => "SIGTERM",
-        _ => "stop",
-    }
+    failure.map_or(Ok(()), Err)
 }
 
 /// Entry point of `dualbench analyze`.
 pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
     let analysis = analyze::analyze_file(&cli.file, cli.port)?;
-    if analysis.truncated {
-        eprintln!(
-            "dualbench: warning: {} ends in the middle of a packet (a capture cut short?): analysed the {} whole packets before it",
-            cli.file.display(),
-            analysis.packets.total
-        );
+    if let Some(damage) = &analysis.damage {
+        let file = cli.file.display().to_string();
+        eprintln!("dualbench: warning: {}", damage.describe(&file));
     }
     let text = analyze::report::render(&analysis, cli.format, !cli.summary_only);
-    use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .map_err(|e| Failure::runtime(format!("writing the report: {e}")))

@@ -3,6 +3,8 @@
 //! block back. No libpcap. The socket is bound to one interface only after the ring and
 //! the filter are in place, so no frame of another interface slips in; on a loopback
 //! interface outgoing copies are ignored (each packet is seen once, as tcpdump shows it).
+//! The kernel says a bound interface went away only once (an error on the socket), so the
+//! ring can also be asked whether its interface still exists, by name and index.
 
 use crate::packet::link;
 use libc::{c_int, c_void, sock_filter};
@@ -41,6 +43,9 @@ pub struct KernelStats {
 pub struct Ring {
     fd: OwnedFd,
     map: *mut u8,
+    /// The interface's name and index (0 for `any`).
+    iface: String,
+    index: u32,
     next_block: usize,
     stats: KernelStats,
     /// The pcap link type of the interface's frames.
@@ -90,6 +95,8 @@ impl Ring {
         let ring = Ring {
             fd,
             map,
+            iface: iface.to_string(),
+            index,
             next_block: 0,
             stats: KernelStats::default(),
             link_type,
@@ -202,6 +209,8 @@ impl Ring {
         true
     }
 
+    /// Wait for a block; an error the kernel reports on the socket (ENETDOWN: the
+    /// interface went down or away) is taken off it, so it is told once, and returned.
     fn wait(&self, timeout_ms: i32) -> io::Result<()> {
         let mut pfd = libc::pollfd {
             fd: self.fd.as_raw_fd(),
@@ -215,7 +224,33 @@ impl Ring {
                 return Err(e);
             }
         }
+        if pfd.revents & libc::POLLERR != 0 {
+            let mut error: c_int = 0;
+            let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+            // SAFETY: SO_ERROR writes one int into `error`, and clears the socket's error.
+            let rc = unsafe {
+                libc::getsockopt(
+                    self.fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_ERROR,
+                    (&mut error as *mut c_int).cast(),
+                    &mut len,
+                )
+            };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if error != 0 {
+                return Err(io::Error::from_raw_os_error(error));
+            }
+        }
         Ok(())
+    }
+
+    /// Whether the interface is still there under its name (always, for `any`): one deleted
+    /// (or moved to another namespace) is gone, even if another has taken its name since.
+    pub fn interface_exists(&self) -> bool {
+        self.cooked || index_of(&self.iface).ok() == Some(self.index)
     }
 
     /// Kernel counters since the ring was opened (the kernel resets its own on each read,

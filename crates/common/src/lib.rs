@@ -3,15 +3,18 @@
 //! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
 //! namespace a thread observes from; [`fds`], the open-file limit and per-worker
 //! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
-//! kernel's list of TCP sockets.
+//! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly;
+//! [`link`], the bounds a shaped link keeps in the testbed and the wire alike.
 
 pub mod clock;
 mod duration;
 mod error;
 mod family;
 pub mod fds;
+pub mod link;
 pub mod netns;
 mod shell;
+pub mod signals;
 pub mod sockdiag;
 pub mod timer;
 

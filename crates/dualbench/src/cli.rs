@@ -64,10 +64,17 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     match dispatch(cli.command) {
         Ok(()) => 0,
         Err(failure) => {
-            eprintln!("dualbench: {failure}");
+            say(&format!("dualbench: {failure}"));
             failure.exit_code()
         }
     }
+}
+
+/// One line on stderr; if stderr is gone (a closed terminal: EIO), the exit code still
+/// tells (`eprintln!` would panic).
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Help and version go to stdout with exit 0; any other parse error is one line and exit 2.
@@ -83,7 +90,10 @@ fn usage_error(e: clap::Error, args: &[OsString]) -> i32 {
             2
         }
         _ => {
-            eprintln!("dualbench: {}", one_line(&e.render().to_string(), args));
+            say(&format!(
+                "dualbench: {}",
+                one_line(&e.render().to_string(), args)
+            ));
             2
         }
     }
@@ -150,7 +160,7 @@ pub fn report_panics_as_bugs() {
     std::panic::set_hook(Box::new(|info| {
         let thread = std::thread::current();
         let at = info.location().map(|l| (l.file(), l.line()));
-        eprintln!("{}", bug_line(thread.name(), at, info.payload()));
+        say(&bug_line(thread.name(), at, info.payload()));
     }));
 }
 

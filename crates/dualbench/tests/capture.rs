@@ -1,12 +1,15 @@
 //! End-to-end tests of `dualbench capture` and `analyze` through the binary: a known
 //! exchange over 127.0.0.1 and ::1 captured on `lo` and analysed exactly (and cross-checked
-//! with tshark), the same file cut short, `--count` and `--iface any` captures read back by
+//! with tshark), the same file cut short or with a corrupt record, `--count` and `--iface any` captures read back by
 //! tshark and editcap, captures of `dualbench run` against `dualbench serve` that match run's
 //! own report, a capture inside namespaces this test creates and removes, a capture stopped
-//! by a signal, and bad input failing with one clear line.
+//! by a signal, and bad input failing with one clear line; captures interrupted every other
+//! way, and files damaged in the middle, are in `capture/interrupted.rs`.
 //! Every loop is bounded; servers and clients are this test's own, on loopback or in the
 //! namespaces this test creates.
 
+#[path = "capture/interrupted.rs"]
+mod interrupted;
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -73,9 +76,15 @@ fn fetch(addr: SocketAddr, path: &str) -> (usize, usize) {
 
 /// Start `dualbench capture` and wait until it says it is capturing.
 fn start_capture(args: &[&str]) -> Child {
-    let mut child = Command::new(bin_path())
-        .arg("capture")
-        .args(args)
+    let mut command = Command::new(bin_path());
+    command.arg("capture").args(args);
+    started(command)
+}
+
+/// Start a command that runs `dualbench capture` and wait until the capture says it is
+/// capturing.
+fn started(mut command: Command) -> Child {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -102,13 +111,18 @@ fn stop(child: &mut Child) -> String {
 
 /// Wait for the capture to exit successfully; its standard error.
 fn finish(child: &mut Child) -> String {
+    let (status, err) = ended(child);
+    assert!(status.success(), "capture failed: {err}");
+    err
+}
+
+/// Wait for the capture to exit; how, and its standard error after the first line.
+fn ended(child: &mut Child) -> (std::process::ExitStatus, String) {
     let mut err = String::new();
     if let Some(mut e) = child.stderr.take() {
         e.read_to_string(&mut err).unwrap();
     }
-    let status = child.wait().unwrap();
-    assert!(status.success(), "capture failed: {err}");
-    err
+    (child.wait().unwrap(), err)
 }
 
 fn analyze_csv(file: &PathBuf) -> Vec<std::collections::HashMap<String, String>> {
@@ -207,6 +221,7 @@ fn capture_and_analyze_a_known_exchange() {
     }
     cross_check_with_tshark(&file, &rows);
     analyze_a_capture_cut_short(&file, &rows);
+    interrupted::analyze_a_capture_with_a_corrupt_record(&file);
 }
 
 /// The same capture cut in the middle of its last packet (as a crash or a full disk

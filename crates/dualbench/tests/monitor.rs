@@ -1,8 +1,9 @@
 //! End-to-end tests of `dualbench monitor` through the binary: a monitor that sees a busy
 //! process's CPU, one inside a namespace this test creates and removes, `--name` following
 //! processes started later, `--tree` summing the children a process forks, the last sample
-//! written whatever the interval, a quiet end when its reader goes, `run --monitor` writing
-//! its samples as it goes, and bad input failing with one clear line.
+//! written whatever the interval, a quiet end when its reader goes, SIGHUP ending it as
+//! SIGTERM does, process 1 watched, `run --monitor` writing its samples as it goes, and bad
+//! input failing with one clear line and leaving the output file alone.
 //! Every loop is bounded; processes and servers are this test's own, on loopback only.
 
 mod support;
@@ -148,6 +149,108 @@ fn bad_input_is_one_clear_line() {
         "--duration must be above 0",
     );
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// A usage error leaves the output alone: a wrong --pid, --name or --netns is found
+/// before `-o FILE` is touched, so an old file keeps its samples and a new one is not
+/// created.
+#[test]
+fn bad_input_leaves_the_output_file_alone() {
+    let (dir, old) = temp_file("old.jsonl");
+    std::fs::write(&old, "earlier samples\n").unwrap();
+    let new = dir.0.join("new.jsonl");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--pid", "999999999"], "no such process"),
+        (
+            &["--name", "no-such-process-name"],
+            "no process has that name",
+        ),
+        (
+            &["--netns", "no-such-ns"],
+            "network namespace 'no-such-ns' not found",
+        ),
+        (&["--interval", "1ms"], "--interval must be at least 10ms"),
+    ];
+    for (args, words) in cases {
+        for file in [&old, &new] {
+            let mut all = vec!["monitor", "-o", file.to_str().unwrap()];
+            all.extend_from_slice(args);
+            fails_with(&all, 2, words);
+        }
+    }
+    let kept = std::fs::read_to_string(&old).unwrap();
+    assert_eq!(kept, "earlier samples\n");
+    assert!(!new.exists(), "{} was created", new.display());
+}
+
+/// SIGHUP (its terminal closed) ends the watch as SIGTERM does: exit 0, and the sample up
+/// to the signal is written.
+#[test]
+fn sighup_writes_the_last_sample() {
+    let (_dir, file) = temp_file("hup.jsonl");
+    let monitor = Command::new(bin_path())
+        .args(["monitor", "--interval", "1h", "--duration", "60s", "-o"])
+        .arg(&file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The file is created once the signals are caught.
+    let started = Instant::now();
+    while !file.exists() {
+        assert!(started.elapsed() < Duration::from_secs(10), "no {file:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { kill(monitor.id() as i32, 1) };
+    let out = monitor.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{:?}: {err}", out.status);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let samples: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(samples.len(), 1, "{text}");
+    let interval = samples[0]["interval_s"].as_f64().unwrap();
+    assert!((0.25..5.0).contains(&interval), "{interval}");
+}
+
+/// Process 1 exists wherever this runs, and can be watched by `--pid` and `--tree` —
+/// also where its network namespace may not be opened (a container's init holding a
+/// capability this root lacks): then one warning line says the monitor's own namespace
+/// is read instead.
+#[test]
+fn process_1_can_be_watched() {
+    for flag in ["--pid", "--tree"] {
+        let out = Command::new(bin_path())
+            .args([
+                "monitor",
+                flag,
+                "1",
+                "--interval",
+                "100ms",
+                "--duration",
+                "250ms",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{flag} 1: {err}");
+        let quiet = err.is_empty();
+        let warned = err.lines().count() == 1
+            && err
+                .starts_with("dualbench: warning: cannot open the network namespace of process 1");
+        assert!(quiet || warned, "{flag} 1: {err}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let first = &last["processes"][0];
+        assert_eq!(
+            (&first["pid"], &first["alive"]),
+            (&1.into(), &true.into()),
+            "{last}"
+        );
+    }
 }
 
 /// `--name` is looked up at every sample: processes started later join their group.

@@ -514,8 +514,37 @@ fn ctrl_c_still_reports_what_was_measured() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["interrupted"], "stopped by SIGHUP (its terminal closed)");
+    assert_eq!(
+        doc["interrupted"],
+        "stopped by SIGHUP (its terminal closed)"
+    );
     assert!(doc["requests"]["completed"].as_u64().unwrap() > 0);
+
+    // Under `nohup` (SIGHUP ignored from the start) the run outlives its terminal.
+    let mut command = bin();
+    command
+        .args(["run", "-t", "30", "-c", "4", "-k", "--format", "json"])
+        .arg(&s.urls("/delay/5")[0])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: only signal(2) between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling the child we spawned, by its pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `dualbench serve` as a user runs it: listening lines on stdout, requests over 127.0.0.1
-//! and ::1, SIGTERM/SIGINT ending it with exit 0, and one-line usage errors with exit 2.
+//! and ::1, SIGTERM/SIGINT/SIGHUP ending it with exit 0, and one-line usage errors with
+//! exit 2.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -121,6 +122,16 @@ fn serves_both_families_until_sigterm() {
     }
 }
 
+/// SIGHUP (its terminal closed) stops the server as SIGTERM does: exit 0, port freed.
+#[test]
+fn sighup_exits_0() {
+    let served = Served::start(&["--listen", "127.0.0.1:0"], 1);
+    let addr = served.addrs[0];
+    assert!(get(addr, "/").starts_with("HTTP/1.1 200 OK\r\n"));
+    assert_eq!(served.signal_and_wait("HUP").code(), Some(0));
+    assert!(TcpStream::connect(addr).is_err(), "{addr} still listening");
+}
+
 #[test]
 fn sigint_with_open_connections_exits_0() {
     let served = Served::start(&["--listen", "127.0.0.1:0"], 1);
@@ -161,7 +172,11 @@ fn fails(args: &[&str]) -> (Option<i32>, String) {
 fn bad_flags_are_one_line_and_exit_2() {
     let busy = TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = busy.local_addr().unwrap().to_string();
-    let cases: [(&[&str], &str); 5] = [
+    let free = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let (any, one) = (format!("0.0.0.0:{port}"), format!("127.0.0.1:{port}"));
+    let cases: [(&[&str], &str); 7] = [
         (&["--listen", "localhost:80"], "--listen"),
         (&["--listen", "[::1]"], "ADDR:PORT"),
         (
@@ -175,6 +190,15 @@ fn bad_flags_are_one_line_and_exit_2() {
         ),
         (&["--listen", &busy], "another program uses that port"),
         (&["--workers", "0"], "--workers"),
+        // The command's own addresses clash: said so, not blamed on another program.
+        (
+            &["--listen", &any, "--listen", &one],
+            &format!("--listen {any} and --listen {one} overlap"),
+        ),
+        (
+            &["--listen", &one, "--listen", &one],
+            &format!("--listen {one} is given twice"),
+        ),
     ];
     for (args, needle) in cases {
         let (code, stderr) = fails(args);

@@ -26,7 +26,8 @@ pub struct MonitorConfig {
     /// looked up again at every sample.
     pub trees: Vec<u32>,
     /// Read network counters in this `ip netns` namespace; default: the first watched
-    /// process's namespace, else the monitor's own.
+    /// process's namespace (the monitor's own, with [`MonitorHandle::warning`], when that
+    /// one may not be opened), else the monitor's own.
     pub netns: Option<String>,
     pub interval: Duration,
     /// End by itself after this long (the last sample ends exactly then); `None`: at
@@ -78,6 +79,7 @@ impl Series {
 pub struct MonitorHandle {
     stop: mpsc::Sender<()>,
     thread: JoinHandle<Result<Series>>,
+    warning: Option<String>,
 }
 
 /// Whether `config` can be started (the interval, the processes, the namespace), without
@@ -86,19 +88,50 @@ pub fn check(config: &MonitorConfig) -> Result<()> {
     prepare(config).map(|_| ())
 }
 
-/// The processes watched by pid or name, the roots of the trees, and the namespace.
-fn prepare(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>, Netns)> {
+/// What a monitor watches, checked: the processes given by pid or name, the roots of the
+/// trees, the namespace, and a warning for the user if the namespace is not the one asked.
+struct Prepared {
+    watched: Vec<Watched>,
+    trees: Vec<Watched>,
+    netns: Netns,
+    warning: Option<String>,
+}
+
+fn prepare(config: &MonitorConfig) -> Result<Prepared> {
     if config.interval < Duration::from_millis(10) {
         return Err(Failure::usage("--interval must be at least 10ms"));
     }
     let (watched, trees) = resolve(config)?;
-    let netns = match (&config.netns, watched.first().or(trees.first())) {
-        (Some(name), _) => Netns::Named(name.clone()),
-        (None, Some(w)) => Netns::OfProcess(w.pid),
-        (None, None) => Netns::Current,
+    let (netns, warning) = match (&config.netns, watched.first().or(trees.first())) {
+        (Some(name), _) => (Netns::Named(name.clone()), None),
+        (None, Some(w)) => namespace_of(w.pid),
+        (None, None) => (Netns::Current, None),
     };
     netns.check()?;
-    Ok((watched, trees, netns))
+    Ok(Prepared {
+        watched,
+        trees,
+        netns,
+        warning,
+    })
+}
+
+/// The network namespace of a watched process. A process that exists but whose namespace
+/// may not be opened — the kernel's ptrace access check on `/proc/PID/ns/net`, which root
+/// can fail too (a container's pid 1 holding a capability the monitor lacks) — is watched
+/// all the same, with the network counters of the monitor's own namespace, and a warning.
+fn namespace_of(pid: u32) -> (Netns, Option<String>) {
+    let link = format!("/proc/{pid}/ns/net");
+    match std::fs::metadata(&link) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let warning = format!(
+                "cannot open the network namespace of process {pid} ({link}: {e}): network \
+                 counters are of the monitor's own namespace; give --netns NAME to choose one"
+            );
+            (Netns::Current, Some(warning))
+        }
+        _ => (Netns::OfProcess(pid), None),
+    }
 }
 
 /// Start sampling; returns once the namespace is entered and the first snapshot taken.
@@ -109,7 +142,12 @@ pub fn start(config: MonitorConfig) -> Result<MonitorHandle> {
 /// [`start`], handing every sample to `sink` instead of keeping it (the returned series
 /// is then empty, so a monitor left running for days needs no memory for its past).
 pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<MonitorHandle> {
-    let (watched, trees, netns) = prepare(&config)?;
+    let Prepared {
+        watched,
+        trees,
+        netns,
+        warning,
+    } = prepare(&config)?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let (stop_tx, stop_rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
@@ -130,6 +168,7 @@ pub fn start_with_sink(config: MonitorConfig, sink: Option<Sink>) -> Result<Moni
         Ok(Ok(())) => Ok(MonitorHandle {
             stop: stop_tx,
             thread,
+            warning,
         }),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(thread
@@ -154,6 +193,12 @@ impl MonitorHandle {
     /// failed).
     pub fn is_finished(&self) -> bool {
         self.thread.is_finished()
+    }
+
+    /// What the user should know about this watch: the namespace could not be the one
+    /// asked for (see [`MonitorConfig::netns`]).
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
     }
 }
 
@@ -317,6 +362,27 @@ mod tests {
             out.iter().filter(|&&b| b == b'\n').count(),
             series.samples.len()
         );
+    }
+
+    /// Process 1 exists wherever this runs, and it or its tree can be watched — also where
+    /// its namespace may not be opened (a container's init holding a capability the tests
+    /// lack), which `Netns::check` took for "no such process": then the monitor's own
+    /// namespace is read, with a warning naming the file that could not be opened.
+    #[test]
+    fn process_1_can_be_watched() {
+        let second = Duration::from_secs(1);
+        for config in [
+            MonitorConfig::for_pids(&[1], second),
+            MonitorConfig::for_trees(&[1], second),
+        ] {
+            let prepared = prepare(&config).unwrap();
+            match (prepared.netns, prepared.warning) {
+                (Netns::OfProcess(1), None) => {}
+                (Netns::Current, Some(w)) => assert!(w.contains("/proc/1/ns/net"), "{w}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(namespace_of(std::process::id()).1, None);
     }
 
     /// A process named twice, by pid and by name, is one process in the sample.

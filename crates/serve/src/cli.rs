@@ -1,11 +1,10 @@
 //! `dualbench serve` on the command line: flags into a checked [`ServeConfig`], one line per
 //! listening address on stdout, one line per missing family on stderr, then serve until
-//! SIGINT or SIGTERM and exit 0.
+//! SIGINT, SIGTERM or SIGHUP (its terminal closed; not under `nohup`) and exit 0.
 
 use crate::{start, ServeConfig, ServerHandle, MAX_WORKERS};
 use clap::Args;
-use dualbench_common::{Failure, Family, Result};
-use signal_hook::consts::{SIGINT, SIGTERM};
+use dualbench_common::{signals, Failure, Family, Result};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -43,7 +42,8 @@ Endpoints:
   /close         a head announcing 1024 bytes, then close without them
   /echo          the request body sent back
 
-Prints \"listening on http://ADDR/\" per address; runs until SIGINT or SIGTERM, then exits 0.";
+Prints \"listening on http://ADDR/\" per address; runs until SIGINT, SIGTERM or SIGHUP, then
+exits 0.";
 
 fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
     text.parse()
@@ -67,8 +67,8 @@ impl ServeCli {
 
 /// Entry point of `dualbench serve`.
 pub fn main(cli: ServeCli) -> Result<()> {
-    let mut signals = Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| Failure::runtime(format!("cannot catch SIGINT/SIGTERM: {e}")))?;
+    let mut signals = Signals::new(signals::stop_signals())
+        .map_err(|e| Failure::runtime(format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}")))?;
     // Each worker's connections count against the limit in its own table.
     dualbench_common::fds::raise_nofile_limit();
     let server = start(cli.config())?;

@@ -1,7 +1,9 @@
 //! Listening sockets: one per requested address, IPv6 ones with IPV6_V6ONLY so that
 //! `[::]:P` and `0.0.0.0:P` can both be bound. An address of a family the host does not
 //! have (no IPv6 in the kernel, or no `::1`/`127.0.0.1`) is set aside with the reason
-//! instead of failing, as long as some address remains.
+//! instead of failing, as long as some address remains. Addresses that would take each
+//! other's port (one given twice, or a wildcard and a specific address of its family at
+//! one port) are refused before anything is bound, naming both.
 
 use dualbench_common::{Failure, Family, Result};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -38,22 +40,19 @@ pub struct Bound {
     pub unavailable: Vec<Unavailable>,
 }
 
-/// Bind and listen on every address in `wanted` (duplicates once). Addresses asking for
-/// port 0 get the same port where it is free, so that `127.0.0.1:0` and `[::1]:0` differ
-/// only by family.
+/// Bind and listen on every address in `wanted`. Addresses asking for port 0 get the same
+/// port where it is free, so that `127.0.0.1:0` and `[::1]:0` differ only by family.
 pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
+    if let Some(why) = overlap(wanted) {
+        return Err(Failure::usage(why));
+    }
     let mut bound = Bound {
         listeners: Vec::new(),
         addrs: Vec::new(),
         unavailable: Vec::new(),
     };
-    let mut seen: Vec<SocketAddr> = Vec::new();
     let mut picked_port: Option<u16> = None;
     for &addr in wanted {
-        if seen.contains(&addr) {
-            continue;
-        }
-        seen.push(addr);
         if is_v6_any(&addr) && no_ipv6_address() {
             let reason = "no interface has an IPv6 address".to_string();
             bound.unavailable.push(Unavailable {
@@ -90,6 +89,37 @@ pub fn bind_all(wanted: &[SocketAddr]) -> Result<Bound> {
         return Err(Failure::usage(format!("nothing to listen on: {why}")));
     }
     Ok(bound)
+}
+
+/// Two addresses asked for that would take the same port: one address given twice, or a
+/// wildcard (`0.0.0.0`, `[::]`) and a specific address of the same family at the same port
+/// (port 0 picks a free port for each, so never clashes). The kernel would refuse the
+/// second as "address in use", as if another program held it.
+fn overlap(wanted: &[SocketAddr]) -> Option<String> {
+    for (i, a) in wanted.iter().enumerate() {
+        for b in &wanted[i + 1..] {
+            if a == b {
+                return Some(format!(
+                    "--listen {a} is given twice: give each address once"
+                ));
+            }
+            let one_port = a.port() == b.port() && a.port() != 0 && a.is_ipv4() == b.is_ipv4();
+            if one_port && a.ip().is_unspecified() != b.ip().is_unspecified() {
+                let (any, one) = if a.ip().is_unspecified() {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                return Some(format!(
+                    "--listen {any} and --listen {one} overlap: {any} already listens on every \
+                     {} address at port {}; give one or the other",
+                    Family::of_addr(any),
+                    any.port()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Port 0 with a port already picked: try that port first, then any free one.
@@ -146,11 +176,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn port_zero_resolves_and_duplicates_bind_once() {
+    fn port_zero_resolves() {
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let bound = bind_all(&[addr, addr]).unwrap();
+        let bound = bind_all(&[addr]).unwrap();
         assert_eq!(bound.listeners.len(), 1);
         assert_ne!(bound.addrs[0].port(), 0);
+    }
+
+    /// Addresses that would clash with each other are refused before anything is bound,
+    /// naming both — not blamed on "another program".
+    #[test]
+    fn addresses_that_take_each_others_port_are_named() {
+        let clash = |list: &[&str]| {
+            let addrs: Vec<SocketAddr> = list.iter().map(|a| a.parse().unwrap()).collect();
+            overlap(&addrs)
+        };
+        assert_eq!(
+            clash(&["0.0.0.0:8080", "[::1]:8080", "127.0.0.1:8080"]).as_deref(),
+            Some(
+                "--listen 0.0.0.0:8080 and --listen 127.0.0.1:8080 overlap: 0.0.0.0:8080 \
+                 already listens on every IPv4 address at port 8080; give one or the other"
+            )
+        );
+        assert!(clash(&["[::1]:9", "[::]:9"]).is_some_and(|m| m.starts_with(
+            "--listen [::]:9 and --listen [::1]:9 overlap: [::]:9 already listens on every IPv6"
+        )));
+        assert_eq!(
+            clash(&["127.0.0.1:0", "127.0.0.1:0"]).as_deref(),
+            Some("--listen 127.0.0.1:0 is given twice: give each address once")
+        );
+        // Different families, different ports, or port 0 (a free port each): no clash.
+        for fine in [
+            &["[::]:8080", "0.0.0.0:8080"][..],
+            &["0.0.0.0:8080", "127.0.0.1:8081"],
+            &["0.0.0.0:0", "127.0.0.1:0"],
+            &["127.0.0.1:8080", "127.0.0.2:8080"],
+        ] {
+            assert_eq!(clash(fine), None, "{fine:?}");
+        }
+        let e = bind_all(&["127.0.0.1:0".parse().unwrap(), "0.0.0.0:0".parse().unwrap()]);
+        assert!(e.is_ok(), "port 0 twice binds two free ports");
     }
 
     #[test]

@@ -38,11 +38,41 @@ pub struct Analysis {
     pub link_types: Vec<u16>,
     pub first_ns: u64,
     pub last_ns: u64,
-    /// The file ends in the middle of a packet record (a capture cut by a crash or a full
-    /// disk): the whole records before it were analysed.
+    /// The analysis stops before the end of the file, which ends in the middle of a packet
+    /// record (a capture cut by a crash or a full disk) or holds a corrupt record: the
+    /// whole records before it were analysed; `damage` says where and why.
     pub truncated: bool,
+    pub damage: Option<Damage>,
     pub connections: Vec<ConnectionReport>,
     pub families: BTreeMap<&'static str, FamilySummary>,
+}
+
+/// Where and why reading a capture file stopped before its end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Damage {
+    /// The byte offset of the record (pcapng: block) that could not be read.
+    pub offset: u64,
+    /// The packets before it, all analysed.
+    pub packets_before: u64,
+    /// `cut`: the file ends in the middle of that record; `corrupt`: the record is impossible.
+    pub kind: &'static str,
+    pub reason: String,
+}
+
+impl Damage {
+    /// One line for a warning: what is wrong and what was analysed.
+    pub fn describe(&self, file: &str) -> String {
+        match self.kind {
+            "cut" => format!(
+                "{file} ends in the middle of a packet (a capture cut short?): analysed the {} whole packets before it",
+                self.packets_before
+            ),
+            _ => format!(
+                "{file}: {} at byte {}, after packet {}: analysed the {} packets before it and nothing after",
+                self.reason, self.offset, self.packets_before, self.packets_before
+            ),
+        }
+    }
 }
 
 /// Analyse a capture file; `port` keeps only connections with that server port.
@@ -54,8 +84,8 @@ pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
     Ok(analysis)
 }
 
-/// Analyse packets from a reader; a file cut short is analysed up to the cut
-/// ([`Analysis::truncated`]).
+/// Analyse packets from a reader; a file cut short, or with a corrupt record, is analysed
+/// up to that record ([`Analysis::truncated`], [`Analysis::damage`]).
 pub fn analyze<R: Read>(
     mut reader: Reader<R>,
     port: Option<u16>,
@@ -64,13 +94,22 @@ pub fn analyze<R: Read>(
     let mut counts = PacketCounts::default();
     let mut link_types: Vec<u16> = Vec::new();
     let (mut first_ns, mut last_ns) = (u64::MAX, 0);
-    let mut truncated = false;
+    let mut damage = None;
     loop {
         let record = match reader.next_record() {
             Ok(Some(record)) => record,
             Ok(None) => break,
-            Err(ReadError::Truncated) => {
-                truncated = true;
+            Err(e @ (ReadError::Truncated | ReadError::Corrupt(_))) => {
+                let at = reader.position();
+                damage = Some(Damage {
+                    offset: at.offset,
+                    packets_before: at.packets,
+                    kind: match e {
+                        ReadError::Truncated => "cut",
+                        _ => "corrupt",
+                    },
+                    reason: e.to_string(),
+                });
                 break;
             }
             Err(e) => return Err(e.to_string()),
@@ -119,7 +158,8 @@ pub fn analyze<R: Read>(
         link_types,
         first_ns: if counts.total == 0 { 0 } else { first_ns },
         last_ns,
-        truncated,
+        truncated: damage.is_some(),
+        damage,
         families: summary::by_family(&connections),
         connections,
     })
@@ -185,6 +225,51 @@ mod tests {
         assert_eq!(only.packets.tcp, 9, "every packet is still counted");
     }
 
+    /// A corrupt record in the middle of a file is treated like a cut: the handshakes
+    /// before it are analysed, `damage` says where and why, nothing after it is read.
+    #[test]
+    fn a_corrupt_record_ends_the_analysis_like_a_cut() {
+        let (a, b) = (([198, 18, 0, 1], 40000), ([198, 18, 0, 2], 80));
+        for format in [FileFormat::Pcap, FileFormat::Pcapng] {
+            let mut w = Writer::new(Vec::new(), format, 101, 65535, "").unwrap();
+            for (t, frame) in [
+                tcp_frame(a, b, 100, 0, 0x02),
+                tcp_frame(b, a, 500, 101, 0x12),
+                tcp_frame(a, b, 101, 501, 0x10),
+            ]
+            .iter()
+            .enumerate()
+            {
+                w.write(t as u64 * 1000, 40, frame).unwrap();
+            }
+            let mut file = w.into_inner();
+            let at = file.len() as u64;
+            let bad_length = match format {
+                FileFormat::Pcap => 8,   // caplen of a pcap record header
+                FileFormat::Pcapng => 4, // block total length
+            };
+            let mut record = vec![0u8; 16];
+            record[..4].copy_from_slice(&crate::pcap::PCAPNG_EPB.to_le_bytes());
+            record[bad_length..bad_length + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            file.extend(record);
+            file.extend(tcp_frame(b, a, 501, 101, 0x11)); // after it: never read
+            let analysis = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+            assert_eq!(analysis.packets.total, 3, "{format:?}");
+            assert_eq!(analysis.connections.len(), 1);
+            assert!(analysis.truncated);
+            let damage = analysis.damage.unwrap();
+            assert_eq!(
+                (damage.kind, damage.offset, damage.packets_before),
+                ("corrupt", at, 3)
+            );
+            assert!(damage.reason.contains("4294967295"), "{}", damage.reason);
+            assert!(damage.describe("f").starts_with(&format!(
+                "f: {} at byte {at}, after packet 3",
+                damage.reason
+            )));
+        }
+    }
+
     /// Random and mutated packets in a capture file: analysis ends with a result or an
     /// error, never a panic, and counts every record.
     #[test]
@@ -225,6 +310,7 @@ mod tests {
             // Cut inside the last record: everything before the cut, and a flag.
             let cut = analyze(Reader::new(&file[..file.len() - 7]).unwrap(), None).unwrap();
             assert!(cut.truncated && !analysis.truncated);
+            assert_eq!(cut.damage.map(|d| d.kind), Some("cut"));
             assert_eq!(cut.packets.total, 19_999);
         }
     }

@@ -28,6 +28,7 @@ pub fn render(a: &Analysis, format: Format, connections: bool) -> String {
                     link_types: a.link_types.clone(),
                     connections: Vec::new(),
                     families: a.families.clone(),
+                    damage: a.damage.clone(),
                     ..*a
                 };
                 &summary
@@ -261,6 +262,7 @@ mod tests {
             first_ns: 0,
             last_ns: 1_000_000_000,
             truncated: false,
+            damage: None,
             families: by_family(&connections),
             connections,
         }

@@ -5,7 +5,7 @@
 mod read;
 mod write;
 
-pub use read::{ReadError, Reader, Record};
+pub use read::{Position, ReadError, Reader, Record};
 pub use write::{FileFormat, Writer};
 
 pub(crate) const PCAP_MAGIC_US: u32 = 0xa1b2_c3d4;
@@ -71,6 +71,67 @@ mod tests {
             (rec.ts_ns, rec.orig_len, rec.link_type, rec.data),
             (10_000_005_000, 40, 101, &[0x45, 0][..])
         );
+    }
+
+    /// A corrupt record after good ones — an impossible captured length in pcap, a packet
+    /// for an undeclared interface in pcapng — gives the records before it, then `Corrupt`
+    /// with the record's offset and the number of packets read.
+    #[test]
+    fn corrupt_record_after_good_ones() {
+        for format in [FileFormat::Pcap, FileFormat::Pcapng] {
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            w.write(1, 60, &[1; 60]).unwrap();
+            w.write(2, 60, &[2; 60]).unwrap();
+            let mut file = w.into_inner();
+            let at = file.len();
+            let mut w = Writer::new(Vec::new(), format, 1, 65535, "").unwrap();
+            let header = w.get_mut().len();
+            w.write(3, 60, &[3; 60]).unwrap();
+            let mut third = w.into_inner()[header..].to_vec();
+            match format {
+                // The captured length.
+                FileFormat::Pcap => third[8..12].copy_from_slice(&u32::MAX.to_le_bytes()),
+                // The interface id.
+                FileFormat::Pcapng => third[8..12].copy_from_slice(&7u32.to_le_bytes()),
+            }
+            file.extend(&third);
+            file.extend(&third); // and more after it, not read
+            let mut r = Reader::new(&file[..]).unwrap();
+            assert_eq!(r.next_record().unwrap().unwrap().data, &[1; 60][..]);
+            assert_eq!(r.next_record().unwrap().unwrap().data, &[2; 60][..]);
+            let e = r.next_record().unwrap_err();
+            let want = match format {
+                FileFormat::Pcap => "corrupt packet record (captured length 4294967295)",
+                FileFormat::Pcapng => "packet for undeclared interface 7",
+            };
+            assert_eq!(e, ReadError::Corrupt(want.into()), "{format:?}");
+            assert_eq!(
+                r.position(),
+                Position {
+                    packets: 2,
+                    offset: at as u64
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn corrupt_pcapng_block_length() {
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcapng, 1, 65535, "").unwrap();
+        w.write(1, 60, &[1; 60]).unwrap();
+        let mut file = w.into_inner();
+        let at = file.len();
+        file.extend(PCAPNG_EPB.to_le_bytes());
+        file.extend(13u32.to_le_bytes()); // not a multiple of 4
+        file.extend([0u8; 40]);
+        let mut r = Reader::new(&file[..]).unwrap();
+        assert!(r.next_record().unwrap().is_some());
+        let e = r.next_record().unwrap_err();
+        assert_eq!(
+            e,
+            ReadError::Corrupt("corrupt pcapng block (length 13)".into())
+        );
+        assert_eq!((r.position().packets, r.position().offset), (1, at as u64));
     }
 
     /// A file cut anywhere inside its last record gives the whole records before it, then

@@ -2,8 +2,10 @@
 //! packet): pcap in either byte order with µs or ns timestamps, and pcapng with its
 //! sections, interfaces (each with its own link type and `if_tsresol`) and enhanced or
 //! simple packet blocks. Errors are one line saying what is wrong with the file; a file
-//! that ends in the middle of a record (a capture cut by a crash or a full disk) is told
-//! apart ([`ReadError::Truncated`]) so the whole records before the cut can still be used.
+//! that ends in the middle of a record (a capture cut by a crash or a full disk) or holds
+//! an impossible record after good ones is told apart ([`ReadError::Truncated`],
+//! [`ReadError::Corrupt`]) so the whole records before can still be used, and
+//! [`Reader::position`] says where reading stopped.
 
 use super::{
     PCAPNG_BYTE_ORDER, PCAPNG_EPB, PCAPNG_IDB, PCAPNG_SHB, PCAPNG_SPB, PCAP_MAGIC_NS, PCAP_MAGIC_US,
@@ -46,9 +48,36 @@ struct Interface {
 /// Reads packets from a pcap or pcapng stream.
 #[derive(Debug)]
 pub struct Reader<R: Read> {
-    input: R,
+    input: Counted<R>,
     kind: Kind,
     buf: Vec<u8>,
+    /// Packets returned so far.
+    packets: u64,
+    /// Where the record (or pcapng block) being read starts.
+    record_at: u64,
+}
+
+/// Where a reader is: packets read, and the byte offset of the record read last (after
+/// an error: of the record that could not be read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub packets: u64,
+    pub offset: u64,
+}
+
+/// The input, counting the bytes read from it.
+#[derive(Debug)]
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 /// Why a capture file cannot be read (further).
@@ -57,7 +86,11 @@ pub enum ReadError {
     /// The file ends in the middle of a packet record or block; every record before it
     /// was whole.
     Truncated,
-    /// Not a capture file, an impossible record, or the file could not be read.
+    /// A record or block that cannot be right (an impossible length, a packet for an
+    /// interface never declared) after the file's header: the records before it were read
+    /// and can be used; nothing after it can be trusted.
+    Corrupt(String),
+    /// Not a capture file, or the file could not be read.
     Bad(String),
 }
 
@@ -65,13 +98,17 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Truncated => f.write_str("the file ends in the middle of a packet record"),
-            ReadError::Bad(why) => f.write_str(why),
+            ReadError::Corrupt(why) | ReadError::Bad(why) => f.write_str(why),
         }
     }
 }
 
 fn bad(why: impl Into<String>) -> ReadError {
     ReadError::Bad(why.into())
+}
+
+fn corrupt(why: impl Into<String>) -> ReadError {
+    ReadError::Corrupt(why.into())
 }
 
 type ReadResult<T> = Result<T, ReadError>;
@@ -94,7 +131,11 @@ impl Reader<io::BufReader<std::fs::File>> {
 
 impl<R: Read> Reader<R> {
     /// Read the file header.
-    pub fn new(mut input: R) -> ReadResult<Self> {
+    pub fn new(input: R) -> ReadResult<Self> {
+        let mut input = Counted {
+            inner: input,
+            read: 0,
+        };
         let mut magic = [0u8; 4];
         input.read_exact(&mut magic).map_err(|e| match e.kind() {
             io::ErrorKind::UnexpectedEof => bad("not a pcap or pcapng file (too short)"),
@@ -118,6 +159,8 @@ impl<R: Read> Reader<R> {
             input,
             kind,
             buf: Vec::with_capacity(65536),
+            packets: 0,
+            record_at: 0,
         };
         if matches!(reader.kind, Kind::Pcapng { .. }) {
             reader.section_header()?;
@@ -137,12 +180,22 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// Packets read so far, and where the last record read (or the one that could not be
+    /// read) starts in the file.
+    pub fn position(&self) -> Position {
+        Position {
+            packets: self.packets,
+            offset: self.record_at,
+        }
+    }
+
     fn next_pcap(
         &mut self,
         swapped: bool,
         nanos: bool,
         link_type: u16,
     ) -> ReadResult<Option<Record<'_>>> {
+        self.record_at = self.input.read;
         let mut h = [0u8; 16];
         if !fill(&mut self.input, &mut h)? {
             return Ok(None);
@@ -150,7 +203,7 @@ impl<R: Read> Reader<R> {
         let word = |at: usize| u32_at(&h, at, swapped);
         let (caplen, orig_len) = (word(8) as usize, word(12));
         if caplen > 1 << 24 {
-            return Err(bad(format!(
+            return Err(corrupt(format!(
                 "corrupt packet record (captured length {caplen})"
             )));
         }
@@ -158,6 +211,7 @@ impl<R: Read> Reader<R> {
         if !fill(&mut self.input, &mut self.buf)? && caplen > 0 {
             return Err(ReadError::Truncated);
         }
+        self.packets += 1;
         let sub = if nanos {
             word(4) as u64
         } else {
@@ -217,6 +271,7 @@ impl<R: Read> Reader<R> {
                 _ => {}
             }
         };
+        self.packets += 1;
         Ok(Some(Record {
             ts_ns,
             orig_len,
@@ -257,6 +312,7 @@ impl<R: Read> Reader<R> {
         let Kind::Pcapng { swapped, .. } = self.kind else {
             return Ok(None);
         };
+        self.record_at = self.input.read;
         let mut h = [0u8; 8];
         if !fill(&mut self.input, &mut h)? {
             return Ok(None);
@@ -277,7 +333,7 @@ impl<R: Read> Reader<R> {
             u32_at(&h, 4, swapped) as usize
         };
         if !(12..=1 << 24).contains(&total) || total % 4 != 0 {
-            return Err(bad(format!("corrupt pcapng block (length {total})")));
+            return Err(corrupt(format!("corrupt pcapng block (length {total})")));
         }
         let start = self.buf.len();
         self.buf.resize(start + total - 8, 0);
@@ -308,7 +364,7 @@ fn section_order(body: &[u8]) -> ReadResult<bool> {
     {
         Some(PCAPNG_BYTE_ORDER) => Ok(false),
         Some(o) if o.swap_bytes() == PCAPNG_BYTE_ORDER => Ok(true),
-        _ => Err(bad("corrupt pcapng section header")),
+        _ => Err(corrupt("corrupt pcapng section header")),
     }
 }
 
@@ -343,7 +399,7 @@ fn interface_of(interfaces: &[Interface], id: u32) -> ReadResult<Interface> {
     interfaces
         .get(id as usize)
         .copied()
-        .ok_or_else(|| bad(format!("packet for undeclared interface {id}")))
+        .ok_or_else(|| corrupt(format!("packet for undeclared interface {id}")))
 }
 
 fn scale(ts: u64, units: u64) -> u64 {

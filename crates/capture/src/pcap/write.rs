@@ -113,6 +113,11 @@ impl<W: Write> Writer<W> {
         self.out
     }
 
+    /// The output, to mark where a record ends or to ask what reached it.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }

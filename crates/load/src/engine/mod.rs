@@ -385,8 +385,13 @@ impl Signals {
             int.clone(),
         ));
         // SIGHUP: the terminal was closed; the report may have nowhere to go, but the
-        // records and the monitor's and capture's files are still finished.
+        // records and the monitor's and capture's files are still finished. Not under
+        // `nohup`, which asked the run to outlive its terminal.
+        let stop_signals = dualbench_common::signals::stop_signals();
         for (sig, which) in [(SIGINT, &int), (SIGTERM, &term), (SIGHUP, &hup)] {
+            if !stop_signals.contains(&sig) {
+                continue;
+            }
             ids.extend(flag::register(sig, which.clone()));
             ids.extend(flag::register(sig, stop.clone()));
         }
