@@ -1,7 +1,10 @@
 //! `dualbench experiment`, `results` and `report` end to end on loopback: a small plan
 //! (2 servers × 2 families × 2 repeats) against real servers, rows checked in the SQLite
-//! database with Debian's sqlite3, the HTML report loaded in headless Chromium (no console
-//! errors, a screenshot taken), and an interrupted experiment finished with `--resume`.
+//! database with Debian's sqlite3, a stored run's ab report given back, the HTML report
+//! loaded in headless Chromium (no console errors, a screenshot taken), an interrupted
+//! experiment finished with `--resume`, and plans refused before the database is touched
+//! (missing programs, unknown testbed hosts). As root, a plan in a testbed of its own
+//! (namespaces it brings up and takes down) whose background starts afresh every round.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -119,8 +122,9 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         .unwrap();
     let (_, err) = text(&run);
     assert!(run.status.success(), "{err}");
+    // Server by server, repeat by repeat; the family that goes first takes turns.
     assert!(
-        err.contains("run 8/8 server=dualbench family=ipv6 repeat 2/2"),
+        err.contains("run 8/8 server=dualbench family=ipv4 repeat 2/2"),
         "{err}"
     );
     assert!(
@@ -138,6 +142,23 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         "complete 8"
     );
     assert_eq!(sql(&db, "SELECT COUNT(*) FROM runs"), "8");
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT group_concat(server || ':' || repeat || ':' || ratio, ' ') FROM (SELECT * FROM runs ORDER BY started_unix)"
+        ),
+        "nginx:1:ipv4 nginx:1:ipv6 nginx:2:ipv6 nginx:2:ipv4 \
+         dualbench:1:ipv4 dualbench:1:ipv6 dualbench:2:ipv6 dualbench:2:ipv4",
+        "the families of a repeat run back to back, in turns"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT group_concat(seq, ' ') FROM (SELECT seq FROM runs ORDER BY started_unix)"
+        ),
+        "0 1 2 3 4 5 6 7",
+        "seq is the order the runs ran in"
+    );
     assert_eq!(sql(&db, "SELECT SUM(completed) FROM runs"), "1600");
     assert_eq!(
         sql(
@@ -218,6 +239,55 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         "{csv}"
     );
     assert!(first[column("monitor_samples")].parse::<u64>().unwrap() > 0);
+
+    // One stored run's whole report, as `dualbench run` printed it.
+    let id = sql(
+        &db,
+        "SELECT id FROM runs WHERE server = 'nginx' AND ratio = 'ipv6' AND repeat = 2",
+    );
+    let shown = dualbench()
+        .args(["results", "show", "ci-small", "--run", &id[..10], "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let (report_text, err) = text(&shown);
+    assert!(shown.status.success(), "{err}");
+    for wanted in [
+        "Server Software:        nginx/1.22.1\nServer Hostname:        ::1\n",
+        "Document Path:          /index.html\nDocument Length:        45 bytes\n",
+        "Concurrency Level:      2\n",
+        "Complete requests:      200\nFailed requests:        0\n",
+        "HTML transferred:       9000 bytes\n",
+        "Connection Times (ms)\n              min  mean[+/-sd] median   max\nConnect:",
+        "Percentage of the requests served within a certain time (ms)\n  50%",
+        " 100%  ",
+        "How requests ended (ANMA)",
+    ] {
+        assert!(report_text.contains(wanted), "{wanted:?} in {report_text}");
+    }
+    let listed = dualbench()
+        .args(["results", "show", "ci-small", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        text(&listed).0.contains(&format!(
+            " {id} placement=loopback server=nginx handler=static family=ipv6 concurrency=2 requests=200 congestion=none link=none repeat 2:  ipv6 "
+        )) && text(&listed).0.contains(", failed 0, ended normal 200 reset 0 timeout 0\n"),
+        "{}",
+        text(&listed).0
+    );
+    let unknown = dualbench()
+        .args(["results", "show", "ci-small", "--run", "nosuchrun", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown).1.contains("experiment 1 (ci-small) has no run \"nosuchrun\"; `dualbench results show 1` lists its runs"),
+        "{}",
+        text(&unknown).1
+    );
 
     let reports = dir.join("reports");
     let report = dualbench()
@@ -456,6 +526,26 @@ fn bad_plans_are_one_clear_line() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.toml:5: unknown field `handlr`"), "{err}");
+    for (text_of_plan, wanted) in [
+        ("experiment = 5\n", "bad.toml:1: experiment: invalid type: integer `5`, expected a table"),
+        (
+            "[experiment]\nname = \"b\"\n[axes]\nplacement = [\"testbed\"]\n[testbed]\ntopology = \"t.toml\"\n\
+             server_ipv4 = \"not-an-ip\"\nserver_ipv6 = \"2001:2:0:2::2\"\n",
+            "bad.toml:7: testbed.server_ipv4: \"not-an-ip\" is not an IP address",
+        ),
+    ] {
+        std::fs::write(&plan, text_of_plan).unwrap();
+        let out = dualbench()
+            .arg("experiment")
+            .arg(&plan)
+            .arg("--dry-run")
+            .output()
+            .unwrap();
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(wanted), "{wanted:?} in {err}");
+    }
     let out = dualbench()
         .arg("experiment")
         .arg(dir.join("missing.toml"))
@@ -704,5 +794,223 @@ fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
         &format!("--out {}: is not a directory", afile.display()),
     );
     assert!(!db.exists(), "nothing was created");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn missing_programs_and_unknown_hosts_are_refused_before_the_database_is_touched() {
+    let dir = scratch("preflight");
+    let db = dir.join("results.db");
+    let refused = |plan: &Path, path: Option<&Path>, wanted: &str| {
+        let mut command = dualbench();
+        command
+            .arg("experiment")
+            .arg(plan)
+            .arg("--db")
+            .arg(&db)
+            .arg("--out")
+            .arg(dir.join("runs"));
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let out = command.output().unwrap();
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(wanted), "{wanted:?} in {err}");
+        assert!(
+            !db.exists() && !dir.join("runs").exists(),
+            "nothing was created"
+        );
+    };
+    // Two servers; the second's program is missing: nothing runs, not even the first's point.
+    let plan = dir.join("two.toml");
+    std::fs::write(
+        &plan,
+        CHANGING.replace(
+            "server = [\"dualbench\"]",
+            "server = [\"dualbench\", \"nginx\"]",
+        ),
+    )
+    .unwrap();
+    let empty = dir.join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    refused(
+        &plan,
+        Some(&empty),
+        "two.toml:12: axes.server: nginx needs nginx (to run the server), which is not on PATH; install Debian's nginx package, or drop nginx from the plan",
+    );
+    // The C CGI is built with gcc: a PATH with Apache but no gcc is refused.
+    let apache_only = dir.join("apache-only");
+    std::fs::create_dir_all(&apache_only).unwrap();
+    std::os::unix::fs::symlink("/usr/sbin/apache2", apache_only.join("apache2")).unwrap();
+    std::fs::write(
+        &plan,
+        CHANGING.replace(
+            "server = [\"dualbench\"]",
+            "server = [\"apache-prefork\"]\nhandler = [\"static\", \"c-cgi\"]",
+        ),
+    )
+    .unwrap();
+    refused(
+        &plan,
+        Some(&apache_only),
+        "two.toml:13: axes.handler: c-cgi needs gcc (to build the C CGI program), which is not on PATH; install Debian's gcc package",
+    );
+
+    // A host the topology does not have is refused when the plan is loaded.
+    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
+    let plan = dir.join("hosts.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "{CHANGING}placement = [\"loopback\", \"testbed\"]\n[testbed]\ntopology = \"routed.toml\"\n\
+             client = \"nosuchhost\"\nserver_ipv4 = \"198.18.2.2\"\nserver_ipv6 = \"2001:2:0:2::2\"\n"
+        ),
+    )
+    .unwrap();
+    refused(&plan, None, "hosts.toml:17: testbed.client: ");
+    refused(
+        &plan,
+        None,
+        "routed.toml has no host \"nosuchhost\" (its hosts: client, server; routers: r1); name one of them",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// client — r1 — server, as testbeds/routed.toml.
+const ROUTED: &str =
+    "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
+                      [[link]]\na = \"client\"\nb = \"r1\"\n[[link]]\na = \"r1\"\nb = \"server\"\n";
+
+/// Whether this test process may create network namespaces (root).
+fn is_root() -> bool {
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|r| r.split_whitespace().nth(1).map(str::to_string))
+        })
+        .unwrap_or_default();
+    if uid != "0" {
+        eprintln!("skipped: needs root to create the testbed's namespaces");
+    }
+    uid == "0"
+}
+
+/// A background command that prints when it starts and when SIGTERM stops it.
+const STAMPING: &str = "date +%s.%N; trap 'date +%s.%N; exit 0' TERM; while :; do sleep 0.02; done";
+
+#[test]
+fn each_round_gets_a_fresh_background_that_both_families_share() {
+    if !is_root() {
+        return;
+    }
+    let dir = scratch("rounds");
+    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
+    let name = format!("xr{}", std::process::id() % 100_000);
+    let plan = dir.join("rounds.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[experiment]\nname = \"ci-rounds\"\nrepeats = 2\nwarmup = 1\n\
+             [load]\nrequests = 20\nconcurrency = 1\n\
+             [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\ncongestion = [\"none\", \"busy\"]\n\
+             family = [\"ipv4\", \"ipv6\"]\n\
+             [testbed]\ntopology = \"routed.toml\"\nname = \"{name}\"\nserver_ipv4 = \"198.18.2.2\"\n\
+             server_ipv6 = \"2001:2:0:2::2\"\nsettle_s = 0.2\nbackground = [[\"sh\", \"-c\", \"{STAMPING}\"]]\n"
+        ),
+    )
+    .unwrap();
+    let dry = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert!(
+        text(&dry).0.contains(
+            "background traffic: started afresh for each of 3 rounds (1 congested groups × (1 warm-up + 2 repeats))"
+        ),
+        "{}",
+        text(&dry).0
+    );
+    let db = dir.join("results.db");
+    let out = experiment(&plan, &db, &dir, &[]);
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("background traffic started").count(),
+        3,
+        "{err}"
+    );
+
+    let runs = dir.join("runs").join("ci-rounds-1");
+    let logs = |group: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(runs.join(group))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("background-"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(
+        logs("g000-dualbench-static").is_empty(),
+        "no background at none"
+    );
+    assert_eq!(
+        logs("g001-dualbench-static"),
+        [
+            "background-repeat-1-0.log",
+            "background-repeat-2-0.log",
+            "background-warmup-1-0.log"
+        ]
+    );
+    // Each repeat's runs of both families ran while that repeat's background ran, and
+    // the background of the repeat before had been stopped.
+    let span = |repeat: i64| -> (f64, f64) {
+        let log = std::fs::read_to_string(
+            runs.join("g001-dualbench-static")
+                .join(format!("background-repeat-{repeat}-0.log")),
+        )
+        .unwrap();
+        let stamps: Vec<f64> = log.lines().map(|l| l.trim().parse().unwrap()).collect();
+        assert_eq!(stamps.len(), 2, "started, then stopped by SIGTERM: {log}");
+        (stamps[0], stamps[1])
+    };
+    let (first, second) = (span(1), span(2));
+    assert!(
+        first.1 <= second.0,
+        "one background at a time: {first:?} {second:?}"
+    );
+    for (repeat, (start, stop)) in [(1, first), (2, second)] {
+        let started = sql(
+            &db,
+            &format!(
+                "SELECT group_concat(ratio || '@' || started_unix, ' ') FROM runs \
+                 WHERE congestion = 'busy' AND repeat = {repeat}"
+            ),
+        );
+        let families: Vec<(&str, f64)> = started
+            .split(' ')
+            .map(|w| {
+                let (family, at) = w.split_once('@').unwrap();
+                (family, at.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(families.len(), 2, "{started}");
+        assert!(
+            families.iter().all(|(_, at)| *at > start + 0.15 && *at < stop),
+            "repeat {repeat}: runs {started} within the background's {start}..{stop}, after it settled"
+        );
+    }
+    assert!(
+        !Path::new("/run/netns")
+            .join(format!("db-{name}-client"))
+            .exists(),
+        "the testbed was taken down"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,7 +4,8 @@
 //!
 //! Layout: [`plan`] (TOML → checked plan → ordered runs) → [`runner`] (servers from
 //! [`server`], one `dualbench run` per run, parsed by [`runjson`]) → [`db`] (SQLite) →
-//! [`report`] (pure functions of stored runs, using [`stats`] and [`hist`]).
+//! [`report`] (pure functions of stored runs, using [`stats`] and [`hist`]); [`results`]
+//! lists and exports what is stored, and [`runtext`] gives a stored run's text report back.
 
 pub mod db;
 mod env;
@@ -14,6 +15,7 @@ pub mod report;
 pub mod results;
 pub mod runjson;
 pub mod runner;
+pub mod runtext;
 pub mod server;
 pub mod stats;
 mod stdio;
@@ -62,10 +64,14 @@ pub struct ResultsCli {
 pub enum ResultsCommand {
     /// List the experiments in the database.
     List,
-    /// Show one experiment (by id or name): environment and each run's figures.
+    /// Show one experiment (by id or name): environment and each run's figures; with
+    /// --run, one run's whole text report, as `dualbench run` printed it.
     Show {
         /// Experiment id (`dualbench results list`), or a name: the newest of that name.
         experiment: String,
+        /// A run's id (`dualbench results show EXPERIMENT` lists them), or the start of one.
+        #[arg(long, value_name = "RUN_ID")]
+        run: Option<String>,
     },
     /// Export one experiment's runs for other tools.
     Export {
@@ -138,8 +144,13 @@ pub fn results_main(cli: ResultsCli) -> Result<()> {
     let db = Db::open_existing(&cli.db)?;
     let (text, output) = match cli.command {
         ResultsCommand::List => (results::list(&db)?, None),
-        ResultsCommand::Show { experiment } => {
-            (results::show(&db, &db.resolve(&experiment)?)?, None)
+        ResultsCommand::Show { experiment, run } => {
+            let e = db.resolve(&experiment)?;
+            let text = match run {
+                Some(run) => results::show_run(&db, &e, &run)?,
+                None => results::show(&db, &e)?,
+            };
+            (text, None)
         }
         ResultsCommand::Export {
             experiment,

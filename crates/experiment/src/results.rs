@@ -68,17 +68,39 @@ pub fn show(db: &Db, e: &Experiment) -> Result<String> {
     Ok(out)
 }
 
+/// `  1 <id> <parameters> repeat r:` then per family its requests/s, mean total time,
+/// failures and how its requests ended (ANMA's classes: NORMAL, RESET, TIMEOUT, and the
+/// others when any request ended so).
+/// One stored run's whole text report, as `dualbench run` printed it (see [`crate::runtext`]);
+/// `run` is the run's id or a prefix of exactly one.
+pub fn show_run(db: &Db, e: &Experiment, run: &str) -> Result<String> {
+    let runs = db.runs(e.id)?;
+    let matching: Vec<&StoredRun> = match runs.iter().find(|r| r.id == run) {
+        Some(exact) => vec![exact],
+        None if run.is_empty() => Vec::new(),
+        None => runs.iter().filter(|r| r.id.starts_with(run)).collect(),
+    };
+    match matching.as_slice() {
+        [r] => crate::runtext::render(&r.doc_text).map_err(|f| f.context(format!("run {}", r.id))),
+        [] => Err(Failure::usage(format!(
+            "experiment {} ({}) has no run {run:?}; `dualbench results show {}` lists its runs",
+            e.id, e.name, e.id
+        ))),
+        many => Err(Failure::usage(format!(
+            "--run {run:?} matches {} runs of experiment {} ({}); give more of the id",
+            many.len(),
+            e.id,
+            e.name
+        ))),
+    }
+}
+
 fn run_line(r: &StoredRun) -> String {
-    let p = &r.params;
     let mut line = format!(
-        "  {:>3} {} {} {} {} c={} n={} repeat {}:",
+        "  {:>3} {} {} repeat {}:",
         r.seq + 1,
         r.id,
-        p["server"],
-        p["handler"],
-        p["ratio"],
-        p["concurrency"],
-        p["requests"],
+        crate::report::run_parameters(&r.params),
         r.repeat
     );
     for (family, f) in &r.doc.families {
@@ -88,11 +110,33 @@ fn run_line(r: &StoredRun) -> String {
             .unwrap_or("-".into());
         let _ = write!(
             line,
-            "  {family} {:.1} req/s, mean {total}, failed {}",
-            f.rps, f.failed
+            "  {family} {:.1} req/s, mean {total}, failed {}, ended {}",
+            f.rps,
+            f.failed,
+            endings(f)
         );
     }
     line
+}
+
+/// `normal 9000 reset 950 timeout 50`, and `refused`, `unreachable`, `protocol_error`
+/// when any request ended so.
+fn endings(f: &FamilyDoc) -> String {
+    let c = &f.close;
+    let mut words = format!(
+        "normal {} reset {} timeout {}",
+        c.normal, c.reset, c.timeout
+    );
+    for (name, n) in [
+        ("refused", c.refused),
+        ("unreachable", c.unreachable),
+        ("protocol_error", c.protocol_error),
+    ] {
+        if n > 0 {
+            let _ = write!(words, " {name} {n}");
+        }
+    }
+    words
 }
 
 /// What was observed beside a run: its capture analysis per family, its monitor series.
@@ -423,6 +467,27 @@ mod tests {
         (db, e, path)
     }
 
+    fn e_run_id(db: &Db, e: &Experiment) -> String {
+        db.runs(e.id).unwrap()[0].id.clone()
+    }
+
+    #[test]
+    fn endings_name_every_class_that_occurred() {
+        let doc = crate::testdata::run_doc(&[crate::testdata::Fam {
+            key: "ipv4",
+            completed: 1,
+            rps: 1.0,
+            total_us: &[50],
+        }]);
+        let mut f = crate::runjson::parse(&doc).unwrap().total;
+        f.close.normal = 9000;
+        f.close.reset = 950;
+        f.close.timeout = 50;
+        assert_eq!(endings(&f), "normal 9000 reset 950 timeout 50");
+        f.close.refused = 3;
+        assert_eq!(endings(&f), "normal 9000 reset 950 timeout 50 refused 3");
+    }
+
     #[test]
     fn csv_has_the_capture_analysis_the_monitor_and_an_empty_closed_loop_rate() {
         let (db, e, path) = experiment_with_one_run("csv");
@@ -466,6 +531,13 @@ mod tests {
         assert_eq!(capture["families"]["ipv4"]["delay_us"]["mean"], 1500.0);
         assert_eq!(run["run"]["schema"], "dualbench.run/1");
         let shown = show(&db, &e).unwrap();
+        assert!(
+            shown.contains(&format!(
+                "    1 {} placement=loopback server=dualbench handler=static family=ipv4 concurrency=1 requests=1000 congestion=none link=none repeat 1:  ipv4 100.0 req/s, mean 0.050 ms, failed 0, ended normal 10 reset 0 timeout 0\n",
+                e_run_id(&db, &e)
+            )),
+            "{shown}"
+        );
         assert!(
             shown.contains("ipv4 capture: delay 1.500 ms, throughput 12.500 Mbit/s, handshake RTT -, 4 connections, 1 retransmissions; monitor: 2 samples, server CPU mean 40.0% of one core"),
             "{shown}"

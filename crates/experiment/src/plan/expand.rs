@@ -1,16 +1,22 @@
-//! The cross product of a plan's axes, in a fixed order, as points (one server set-up each)
-//! and runs (a point's counted repeats). A run's id is a hash of every parameter that
-//! shapes it, so the same plan always yields the same ids and `--resume` can tell which
-//! runs a database already holds.
+//! The cross product of a plan's axes, in a fixed order, as points and runs (a point's
+//! counted repeats). Points that differ only in their family selector (family or ratio)
+//! form a group: one server set-up, and rounds — each warm-up and each repeat — in which
+//! every point of the group runs once, the first point taking turns from round to round,
+//! so the families of a repeat run under the same conditions (in a testbed, the same
+//! background traffic, started afresh for the round). A run's id is a hash of every
+//! parameter that shapes it, so the same plan always yields the same ids and `--resume`
+//! can tell which runs a database already holds.
 
 use super::{Handler, Placement, Plan, Selector, ServerKind};
 
-/// One combination of axis values: a server is provisioned for it, warm-up runs go first,
-/// then the counted repeats.
+/// One combination of axis values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// 0-based position in the plan's order.
     pub index: usize,
+    /// 0-based index of its group: the points that differ from it only in the family
+    /// selector, which share a server and run round by round.
+    pub group: usize,
     pub server: ServerKind,
     pub handler: Handler,
     pub placement: Placement,
@@ -110,6 +116,7 @@ pub fn points(plan: &Plan) -> Vec<Point> {
                                     for &selector in &a.selector {
                                         out.push(Point {
                                             index: out.len(),
+                                            group: out.len() / a.selector.len(),
                                             server,
                                             handler,
                                             placement,
@@ -132,18 +139,35 @@ pub fn points(plan: &Plan) -> Vec<Point> {
     out
 }
 
-/// Every counted run of `plan`, points in order, repeats innermost.
+/// Every counted run of `plan` in the order they run: group by group; within a group
+/// repeat by repeat; within a repeat each point of the group, in [`round_order`].
 pub fn expand(plan: &Plan) -> Vec<RunSpec> {
-    points(plan)
-        .into_iter()
-        .flat_map(|point| {
-            (1..=plan.repeats).map(move |repeat| RunSpec {
-                id: run_id(plan, &point, repeat),
-                point: point.clone(),
-                repeat,
-            })
-        })
-        .collect()
+    let points = points(plan);
+    let mut out = Vec::with_capacity(points.len() * plan.repeats as usize);
+    for group in points.chunks(plan.axes.selector.len().max(1)) {
+        for repeat in 1..=plan.repeats {
+            for point in round_order(group, repeat) {
+                out.push(RunSpec {
+                    id: run_id(plan, point, repeat),
+                    point: point.clone(),
+                    repeat,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A group's points (families or ratios, in the plan's order) as round `round` (1-based:
+/// warm-up w is round w, repeat r is round r) runs them: rotated by one place per round,
+/// so each goes first, second, … equally often and none is always measured first after
+/// the server starts or the background traffic settles.
+pub fn round_order<T>(group: &[T], round: u32) -> impl Iterator<Item = &T> {
+    let shift = match group.len() {
+        0 => 0,
+        n => (round.max(1) - 1) as usize % n,
+    };
+    group[shift..].iter().chain(&group[..shift])
 }
 
 /// 16 hex digits of FNV-1a over the canonical text of every parameter of the run: the

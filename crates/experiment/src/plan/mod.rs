@@ -3,9 +3,10 @@
 //! product of the axes into an ordered list of runs lives in [`expand`].
 
 pub mod expand;
+mod hosts;
 mod spec;
 
-pub use expand::{expand, points, varying_axes, Point, RunSpec};
+pub use expand::{expand, points, round_order, varying_axes, Point, RunSpec};
 pub use spec::{Handler, Placement, Selector, ServerKind};
 
 use dualbench_common::{Failure, Result};
@@ -34,7 +35,7 @@ pub struct Plan {
 
 /// Settings given to every `dualbench run` unless an axis varies them.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub struct Load {
     #[serde(default = "default_requests")]
     pub requests: u64,
@@ -85,7 +86,7 @@ pub struct Axes {
 
 /// Where the testbed comes from and how a point's congestion and link settings are made.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub struct Testbed {
     /// Topology file, relative to the plan's folder.
     pub topology: PathBuf,
@@ -146,7 +147,7 @@ fn yes() -> bool {
 
 /// How the report lays out the study's table.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub struct ReportSpec {
     /// Axes whose values make the table's rows.
     #[serde(default)]
@@ -185,7 +186,7 @@ impl Default for ReportSpec {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawPlan {
     experiment: RawExperiment,
     #[serde(default)]
@@ -199,7 +200,7 @@ struct RawPlan {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawExperiment {
     name: Spanned<String>,
     #[serde(default)]
@@ -219,7 +220,7 @@ fn one() -> Spanned<u32> {
 type Axis<T> = Option<Spanned<Vec<T>>>;
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawAxes {
     server: Axis<String>,
     handler: Axis<String>,
@@ -234,7 +235,8 @@ struct RawAxes {
 }
 
 /// Read and check a plan file, and read the testbed topology it names (relative to the
-/// plan's folder): a testbed the plan brings up must be readable before anything runs.
+/// plan's folder): a testbed the plan brings up must be readable and valid before anything
+/// runs, and every host the plan names must be one of its hosts or routers.
 pub fn load(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read plan {}: {e}", path.display())))?;
@@ -242,10 +244,16 @@ pub fn load(path: &Path) -> Result<Plan> {
     let uses_testbed = plan.axes.placement.contains(&Placement::Testbed);
     if let Some(t) = plan.testbed.as_mut() {
         let file = path.parent().unwrap_or(Path::new(".")).join(&t.topology);
+        let at = Locator::new(&text, path);
         match std::fs::read_to_string(&file) {
-            Ok(topology) => t.topology_text = Some(topology),
+            Ok(topology) => {
+                if uses_testbed {
+                    let must = t.manage;
+                    hosts::check(t, &topology, &file.display().to_string(), &at, must)?;
+                }
+                t.topology_text = Some(topology);
+            }
             Err(e) if t.manage && uses_testbed => {
-                let at = Locator::new(&text, path);
                 let message = format!(
                     "cannot read {} ({e}); give the topology's path relative to the plan's folder",
                     file.display()
@@ -301,7 +309,12 @@ fn read_raw(text: &str, at: &Locator) -> Result<RawPlan> {
         let key = key_path(e.path());
         let e = e.into_inner();
         let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
-        let message = e.message().trim();
+        // serde's words for TOML's kinds: a list is an array in TOML.
+        let message = e
+            .message()
+            .trim()
+            .replace("expected a sequence", "expected an array");
+        let message = message.as_str();
         if key.is_empty() || message.starts_with("unknown field") {
             Failure::usage(format!("{}:{line}: {message}", at.path.display()))
         } else {

@@ -430,10 +430,43 @@ pub(super) fn check_combinations(
                 return Err(at.error_at(key, message));
             }
         }
+        check_server_addresses(t, at)?;
         if !(t.settle_s >= 0.0 && t.settle_s <= 3600.0) {
             let message = "give settle_s in seconds, from 0 to 3600";
             return Err(at.error_at("testbed.settle_s", message));
         }
+    }
+    Ok(())
+}
+
+/// `server_ipv4` and `server_ipv6` are addresses of their family (the runs' URLs and the
+/// server's listen addresses are made from them).
+fn check_server_addresses(t: &Testbed, at: &Locator) -> Result<()> {
+    let keys = [
+        (
+            "testbed.server_ipv4",
+            &t.server_ipv4,
+            Family::V4,
+            "198.18.2.2",
+        ),
+        (
+            "testbed.server_ipv6",
+            &t.server_ipv6,
+            Family::V6,
+            "2001:2:0:2::2",
+        ),
+    ];
+    for (key, value, family, example) in keys {
+        let wanted = family.label();
+        let message = match value.parse::<std::net::IpAddr>() {
+            // An IPv4-mapped IPv6 address is IPv4 traffic: not the server's IPv6 address.
+            Ok(ip) if ip.is_ipv4() == (family == Family::V4) && Family::of(&ip) == family => {
+                continue
+            }
+            Ok(_) => format!("{value:?} is not an {wanted} address; give the server host's {wanted} address, e.g. \"{example}\""),
+            Err(_) => format!("{value:?} is not an IP address; give the server host's {wanted} address, e.g. \"{example}\""),
+        };
+        return Err(at.error_at(key, &message));
     }
     Ok(())
 }

@@ -31,11 +31,23 @@ fn expands_in_order_with_stable_ids() {
     let p = plan(S1).unwrap();
     let runs = expand(&p);
     assert_eq!(runs.len(), 3 * 2 * 3);
-    assert_eq!(runs[0].point.server, ServerKind::ApachePrefork);
-    assert_eq!(runs[0].point.selector.key(), "ipv4");
+    // Server by server; within a server repeat by repeat, both families in each repeat,
+    // the family that goes first taking turns.
+    let order: Vec<String> = runs[..6]
+        .iter()
+        .map(|r| format!("{}{}", r.point.selector.key(), r.repeat))
+        .collect();
     assert_eq!(
-        (runs[2].repeat, runs[3].point.selector.key()),
-        (3, "ipv6".to_string())
+        order,
+        ["ipv41", "ipv61", "ipv62", "ipv42", "ipv43", "ipv63"]
+    );
+    assert!(runs[..6]
+        .iter()
+        .all(|r| r.point.server == ServerKind::ApachePrefork && r.point.group == 0));
+    assert_eq!((runs[0].point.index, runs[1].point.index), (0, 1));
+    assert_eq!(
+        (runs[6].point.server, runs[6].point.group),
+        (ServerKind::ApacheWorker, 1)
     );
     assert_eq!(runs[17].point.server, ServerKind::ApacheEvent);
     let again = expand(&plan(S1).unwrap());
@@ -50,6 +62,23 @@ fn expands_in_order_with_stable_ids() {
         "a changed parameter changes the id"
     );
     assert_eq!(runs[0].point.label(&p), "server=apache-prefork family=ipv4");
+}
+
+#[test]
+fn each_round_rotates_which_point_of_a_group_goes_first() {
+    let ratios = ["1:1", "4:1", "1:4"];
+    let round = |r| round_order(&ratios, r).copied().collect::<Vec<_>>();
+    assert_eq!(round(1), ["1:1", "4:1", "1:4"]);
+    assert_eq!(round(2), ["4:1", "1:4", "1:1"]);
+    assert_eq!(round(3), ["1:4", "1:1", "4:1"]);
+    assert_eq!(round(4), round(1));
+    assert_eq!(round_order(&[7], 2).collect::<Vec<_>>(), [&7]);
+    let p = plan("[experiment]\nname = \"r\"\nrepeats = 2\n[axes]\nserver = [\"nginx\", \"dualbench\"]\nratio = [\"1:1\", \"4:1\", \"1:4\"]\n").unwrap();
+    let groups: Vec<usize> = points(&p).iter().map(|pt| pt.group).collect();
+    assert_eq!(groups, [0, 0, 0, 1, 1, 1]);
+    let runs = expand(&p);
+    let keys: Vec<String> = runs[..6].iter().map(|r| r.point.selector.key()).collect();
+    assert_eq!(keys, ["1:1", "4:1", "1:4", "4:1", "1:4", "1:1"]);
 }
 
 #[test]
@@ -134,6 +163,24 @@ fn type_errors_name_the_key() {
     assert_eq!(e, "p.toml:1: experiment: missing field `name`");
     let e = error("[experiment]\nname = \"x\"\nrepeat = 3\n");
     assert!(e.starts_with("p.toml:3: unknown field `repeat`"), "{e}");
+}
+
+#[test]
+fn a_whole_table_of_the_wrong_type_says_a_table_is_expected() {
+    assert_eq!(
+        error("experiment = 5\n"),
+        "p.toml:1: experiment: invalid type: integer `5`, expected a table"
+    );
+    for table in ["load", "axes", "testbed", "report"] {
+        assert_eq!(
+            error(&format!("{table} = \"x\"\n[experiment]\nname = \"v\"\n")),
+            format!("p.toml:1: {table}: invalid type: string \"x\", expected a table")
+        );
+    }
+    assert_eq!(
+        error("[experiment]\nname = \"v\"\n[axes]\nserver = \"nginx\"\n"),
+        "p.toml:4: axes.server: invalid type: string \"nginx\", expected an array"
+    );
 }
 
 #[test]
@@ -270,11 +317,112 @@ fn load_reads_the_topology_a_testbed_plan_brings_up() {
         "{}",
         e.message
     );
-    std::fs::write(dir.join("t.toml"), "# a topology\n").unwrap();
+    std::fs::write(dir.join("t.toml"), TOPOLOGY).unwrap();
     let p = load(&path).unwrap();
-    assert_eq!(
-        p.testbed.unwrap().topology_text.as_deref(),
-        Some("# a topology\n")
+    assert_eq!(p.testbed.unwrap().topology_text.as_deref(), Some(TOPOLOGY));
+    std::fs::write(
+        dir.join("t.toml"),
+        "[[host]]\nname = \"client\"\ncolour = 1\n",
+    )
+    .unwrap();
+    let e = load(&path).unwrap_err();
+    assert!(
+        e.message.starts_with(&format!(
+            "{}:11: testbed.topology: {}:3:1: unknown field `colour`",
+            path.display(),
+            dir.join("t.toml").display()
+        )),
+        "a topology the plan brings up must parse: {}",
+        e.message
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// client — r1 — server, as testbeds/routed.toml.
+const TOPOLOGY: &str = "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n\
+                        [[router]]\nname = \"r1\"\n[[link]]\na = \"client\"\nb = \"r1\"\n\
+                        [[link]]\na = \"r1\"\nb = \"server\"\n";
+
+/// `load` of `text` saved beside a topology file `t.toml` holding [`TOPOLOGY`].
+fn load_beside_topology(tag: &str, text: &str) -> Result<Plan> {
+    let dir = std::env::temp_dir().join(format!("dualbench-plan-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.toml"), TOPOLOGY).unwrap();
+    let path = dir.join("p.toml");
+    std::fs::write(&path, text).unwrap();
+    let result = load(&path);
+    std::fs::remove_dir_all(&dir).unwrap();
+    result.map_err(|e| Failure::usage(e.message.replace(&format!("{}/", dir.display()), "")))
+}
+
+#[test]
+fn hosts_the_plan_names_are_checked_against_the_topology() {
+    let e = load_beside_topology(
+        "client",
+        &TESTBED.replace("[testbed]\n", "[testbed]\nclient = \"nosuchhost\"\n"),
+    )
+    .unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.message,
+        "p.toml:11: testbed.client: t.toml has no host \"nosuchhost\" (its hosts: client, server; routers: r1); name one of them"
+    );
+    let e = load_beside_topology(
+        "server",
+        &TESTBED.replace("[testbed]\n", "[testbed]\nserver = \"srv\"\n"),
+    )
+    .unwrap_err();
+    assert!(
+        e.message
+            .starts_with("p.toml:11: testbed.server: t.toml has no host \"srv\""),
+        "{}",
+        e.message
+    );
+    let background = "background = [\n  [\"dualbench\", \"testbed\", \"exec\", \"--name\", \"t\", \"r1\", \"--\", \"true\"],\n  \
+                      [\"dualbench\", \"testbed\", \"exec\", \"--name\", \"t\", \"recv4a\", \"--\", \"true\"],\n]\nsetup =";
+    let e =
+        load_beside_topology("background", &TESTBED.replace("setup =", background)).unwrap_err();
+    assert!(
+        e.message.starts_with("p.toml:16: testbed.background: `dualbench testbed exec … recv4a --`: t.toml has no host \"recv4a\""),
+        "the line of the command itself: {}",
+        e.message
+    );
+    let other = TESTBED.replace(
+        "setup =",
+        &background.replace(
+            "\"--name\", \"t\", \"recv4a\"",
+            "\"--name\", \"other\", \"recv4a\"",
+        ),
+    );
+    assert!(
+        load_beside_topology("other", &other).is_ok(),
+        "a command for another testbed is not checked against this topology"
+    );
+    let loopback = TESTBED
+        .replace(
+            "placement = [\"loopback\", \"testbed\"]",
+            "placement = [\"loopback\"]",
+        )
+        .replace("link = [\"delay=10ms\"]\n", "")
+        .replace("[testbed]\n", "[testbed]\nclient = \"nosuchhost\"\n");
+    assert!(
+        load_beside_topology("loopback", &loopback).is_ok(),
+        "a plan that never brings its testbed up"
+    );
+}
+
+#[test]
+fn server_addresses_are_addresses_of_their_family() {
+    let e = error(&TESTBED.replace("\"198.18.2.2\"", "\"not-an-ip\""));
+    assert_eq!(
+        e,
+        "p.toml:12: testbed.server_ipv4: \"not-an-ip\" is not an IP address; give the server host's IPv4 address, e.g. \"198.18.2.2\""
+    );
+    let e = error(&TESTBED.replace("\"2001:2:0:2::2\"", "\"198.18.2.2\""));
+    assert!(
+        e.starts_with("p.toml:13: testbed.server_ipv6: \"198.18.2.2\" is not an IPv6 address"),
+        "{e}"
+    );
+    let e = error(&TESTBED.replace("\"198.18.2.2\"", "\"::ffff:198.18.2.2\""));
+    assert!(e.starts_with("p.toml:12: testbed.server_ipv4:"), "{e}");
 }

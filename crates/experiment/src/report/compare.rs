@@ -3,7 +3,7 @@
 
 use super::html::head;
 use super::metrics::{self, Metric};
-use super::model;
+use super::model::{self, AxisOrder};
 use super::study::{format_estimate, label, AXIS_ORDER};
 use super::svg::escape;
 use crate::db::{Db, Experiment, StoredRun};
@@ -32,24 +32,27 @@ pub struct Comparison {
 /// Compare experiment `b` against `a` on the metrics of `a`'s plan.
 pub fn build(db: &Db, a: &Experiment, b: &Experiment) -> Result<Comparison> {
     let (runs_a, runs_b) = (db.runs(a.id)?, db.runs(b.id)?);
-    let spec = plan::parse(&a.plan_text, Path::new(&a.name))
-        .map(|p| p.report)
-        .unwrap_or_default();
-    Ok(compare(a, b, &runs_a, &runs_b, &spec))
+    let (spec, order) = match plan::parse(&a.plan_text, Path::new(&a.name)) {
+        Ok(p) => (p.report.clone(), AxisOrder::of(&p)),
+        Err(_) => (ReportSpec::default(), AxisOrder::default()),
+    };
+    Ok(compare(a, b, &runs_a, &runs_b, &spec, &order))
 }
 
-/// The comparison of two sets of runs on `spec`'s metrics (pure).
+/// The comparison of two sets of runs on `spec`'s metrics (pure), points listed in
+/// `order` (the first experiment's plan's).
 pub fn compare(
     a: &Experiment,
     b: &Experiment,
     runs_a: &[StoredRun],
     runs_b: &[StoredRun],
     spec: &ReportSpec,
+    order: &AxisOrder,
 ) -> Comparison {
     let (obs_a, obs_b) = (model::observations(runs_a), model::observations(runs_b));
     let both: Vec<_> = obs_a.iter().chain(obs_b.iter()).cloned().collect();
     let axes = model::varying(&both, &AXIS_ORDER);
-    let keys = model::distinct_keys(&both, &axes);
+    let keys = model::ordered_keys(&both, &axes, order);
     let row = |k: &Vec<String>, m: &Metric| {
         let (va, vb) = (
             model::values(&obs_a, &axes, k, m),
@@ -189,7 +192,14 @@ mod tests {
             metrics: vec!["rps".into()],
             ..ReportSpec::default()
         };
-        let c = compare(&experiment(1), &experiment(2), &a, &b, &spec);
+        let c = compare(
+            &experiment(1),
+            &experiment(2),
+            &a,
+            &b,
+            &spec,
+            &AxisOrder::default(),
+        );
         let (metric, rows) = &c.tables[0];
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].label, "family=ipv4");

@@ -183,11 +183,11 @@ fn environment(r: &Report) -> String {
 fn runs(r: &Report) -> String {
     let mut s = format!("<h2>Runs</h2>\n<details><summary>{} runs</summary>\n<table><tr><th>#</th><th class=\"l\">id</th><th class=\"l\">parameters</th><th>repeat</th><th>requests/s</th><th>failed</th></tr>\n", r.runs.len());
     for run in &r.runs {
-        let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let params = super::run_parameters(&run.params);
         let _ = writeln!(
             s,
             "<tr><td>{}</td><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{}</td></tr>",
-            run.seq + 1, escape(&run.id), escape(&params.join(" ")), run.repeat, run.doc.rps, run.doc.requests.failed
+            run.seq + 1, escape(&run.id), escape(&params), run.repeat, run.doc.rps, run.doc.requests.failed
         );
     }
     s + "</table></details>\n"

@@ -74,13 +74,13 @@ fn runs(r: &Report) -> String {
         r.runs.len()
     );
     for run in &r.runs {
-        let params: Vec<String> = run.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let params = super::run_parameters(&run.params);
         let _ = writeln!(
             s,
             "| {} | `{}` | {} | {} | {:.1} | {} |",
             run.seq + 1,
             run.id,
-            params.join(" "),
+            params,
             run.repeat,
             run.doc.rps,
             run.doc.requests.failed

@@ -8,8 +8,9 @@ pub struct Metric {
     pub heading: &'static str,
     /// Whether larger values are better (for the regression view's wording).
     pub higher_is_better: bool,
-    /// Whether a family's value in a run with both families is set by the run's V6:V4
-    /// ratio (its share of the requests), not measured: requests/s, bytes/s, completed.
+    /// Whether a family's value in a run with both families follows its share of the
+    /// requests, which the run's V6:V4 ratio sets: requests/s, bytes/s and the counts of
+    /// requests (completed, failed, and how they ended).
     pub by_ratio: bool,
     pub read: fn(&RunDoc, &FamilyDoc) -> Option<f64>,
 }
@@ -128,7 +129,7 @@ pub const METRICS: &[Metric] = &[
         name: "failed",
         heading: "failed requests",
         higher_is_better: false,
-        by_ratio: false,
+        by_ratio: true,
         read: |_, f| Some(f.failed as f64),
     },
     Metric {
@@ -151,6 +152,48 @@ pub const METRICS: &[Metric] = &[
         higher_is_better: false,
         by_ratio: false,
         read: |_, f| percent(f.close.timeout, f),
+    },
+    Metric {
+        name: "normal",
+        heading: "NORMAL (requests)",
+        higher_is_better: true,
+        by_ratio: true,
+        read: |_, f| Some(f.close.normal as f64),
+    },
+    Metric {
+        name: "reset",
+        heading: "RESET (requests)",
+        higher_is_better: false,
+        by_ratio: true,
+        read: |_, f| Some(f.close.reset as f64),
+    },
+    Metric {
+        name: "timeout",
+        heading: "TIMEOUT (requests)",
+        higher_is_better: false,
+        by_ratio: true,
+        read: |_, f| Some(f.close.timeout as f64),
+    },
+    Metric {
+        name: "refused",
+        heading: "REFUSED (requests)",
+        higher_is_better: false,
+        by_ratio: true,
+        read: |_, f| Some(f.close.refused as f64),
+    },
+    Metric {
+        name: "unreachable",
+        heading: "UNREACHABLE (requests)",
+        higher_is_better: false,
+        by_ratio: true,
+        read: |_, f| Some(f.close.unreachable as f64),
+    },
+    Metric {
+        name: "protocol_error",
+        heading: "PROTOCOL_ERROR (requests)",
+        higher_is_better: false,
+        by_ratio: true,
+        read: |_, f| Some(f.close.protocol_error as f64),
     },
 ];
 

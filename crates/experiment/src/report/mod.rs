@@ -14,6 +14,7 @@ pub mod svg;
 use crate::db::Db;
 use crate::stats::{Difference, Estimate};
 use dualbench_common::{Failure, Result};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Write `<name>-<id>.html` and `.md` for each experiment (the newest when none named):
@@ -79,6 +80,25 @@ fn write_pair(out: &Path, stem: &str, html: &str, md: &str) -> Result<Vec<PathBu
         written.push(path);
     }
     Ok(written)
+}
+
+/// A run's stored parameters as `key=value` words in table order: the family selector
+/// is `family=ipv4` for a run of one family and `ratio=4:1` for a V6:V4 ratio, and a
+/// closed loop's `rate=-` is left out (a plan without a rate axis has no rate to show).
+pub fn run_parameters(params: &BTreeMap<String, String>) -> String {
+    study::AXIS_ORDER
+        .iter()
+        .filter(|&&axis| axis != "family")
+        .filter_map(|&axis| {
+            let value = params.get(axis)?;
+            match (axis, value.as_str()) {
+                ("rate", "-") => None,
+                ("ratio", "ipv4" | "ipv6") => Some(format!("family={value}")),
+                _ => Some(format!("{axis}={value}")),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// "+12.3 ± 4.5" for a difference, or "–": as many decimals as the means it is the

@@ -3,6 +3,7 @@
 //! here touches the database or formats text.
 
 use crate::db::StoredRun;
+use crate::plan::Plan;
 use crate::report::metrics::Metric;
 use crate::stats::{self, Estimate};
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,6 +79,52 @@ pub fn varying(obs: &[Observation], order: &[&str]) -> Vec<String> {
         })
         .map(|a| a.to_string())
         .collect()
+}
+
+/// Each axis's values in the plan's order, so tables list them as the plan does. A value
+/// the plan does not list (an old plan's, or `-` for the selector of a one-family run)
+/// comes after those it lists.
+#[derive(Debug, Clone, Default)]
+pub struct AxisOrder(BTreeMap<String, Vec<String>>);
+
+impl AxisOrder {
+    /// The order of `plan`'s axes: each axis's values as the plan lists them, and the
+    /// families IPv4 then IPv6.
+    pub fn of(plan: &Plan) -> AxisOrder {
+        let mut order: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for point in crate::plan::points(plan) {
+            for (axis, value) in point.params() {
+                let values = order.entry(axis.to_string()).or_default();
+                if !values.contains(&value) {
+                    values.push(value);
+                }
+            }
+        }
+        order.insert("family".into(), vec!["ipv4".into(), "ipv6".into()]);
+        AxisOrder(order)
+    }
+
+    /// Where `value` stands among `axis`'s values.
+    fn rank(&self, axis: &str, value: &str) -> usize {
+        self.0
+            .get(axis)
+            .and_then(|values| values.iter().position(|v| v == value))
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// Distinct values of `axes` among `obs`, ordered by the first axis's values in `order`,
+/// then the second's, and so on; values `order` does not know keep their order of first
+/// appearance after the known ones.
+pub fn ordered_keys(obs: &[Observation], axes: &[String], order: &AxisOrder) -> Vec<Vec<String>> {
+    let mut keys = distinct_keys(obs, axes);
+    keys.sort_by_key(|key| {
+        axes.iter()
+            .zip(key)
+            .map(|(axis, value)| order.rank(axis, value))
+            .collect::<Vec<_>>()
+    });
+    keys
 }
 
 /// Distinct values of `axes` among `obs`, in order of first appearance.

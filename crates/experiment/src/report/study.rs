@@ -4,7 +4,7 @@
 //! Built from stored runs; rendered by `html` and `markdown`.
 
 use super::metrics::{self, Metric};
-use super::model::{self, Observation};
+use super::model::{self, AxisOrder, Observation};
 use super::svg::{Chart, Series};
 use crate::db::{Db, Experiment, StoredRun};
 use crate::hist;
@@ -63,10 +63,10 @@ impl DiffRow {
 }
 
 /// Under a results table whose per-family cells of runs with both families the ratio sets.
-pub const RATIO_CELLS_NOTE: &str = "A family's value in a run with both families is its share of the run's total, set by the run's V6:V4 ratio.";
+pub const RATIO_CELLS_NOTE: &str = "In a run with both families, a family's requests/s, bytes/s and request counts follow its share of the run's requests, which the run's V6:V4 ratio sets; the percentages (normal_pct, reset_pct, …) compare the families.";
 
 /// What the mark after a difference set by the ratio means, under its table.
-pub const BY_RATIO_NOTE: &str = "† Both families in one run at a fixed V6:V4 ratio: each family's share of the requests is set by the ratio, so its requests/s (completed requests, bytes/s) and their difference follow from the ratio and the run's total; they are not a measured difference between the families.";
+pub const BY_RATIO_NOTE: &str = "† Both families in one run at a fixed V6:V4 ratio: each family's share of the requests is set by the ratio, so its requests/s, bytes/s and request counts (completed, failed, NORMAL, RESET, …) and their difference follow from the ratio and the run's total; they are not a measured difference between the families (the percentages are).";
 
 /// Latency percentiles of one group and family (merged over repeats), in ms.
 pub struct Percentiles {
@@ -98,11 +98,11 @@ pub struct Report {
 pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
     let runs = db.runs(experiment.id)?;
     let environment = db.environment(experiment.id)?;
-    let (spec, description) = match plan::parse(&experiment.plan_text, Path::new(&experiment.name))
-    {
-        Ok(p) => (p.report, p.description),
-        Err(_) => (ReportSpec::default(), String::new()),
-    };
+    let (spec, description, order) =
+        match plan::parse(&experiment.plan_text, Path::new(&experiment.name)) {
+            Ok(p) => (p.report.clone(), p.description.clone(), AxisOrder::of(&p)),
+            Err(_) => (ReportSpec::default(), String::new(), AxisOrder::default()),
+        };
     let mut samples = Vec::new();
     for r in &runs {
         samples.extend(
@@ -115,20 +115,28 @@ pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
         .iter()
         .map(|r| r.started_unix)
         .fold(f64::INFINITY, f64::min);
-    let mut report = assemble(experiment.clone(), spec, description, runs, environment);
+    let mut report = assemble(
+        experiment.clone(),
+        spec,
+        description,
+        runs,
+        environment,
+        &order,
+    );
     report
         .timelines
         .extend(super::series::server_cpu(&samples, t0));
     Ok(report)
 }
 
-/// Build a report from its parts (pure).
+/// Build a report from its parts (pure); rows list each axis's values in `order`.
 pub fn assemble(
     experiment: Experiment,
     spec: ReportSpec,
     description: String,
     runs: Vec<StoredRun>,
     environment: Vec<(String, String)>,
+    order: &AxisOrder,
 ) -> Report {
     let obs = model::observations(&runs);
     let (row_axes, column_axis) = layout(&obs, &spec);
@@ -139,17 +147,14 @@ pub fn assemble(
         .collect();
     let tables = metrics
         .iter()
-        .map(|m| table(&obs, &row_axes, column_axis.as_deref(), m))
+        .map(|m| table(&obs, &row_axes, column_axis.as_deref(), m, order))
         .collect();
-    let group_axes: Vec<String> = model::varying(&obs, &AXIS_ORDER)
-        .into_iter()
-        .filter(|a| a != "family")
-        .collect();
+    let group_axes = group_axes(&obs, &spec);
     let differences = metrics
         .iter()
-        .map(|m| differences(&obs, &group_axes, m))
+        .map(|m| differences(&obs, &group_axes, m, order))
         .collect();
-    let percentiles = percentiles(&obs, &group_axes, &spec.phase);
+    let percentiles = percentiles(&obs, &group_axes, &spec.phase, order);
     let charts = charts(&percentiles, &spec.phase);
     let timelines = super::series::timelines(&runs);
     let mechanisms = mechanisms(&runs);
@@ -188,6 +193,28 @@ fn layout(obs: &[Observation], spec: &ReportSpec) -> (Vec<String>, Option<String
     (rows, Some(column))
 }
 
+/// The axes that tell the points apart in the IPv6 − IPv4 and latency sections: the
+/// plan's row axes first (as its tables group them), then every other varying axis but
+/// `family` in [`AXIS_ORDER`].
+fn group_axes(obs: &[Observation], spec: &ReportSpec) -> Vec<String> {
+    let varying: Vec<String> = model::varying(obs, &AXIS_ORDER)
+        .into_iter()
+        .filter(|a| a != "family")
+        .collect();
+    let mut axes: Vec<String> = spec
+        .rows
+        .iter()
+        .filter(|r| varying.contains(r))
+        .cloned()
+        .collect();
+    for a in varying {
+        if !axes.contains(&a) {
+            axes.push(a);
+        }
+    }
+    axes
+}
+
 /// Whether an observation is one family of a run that had both (a V6:V4 ratio, both > 0).
 fn mixed(o: &Observation) -> bool {
     o.labels
@@ -201,19 +228,19 @@ fn table(
     rows: &[String],
     column: Option<&str>,
     metric: &'static Metric,
+    order: &AxisOrder,
 ) -> Table {
     let col_axes: Vec<String> = column.map(|c| vec![c.to_string()]).unwrap_or_default();
-    let columns: Vec<String> = model::distinct_keys(obs, &col_axes)
-        .into_iter()
-        .map(|k| k.join(" "))
-        .collect();
+    let column_keys = model::ordered_keys(obs, &col_axes, order);
+    let columns: Vec<String> = column_keys.iter().map(|k| k.join(" ")).collect();
     let mut all_axes = rows.to_vec();
     all_axes.extend(col_axes.iter().cloned());
-    let out_rows = model::distinct_keys(obs, rows)
+    let out_rows = model::ordered_keys(obs, rows, order)
         .into_iter()
         .map(|row| {
-            let cells = model::distinct_keys(obs, &col_axes)
-                .into_iter()
+            let cells = column_keys
+                .iter()
+                .cloned()
                 .map(|col| {
                     let mut key = row.clone();
                     key.extend(col);
@@ -233,10 +260,15 @@ fn table(
     }
 }
 
-fn differences(obs: &[Observation], groups: &[String], metric: &'static Metric) -> DiffTable {
+fn differences(
+    obs: &[Observation],
+    groups: &[String],
+    metric: &'static Metric,
+    order: &AxisOrder,
+) -> DiffTable {
     let mut axes = groups.to_vec();
     axes.push("family".into());
-    let rows = model::distinct_keys(obs, groups)
+    let rows = model::ordered_keys(obs, groups, order)
         .into_iter()
         .filter_map(|key| {
             let with = |f: &str| {
@@ -266,11 +298,16 @@ fn differences(obs: &[Observation], groups: &[String], metric: &'static Metric) 
     }
 }
 
-fn percentiles(obs: &[Observation], groups: &[String], phase: &str) -> Vec<Percentiles> {
+fn percentiles(
+    obs: &[Observation],
+    groups: &[String],
+    phase: &str,
+    order: &AxisOrder,
+) -> Vec<Percentiles> {
     let mut axes = groups.to_vec();
     axes.push("family".into());
     let mut out = Vec::new();
-    for key in model::distinct_keys(obs, &axes) {
+    for key in model::ordered_keys(obs, &axes, order) {
         let decoded: Vec<_> = obs
             .iter()
             .filter(|o| o.key(&axes) == key)

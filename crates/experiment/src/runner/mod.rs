@@ -1,7 +1,9 @@
 //! `dualbench experiment`: expand a plan, skip the runs the database holds (`--resume`),
-//! and for each point provision its server, run the warm-ups and the counted repeats as
-//! `dualbench run` children, and store every finished run at once — so an interrupt loses
-//! only the run in flight.
+//! and for each group of points (those that differ only in family or ratio) provision its
+//! server, run the warm-up rounds and one round per repeat — every point of the group once
+//! per round, under background traffic started afresh for the round at a congested testbed
+//! point — as `dualbench run` children, and store every finished run at once, so an
+//! interrupt loses only the run in flight.
 
 mod command;
 mod exec;
@@ -48,6 +50,7 @@ pub fn run(opts: &Options) -> Result<()> {
     if opts.dry_run {
         return dry_run(&plan, &runs, opts);
     }
+    check_programs(&plan)?;
     check_out(&opts.out)?;
     let mut db = Db::open(&opts.db)?;
     let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts.resume)?;
@@ -121,6 +124,30 @@ fn report_command(name: &str, db: &Path) -> String {
 /// The default of `--db`.
 pub const DEFAULT_DB: &str = "results.db";
 
+/// Every program (and file) the plan's servers and handlers need is looked up before the
+/// database is touched: a missing one would otherwise be found only when its point starts,
+/// after the points before it ran.
+fn check_programs(plan: &Plan) -> Result<()> {
+    let path = std::env::var_os("PATH");
+    let at = plan::Locator::new(&plan.text, &plan.path);
+    for r in server::requirements(&plan.axes.server, &plan.axes.handler) {
+        if server::is_met(&r, path.as_deref()) {
+            continue;
+        }
+        let missing = if r.needs.contains('/') {
+            "which does not exist"
+        } else {
+            "which is not on PATH"
+        };
+        let message = format!(
+            "{} needs {} ({}), {missing}; install Debian's {} package, or drop {} from the plan",
+            r.value, r.needs, r.purpose, r.package, r.value
+        );
+        return Err(at.error_at(r.axis, &message));
+    }
+    Ok(())
+}
+
 /// The runs' folder must be a folder (or not exist yet): checked before the database is
 /// touched, so a bad `--out` leaves no experiment behind.
 fn check_out(out: &Path) -> Result<()> {
@@ -183,6 +210,9 @@ fn open_experiment(
 
 fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
     refuse_file_out(&opts.out)?;
+    if let Err(e) = check_programs(plan) {
+        note(&format!("note: a real run would be refused: {}", e.message));
+    }
     let stored = match (opts.resume, opts.db.exists()) {
         (true, true) => {
             let db = Db::open_existing(&opts.db)?;
@@ -202,6 +232,9 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
         plan.repeats,
         plan.warmup
     );
+    if let Some(line) = background_rounds(plan) {
+        out += &line;
+    }
     let superseded = stored
         .iter()
         .filter(|id| !runs.iter().any(|r| &r.id == *id))
@@ -228,6 +261,31 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
         );
     }
     crate::stdio::print(&out)
+}
+
+/// For a plan with background traffic: how many times it is started (once per round —
+/// each warm-up and each repeat — of each congested testbed group) and the settling time
+/// that adds.
+fn background_rounds(plan: &Plan) -> Option<String> {
+    let t = plan.testbed.as_ref().filter(|t| !t.background.is_empty())?;
+    let mut groups: Vec<usize> = plan::points(plan)
+        .into_iter()
+        .filter(|p| p.placement == Placement::Testbed && p.congestion != "none")
+        .map(|p| p.group)
+        .collect();
+    groups.dedup();
+    if groups.is_empty() {
+        return None;
+    }
+    let rounds = groups.len() * (plan.warmup + plan.repeats) as usize;
+    Some(format!(
+        "background traffic: started afresh for each of {rounds} rounds ({} congested groups × ({} warm-up + {} repeats)), each round's families under the same instance; {} s to settle each, {} in all\n",
+        groups.len(),
+        plan.warmup,
+        plan.repeats,
+        t.settle_s,
+        clock(Duration::from_secs_f64(rounds as f64 * t.settle_s))
+    ))
 }
 
 /// Placeholder in `--dry-run` commands for the server's pids, known once it runs.
@@ -280,30 +338,38 @@ impl Context<'_> {
         let mut groups: Vec<Vec<&RunSpec>> = Vec::new();
         for &r in todo {
             match groups.last_mut() {
-                Some(g) if g[0].point.index == r.point.index => g.push(r),
+                Some(g) if g[0].point.group == r.point.group => g.push(r),
                 _ => groups.push(vec![r]),
             }
         }
-        let executions = todo.len() + groups.len() * self.plan.warmup as usize;
-        let mut progress = Progress::new(todo.len(), executions);
+        let warmups: usize = groups
+            .iter()
+            .map(|g| points_of(g).len() * self.plan.warmup as usize)
+            .sum();
+        let mut progress = Progress::new(todo.len(), todo.len() + warmups);
         let started = Instant::now();
         for group in groups {
-            if self.stop.load(Ordering::SeqCst) {
+            if self.stopped() {
                 break;
             }
             let seqs: Vec<usize> = group
                 .iter()
                 .map(|r| all.iter().position(|a| a.id == r.id).unwrap_or(0))
                 .collect();
-            self.run_point(&group, &seqs, &mut progress, started)?;
+            self.run_group(&group, &seqs, &mut progress, started)?;
         }
         Ok(())
     }
 
-    fn point_dir(&self, point: &Point) -> PathBuf {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// The folder of a group's server: its configuration, logs and the runs' folders.
+    fn group_dir(&self, point: &Point) -> PathBuf {
         let name = format!(
-            "p{:03}-{}-{}",
-            point.index,
+            "g{:03}-{}-{}",
+            point.group,
             point.server.key(),
             point.handler.key()
         );
@@ -313,72 +379,129 @@ impl Context<'_> {
             .join(name)
     }
 
-    fn run_point(
+    /// One group (the points that differ only in family or ratio) under one server: the
+    /// warm-up rounds, then one round per repeat. Each round runs every point of the group
+    /// once under background traffic started for that round alone (at a congested testbed
+    /// point), so repeats are independent samples of the background and the families of a
+    /// repeat meet the same background.
+    fn run_group(
         &mut self,
         group: &[&RunSpec],
         seqs: &[usize],
         progress: &mut Progress,
         started: Instant,
     ) -> Result<()> {
-        let point = &group[0].point;
-        let dir = self.point_dir(point);
+        let first = &group[0].point;
+        let dir = self.group_dir(first);
         std::fs::create_dir_all(&dir)
             .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?;
-        let _background = self.prepare_placement(point, &dir)?;
-        let mut running = self.start_server(point, &dir)?;
-        let route = site::route(point.server, point.handler, running.mod_perl);
+        self.prepare_testbed(first)?;
+        let mut running = self.start_server(first, &dir)?;
+        let route = site::route(first.server, first.handler, running.mod_perl);
         let bases = Bases::of(&running.listen);
-        let version = server::version(point.server, &self.opts.dualbench);
-        for w in 1..=self.plan.warmup {
-            note(&format!(
-                "warm-up {w}/{} {} · elapsed {}",
-                self.plan.warmup,
-                point.label(self.plan),
-                clock(started.elapsed())
-            ));
-            let dir = dir.join(format!("warmup-{w}"));
-            let argv = self.run_argv(point, &running, &bases, route.path);
-            if let Outcome::Interrupted = exec::run(&argv, &dir, self.stop)? {
-                return Ok(());
-            }
-            progress.done_executions += 1;
+        let version = server::version(first.server, &self.opts.dualbench);
+        let serving = Serving {
+            route: &route,
+            version: &version,
+            bases: &bases,
+            dir: &dir,
+        };
+        let points = points_of(group);
+        if !self.run_warmups(&points, &running, &serving, started)? {
+            return Ok(());
         }
-        for (spec, &seq) in group.iter().zip(seqs) {
-            let what = format!(
-                "{} repeat {}/{}",
-                point.label(self.plan),
-                spec.repeat,
-                self.plan.repeats
-            );
-            note(&progress.line(&what, started.elapsed()));
-            running.check_alive()?;
-            let run_started = now();
-            let argv = self.run_argv(point, &running, &bases, route.path);
-            let finished = match exec::run(
-                &argv,
-                &dir.join(format!("run-{}-{}", spec.repeat, spec.id)),
-                self.stop,
-            )? {
-                Outcome::Interrupted => return Ok(()),
-                Outcome::Finished(f) => f,
-            };
-            let record = RunRecord {
-                spec,
-                seq,
-                command: &argv.join(" "),
-                server_version: &version,
-                handler_mechanism: route.mechanism,
-                started_unix: run_started,
-                doc: &finished.doc,
-                doc_text: &finished.text,
-                monitor: &finished.monitor,
-                captures: &finished.captures,
-            };
-            self.db.store_run(self.experiment, &record)?;
-            progress.done_runs += 1;
-            progress.done_executions += 1;
+        progress.done_executions += points.len() * self.plan.warmup as usize;
+        let runs: Vec<(&RunSpec, usize)> =
+            group.iter().copied().zip(seqs.iter().copied()).collect();
+        for round in runs.chunk_by(|a, b| a.0.repeat == b.0.repeat) {
+            let repeat = round[0].0.repeat;
+            let _background = self.background(first, &dir, &format!("repeat-{repeat}"))?;
+            for &(spec, seq) in round {
+                if self.stopped()
+                    || !self.run_counted(spec, seq, &mut running, &serving, progress, started)?
+                {
+                    return Ok(());
+                }
+            }
         }
         running.stop()
+    }
+
+    /// The warm-up rounds of a group's `points` (not stored); false when interrupted.
+    fn run_warmups(
+        &self,
+        points: &[Point],
+        running: &server::Running,
+        at: &Serving,
+        started: Instant,
+    ) -> Result<bool> {
+        for w in 1..=self.plan.warmup {
+            let _background = self.background(&points[0], at.dir, &format!("warmup-{w}"))?;
+            for point in plan::round_order(points, w) {
+                if self.stopped() {
+                    return Ok(false);
+                }
+                note(&format!(
+                    "warm-up {w}/{} {} · elapsed {}",
+                    self.plan.warmup,
+                    point.label(self.plan),
+                    clock(started.elapsed())
+                ));
+                let run_dir = at.dir.join(format!(
+                    "warmup-{w}-{}",
+                    point.selector.key().replace(':', "-")
+                ));
+                let argv = self.run_argv(point, running, at.bases, at.route.path);
+                if let Outcome::Interrupted = exec::run(&argv, &run_dir, self.stop)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// One counted run, stored when it finishes; false when the experiment was interrupted.
+    fn run_counted(
+        &mut self,
+        spec: &RunSpec,
+        seq: usize,
+        running: &mut server::Running,
+        at: &Serving,
+        progress: &mut Progress,
+        started: Instant,
+    ) -> Result<bool> {
+        let point = &spec.point;
+        let what = format!(
+            "{} repeat {}/{}",
+            point.label(self.plan),
+            spec.repeat,
+            self.plan.repeats
+        );
+        note(&progress.line(&what, started.elapsed()));
+        running.check_alive()?;
+        let run_started = now();
+        let argv = self.run_argv(point, running, at.bases, at.route.path);
+        let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
+        let finished = match exec::run(&argv, &run_dir, self.stop)? {
+            Outcome::Interrupted => return Ok(false),
+            Outcome::Finished(f) => f,
+        };
+        let record = RunRecord {
+            spec,
+            seq,
+            command: &argv.join(" "),
+            server_version: at.version,
+            handler_mechanism: at.route.mechanism,
+            started_unix: run_started,
+            doc: &finished.doc,
+            doc_text: &finished.text,
+            monitor: &finished.monitor,
+            captures: &finished.captures,
+        };
+        self.db.store_run(self.experiment, &record)?;
+        progress.done_runs += 1;
+        progress.done_executions += 1;
+        Ok(true)
     }
 
     /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, the
@@ -419,16 +542,14 @@ impl Context<'_> {
         argv
     }
 
-    fn prepare_placement(
-        &mut self,
-        point: &Point,
-        dir: &Path,
-    ) -> Result<Option<testbed::Background>> {
+    /// Bring the testbed up for the first testbed point, and run the plan's setup
+    /// commands (`{link}`, `{congestion}` replaced) before each testbed group.
+    fn prepare_testbed(&mut self, point: &Point) -> Result<()> {
         let Some(t) = &self.plan.testbed else {
-            return Ok(None);
+            return Ok(());
         };
         if point.placement != Placement::Testbed {
-            return Ok(None);
+            return Ok(());
         }
         if self.testbed.is_none() {
             let plan_dir = self.plan.path.parent().unwrap_or(Path::new("."));
@@ -451,11 +572,35 @@ impl Context<'_> {
                 .ok_or_else(|| Failure::usage("testbed.setup has an empty command"))?;
             testbed::run_to_end(Path::new(program), args, "point setup")?;
         }
-        let background =
-            testbed::Background::for_point(&t.background, point, dir, &self.opts.dualbench)?;
+        Ok(())
+    }
+
+    /// The plan's background traffic for one round (`tag`: `warmup-1`, `repeat-3`) at a
+    /// congested testbed point, started afresh and given `settle_s` to reach its rate;
+    /// stopped (SIGTERM by pid) when the value is dropped at the end of the round. None
+    /// elsewhere.
+    fn background(
+        &self,
+        point: &Point,
+        dir: &Path,
+        tag: &str,
+    ) -> Result<Option<testbed::Background>> {
+        let Some(t) = &self.plan.testbed else {
+            return Ok(None);
+        };
+        if point.placement != Placement::Testbed {
+            return Ok(None);
+        }
+        let background = testbed::Background::for_point(
+            &t.background,
+            point,
+            dir,
+            &format!("background-{tag}"),
+            &self.opts.dualbench,
+        )?;
         if !background.is_empty() && t.settle_s > 0.0 {
             note(&format!(
-                "background traffic started; letting it settle for {} s",
+                "{tag}: background traffic started; letting it settle for {} s",
                 t.settle_s
             ));
             self.sleep_unless_stopped(Duration::from_secs_f64(t.settle_s));
@@ -520,6 +665,26 @@ impl Context<'_> {
         }
         Ok(())
     }
+}
+
+/// A group's server as its runs use it: what answers, its version, its URLs, its folder.
+struct Serving<'a> {
+    route: &'a site::Route,
+    version: &'a str,
+    bases: &'a Bases,
+    dir: &'a Path,
+}
+
+/// The distinct points of a group's runs, in the plan's order.
+fn points_of(group: &[&RunSpec]) -> Vec<Point> {
+    let mut points: Vec<Point> = Vec::new();
+    for r in group {
+        if !points.iter().any(|p| p.index == r.point.index) {
+            points.push(r.point.clone());
+        }
+    }
+    points.sort_by_key(|p| p.index);
+    points
 }
 
 fn testbed_listen(t: &plan::Testbed) -> Result<Vec<SocketAddr>> {

@@ -151,11 +151,13 @@ impl Background {
         Ok(background)
     }
 
-    /// The plan's background commands for `point`; none at a point without congestion.
+    /// The plan's background commands for `point`, logging to `dir/<tag>-<i>.log`; none
+    /// at a point without congestion.
     pub fn for_point(
         commands: &[Vec<String>],
         point: &Point,
         dir: &Path,
+        tag: &str,
         dualbench: &Path,
     ) -> Result<Background> {
         if point.congestion == "none" {
@@ -169,7 +171,7 @@ impl Background {
                 .map(|c| substitute(c, point, dualbench))
                 .collect(),
             dir,
-            "background",
+            tag,
         )
     }
 

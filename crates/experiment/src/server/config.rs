@@ -111,8 +111,9 @@ fn lighttpd(c: &ConfigInput) -> String {
         "server.document-root = \"{}\"\nserver.pid-file = \"{d}/lighttpd.pid\"\n\
          server.modules = (\"mod_cgi\")\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
          server.listen-backlog = 4096\nindex-file.names = (\"index.html\")\n\
-         mimetype.assign = (\".html\" => \"text/html\")\ncgi.assign = (\".cgi\" => \"\", \".pl\" => \"/usr/bin/perl\")\n",
-        c.root.display()
+         mimetype.assign = (\".html\" => \"text/html\")\ncgi.assign = (\".cgi\" => \"\", \".pl\" => \"{perl}\")\n",
+        c.root.display(),
+        perl = super::site::PERL
     );
     if let Some(user) = c.user {
         s += &format!("server.username = \"{user}\"\nserver.groupname = \"{user}\"\n");

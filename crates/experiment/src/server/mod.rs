@@ -32,6 +32,7 @@ pub struct Running {
     pub kind: ServerKind,
     pub pid: u32,
     pub listen: Vec<SocketAddr>,
+    /// Whether Apache loaded mod_perl (only for the in-server handler, when installed).
     pub mod_perl: bool,
     pub dir: PathBuf,
     child: Option<Child>,
@@ -63,11 +64,102 @@ pub fn loopback(port: u16) -> Vec<SocketAddr> {
     ]
 }
 
+/// The program a server kind runs (found on PATH, also inside testbed hosts, which share
+/// this host's files) and the Debian package that has it; `None` for dualbench's own.
+pub fn program(kind: ServerKind) -> Option<(&'static str, &'static str)> {
+    match kind {
+        ServerKind::Nginx => Some(("nginx", "nginx")),
+        ServerKind::Lighttpd => Some(("lighttpd", "lighttpd")),
+        ServerKind::Dualbench => None,
+        _ => Some(("apache2", "apache2")),
+    }
+}
+
+/// Something a plan's servers or handlers need on this machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// The plan's axis the need comes from (`axes.server` or `axes.handler`) and its value.
+    pub axis: &'static str,
+    pub value: &'static str,
+    /// What is needed: a program looked up on PATH, or a file by its absolute path.
+    pub needs: String,
+    /// What it is needed for, e.g. "to build the C CGI program".
+    pub purpose: &'static str,
+    /// The Debian package that has it.
+    pub package: &'static str,
+}
+
+/// Everything `servers` and `handlers` need: each server's program (and Apache's MPM
+/// module), gcc for the C CGI, the Perl interpreter the Perl CGI script names.
+pub fn requirements(servers: &[ServerKind], handlers: &[Handler]) -> Vec<Requirement> {
+    let mut out = Vec::new();
+    for &kind in servers {
+        if let Some((name, package)) = program(kind) {
+            out.push(Requirement {
+                axis: "axes.server",
+                value: kind.key(),
+                needs: name.into(),
+                purpose: "to run the server",
+                package,
+            });
+        }
+        if let Some(mpm) = kind.mpm() {
+            out.push(Requirement {
+                axis: "axes.server",
+                value: kind.key(),
+                needs: format!("{}/mod_mpm_{mpm}.so", site::APACHE_MODULES),
+                purpose: "to load its MPM",
+                package: "apache2",
+            });
+        }
+    }
+    let cgi = |h: Handler| handlers.contains(&h) && servers.iter().any(|s| s.supports(h));
+    if cgi(Handler::CCgi) {
+        out.push(Requirement {
+            axis: "axes.handler",
+            value: Handler::CCgi.key(),
+            needs: "gcc".into(),
+            purpose: "to build the C CGI program",
+            package: "gcc",
+        });
+    }
+    if cgi(Handler::PerlCgi) {
+        out.push(Requirement {
+            axis: "axes.handler",
+            value: Handler::PerlCgi.key(),
+            needs: site::PERL.into(),
+            purpose: "to run the Perl CGI script",
+            package: "perl-base",
+        });
+    }
+    out
+}
+
+/// Whether a requirement is met: a path names an existing file; a program name is an
+/// executable file in a folder of `path` (the PATH the servers are started with).
+pub fn is_met(r: &Requirement, path: Option<&std::ffi::OsStr>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if r.needs.contains('/') {
+        return Path::new(&r.needs).exists();
+    }
+    // Without PATH, exec looks in the C library's default path.
+    let path = path.unwrap_or("/bin:/usr/bin".as_ref());
+    std::env::split_paths(path).any(|dir| executable(&dir.join(&r.needs)))
+}
+
 /// Write the site and configuration into `setup.dir` and start the server.
 pub fn start(setup: &Setup) -> Result<Running> {
     std::fs::create_dir_all(setup.dir.join("tmp"))?;
     let site = site::build(setup.dir, setup.handlers)?;
-    let mod_perl = setup.kind.mpm().is_some() && site::have_mod_perl();
+    // mod_perl only where it answers: loaded into every Apache it would put Perl into each
+    // child and lengthen every response's Server header (S1 measures Apache as shipped).
+    let mod_perl = setup.kind.mpm().is_some()
+        && setup.handlers.contains(&Handler::InServer)
+        && site::have_mod_perl();
     let root_user = unsafe { libc::geteuid() } == 0;
     let input = ConfigInput {
         kind: setup.kind,
@@ -114,9 +206,10 @@ fn command(setup: &Setup, input: &ConfigInput) -> Result<Vec<String>> {
         }
         None => String::new(),
     };
+    let name = program(setup.kind).map(|(name, _)| name.to_string());
     let own: Vec<String> = match setup.kind {
         ServerKind::Nginx => vec![
-            "nginx".into(),
+            name.unwrap_or_default(),
             "-p".into(),
             d.clone(),
             "-e".into(),
@@ -124,7 +217,7 @@ fn command(setup: &Setup, input: &ConfigInput) -> Result<Vec<String>> {
             "-c".into(),
             conf,
         ],
-        ServerKind::Lighttpd => vec!["lighttpd".into(), "-D".into(), "-f".into(), conf],
+        ServerKind::Lighttpd => vec![name.unwrap_or_default(), "-D".into(), "-f".into(), conf],
         ServerKind::Dualbench => {
             let mut v = vec![setup.dualbench.display().to_string(), "serve".into()];
             for a in &setup.listen {
@@ -133,7 +226,12 @@ fn command(setup: &Setup, input: &ConfigInput) -> Result<Vec<String>> {
             v.extend(["--root".into(), input.root.display().to_string()]);
             v
         }
-        _ => vec!["apache2".into(), "-f".into(), conf, "-DFOREGROUND".into()],
+        _ => vec![
+            name.unwrap_or_default(),
+            "-f".into(),
+            conf,
+            "-DFOREGROUND".into(),
+        ],
     };
     argv.extend(own);
     Ok(argv)

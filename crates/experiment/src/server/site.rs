@@ -17,6 +17,9 @@ const PERL_CGI: &str = include_str!("../../assets/hello.pl");
 /// The mod_perl response handler module (package `DualbenchPage`).
 pub const PERL_MODULE: &str = include_str!("../../assets/DualbenchPage.pm");
 
+/// The interpreter the Perl CGI script names (its `#!` line, and lighttpd's cgi.assign).
+pub const PERL: &str = "/usr/bin/perl";
+
 /// Where Debian's Apache keeps its modules.
 pub const APACHE_MODULES: &str = "/usr/lib/apache2/modules";
 
@@ -79,8 +82,21 @@ fn compile_cgi(dir: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The modification time given to every file of a site: 2001-09-09 01:46:40 UTC. A file
+/// written just before the runs would look freshly modified: Apache marks the ETag of a
+/// file modified within the last second weak (`W/"…"`, 2 bytes more in every response for
+/// the first second of runs), so responses would change size mid-experiment and differ
+/// from what ab gets from the same server later.
+pub const FILE_TIME_UNIX: u64 = 1_000_000_000;
+
 fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     fs::write(path, bytes).map_err(|e| io(path, e))?;
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(FILE_TIME_UNIX);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(when))
+        .map_err(|e| io(path, e))?;
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| io(path, e))
 }
 
@@ -152,6 +168,15 @@ mod tests {
             45
         );
         assert_eq!(fs::metadata(site.root.join("4k.html")).unwrap().len(), 4096);
+        let modified = fs::metadata(site.root.join("index.html"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(
+            modified,
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(FILE_TIME_UNIX),
+            "dated in the past, so no server sees a freshly modified file"
+        );
         assert_eq!(
             fs::metadata(site.root.join("320k.html")).unwrap().len(),
             327_680

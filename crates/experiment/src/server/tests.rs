@@ -129,3 +129,52 @@ fn a_bad_config_is_one_clear_error() {
     drop(running);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn requirements_name_each_program_and_its_package() {
+    let needs = |servers: &[ServerKind], handlers: &[Handler]| -> Vec<(String, &str)> {
+        requirements(servers, handlers)
+            .into_iter()
+            .map(|r| (r.needs, r.package))
+            .collect()
+    };
+    assert_eq!(
+        needs(
+            &[ServerKind::Nginx, ServerKind::Dualbench],
+            &[Handler::Static]
+        ),
+        [("nginx".to_string(), "nginx")]
+    );
+    assert_eq!(
+        needs(
+            &[ServerKind::ApacheEvent],
+            &[Handler::CCgi, Handler::PerlCgi]
+        ),
+        [
+            ("apache2".to_string(), "apache2"),
+            (
+                format!("{}/mod_mpm_event.so", site::APACHE_MODULES),
+                "apache2"
+            ),
+            ("gcc".to_string(), "gcc"),
+            ("/usr/bin/perl".to_string(), "perl-base"),
+        ]
+    );
+}
+
+#[test]
+fn a_program_is_met_only_by_an_executable_on_the_path() {
+    let dir = std::env::temp_dir().join(format!("dualbench-path-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let gcc = &requirements(&[ServerKind::Lighttpd], &[Handler::CCgi])[1];
+    assert_eq!(gcc.needs, "gcc");
+    assert!(!is_met(gcc, Some(dir.as_os_str())));
+    std::fs::write(dir.join("gcc"), "#!/bin/sh\n").unwrap();
+    assert!(!is_met(gcc, Some(dir.as_os_str())), "not executable");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("gcc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(["/nonexistent".as_ref(), dir.as_path()]).unwrap();
+    assert!(is_met(gcc, Some(&path)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,6 +3,7 @@
 use super::*;
 use crate::db::Experiment;
 use crate::report::model::tests::stored;
+use crate::report::model::AxisOrder;
 
 fn experiment() -> Experiment {
     Experiment {
@@ -36,6 +37,7 @@ pub(crate) fn report() -> Report {
         "described".into(),
         runs,
         vec![("kernel".into(), "6.1".into())],
+        &AxisOrder::default(),
     )
 }
 
@@ -126,6 +128,7 @@ fn a_single_family_plan_without_a_report_section_names_its_column() {
         String::new(),
         runs,
         vec![],
+        &AxisOrder::default(),
     );
     let md = crate::report::markdown::render(&r);
     assert!(
@@ -145,6 +148,7 @@ fn an_experiment_without_runs_has_no_broken_tables() {
         String::new(),
         vec![],
         vec![],
+        &AxisOrder::default(),
     );
     let md = crate::report::markdown::render(&r);
     assert!(
@@ -217,6 +221,7 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
         String::new(),
         runs,
         vec![],
+        &AxisOrder::default(),
     );
     assert!(r.differences[0].rows.iter().all(|row| !row.by_ratio));
     assert!(!crate::report::markdown::render(&r).contains('†'));
@@ -227,7 +232,81 @@ fn the_markdown_lists_the_runs_too() {
     let md = crate::report::markdown::render(&report());
     assert!(md.contains("## Runs\n\n4 runs."), "{md}");
     assert!(
-        md.contains("| 2 | `nginx1` | handler=static placement=loopback ratio=1:1 server=nginx | 1 | 190.0 | 0 |"),
+        md.contains("| 2 | `nginx1` | placement=loopback server=nginx handler=static ratio=1:1 | 1 | 190.0 | 0 |"),
         "{md}"
     );
+}
+
+#[test]
+fn run_parameters_name_the_family_and_leave_out_a_closed_loop_rate() {
+    let params = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let family = params(&[
+        ("server", "nginx"),
+        ("ratio", "ipv6"),
+        ("rate", "-"),
+        ("concurrency", "5"),
+    ]);
+    assert_eq!(
+        crate::report::run_parameters(&family),
+        "server=nginx family=ipv6 concurrency=5"
+    );
+    let ratio = params(&[("server", "nginx"), ("ratio", "4:1"), ("rate", "500")]);
+    assert_eq!(
+        crate::report::run_parameters(&ratio),
+        "server=nginx ratio=4:1 rate=500"
+    );
+}
+
+#[test]
+fn rows_are_grouped_by_the_row_keys_in_the_plans_order() {
+    let text = "[experiment]\nname = \"o\"\n[axes]\nserver = [\"nginx\", \"apache-event\"]\n\
+                placement = [\"testbed\"]\ncongestion = [\"none\", \"C2B\", \"C1B\"]\n\
+                [testbed]\ntopology = \"t.toml\"\nserver_ipv4 = \"198.18.2.2\"\nserver_ipv6 = \"2001:2:0:2::2\"\n\
+                [report]\nrows = [\"server\", \"congestion\"]\n";
+    let plan = crate::plan::parse(text, Path::new("o.toml")).unwrap();
+    // Stored as they ran: level by level, each level's servers in turn.
+    let mut runs = Vec::new();
+    for (i, congestion) in ["none", "C2B", "C1B"].iter().enumerate() {
+        for server in ["nginx", "apache-event"] {
+            let mut run = stored(server, i as i64 + 1, 100.0, 90.0);
+            run.params
+                .insert("congestion".into(), congestion.to_string());
+            runs.push(run);
+        }
+    }
+    let r = assemble(
+        experiment(),
+        plan.report.clone(),
+        String::new(),
+        runs,
+        Vec::new(),
+        &AxisOrder::of(&plan),
+    );
+    let rows: Vec<String> = r.tables[0].rows.iter().map(|(k, _)| k.join(" ")).collect();
+    assert_eq!(
+        rows,
+        [
+            "nginx none",
+            "nginx C2B",
+            "nginx C1B",
+            "apache-event none",
+            "apache-event C2B",
+            "apache-event C1B"
+        ]
+    );
+    assert_eq!(r.tables[0].columns, ["ipv4", "ipv6"]);
+    let diffs: Vec<String> = r.differences[0]
+        .rows
+        .iter()
+        .map(|row| label(&r.differences[0].row_axes, &row.key))
+        .collect();
+    assert_eq!(diffs[0], "server=nginx congestion=none");
+    assert_eq!(diffs[3], "server=apache-event congestion=none");
+    assert_eq!(r.percentiles[1].group, "server=nginx congestion=none");
+    assert_eq!(r.percentiles[2].group, "server=nginx congestion=C2B");
 }
