@@ -31,8 +31,23 @@ struct Sink {
     output: PathBuf,
 }
 
+/// A sink a failed test leaves behind is killed (by its pid; a frozen one too).
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// Start a sink on ephemeral ports of 127.0.0.1 and ::1 and read back where it listens.
 fn start_sink(dir: &Path) -> Sink {
+    start_sink_logging(dir, &dir.join("recv.log"))
+}
+
+/// `start_sink` with its MGEN log at `log`.
+fn start_sink_logging(dir: &Path, log: &Path) -> Sink {
     let output = dir.join("sink.json");
     let mut child = Command::new(bin())
         .args([
@@ -45,7 +60,7 @@ fn start_sink(dir: &Path) -> Sink {
             "30",
             "--mgen-log",
         ])
-        .arg(dir.join("recv.log"))
+        .arg(log)
         .arg("--output")
         .arg(&output)
         .stderr(Stdio::piped())
@@ -72,10 +87,18 @@ fn start_sink(dir: &Path) -> Sink {
 }
 
 /// SIGTERM the sink (it must still write its summary) and read the summary.
-fn stop_sink(mut sink: Sink) -> Value {
+fn stop_sink(sink: Sink) -> Value {
+    let (code, err, v) = signal_sink(sink, "TERM");
+    assert_eq!(code, Some(0), "sink failed: {err}");
+    v
+}
+
+/// Send the sink SIG`signal`: its exit code, the rest of its stderr, and its summary,
+/// which must say that signal ended it.
+fn signal_sink(mut sink: Sink, signal: &str) -> (Option<i32>, String, Value) {
     let pid = sink.child.id().to_string();
     assert!(Command::new("kill")
-        .args(["-TERM", &pid])
+        .args([&format!("-{signal}"), &pid])
         .status()
         .unwrap()
         .success());
@@ -87,10 +110,10 @@ fn stop_sink(mut sink: Sink) -> Value {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    assert!(status.success(), "sink failed: {err}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&sink.output).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], "interrupted by SIGTERM");
-    v
+    let text = std::fs::read_to_string(&sink.output).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?} {err}"));
+    assert_eq!(v["interrupted"], format!("interrupted by SIG{signal}"));
+    (status.code(), err, v)
 }
 
 /// `127.0.0.1:41000` → `127.0.0.1/41000`, `[::1]:41000` → `::1/41000` (MGEN's form).
@@ -791,5 +814,336 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the script has no flows"), "{err}");
     assert!(!err.contains("duration limit"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Whether this process ignores SIGHUP (started under `nohup`): its children then do too.
+fn hup_ignored() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|bits| bits & 1 != 0)
+}
+
+#[test]
+fn sighup_ends_send_and_sink_as_sigterm_does_and_both_write_their_summaries() {
+    // A closed terminal used to kill both (exit 129), leaving their -o files empty.
+    if hup_ignored() {
+        eprintln!("skipped: SIGHUP is ignored here (nohup), and so it is by the commands");
+        return;
+    }
+    let dir = scratch("hup");
+    let sink = start_sink(&dir);
+    let v4 = slash(&sink.addrs[0]);
+    let path = dir.join("hup.mgn");
+    std::fs::write(
+        &path,
+        format!("0 ON 1 UDP DST {v4} PERIODIC [100 100] COUNT 20\n0 ON 2 UDP DST {v4} PERIODIC [100 100]\n10 OFF 2\n"),
+    )
+    .unwrap();
+    let child = Command::new(bin())
+        .args(["traffic", "send"])
+        .arg(&path)
+        .arg("--output")
+        .arg(dir.join("send.json"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert!(Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("dualbench traffic: interrupted by SIGHUP: 1 flow stopped early"),
+        "{err}"
+    );
+    let sent: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("send.json")).unwrap()).unwrap();
+    assert_eq!(sent["interrupted"], "interrupted by SIGHUP");
+    assert_eq!(sent["flows"][0]["status"], "completed");
+    assert_eq!(sent["flows"][1]["status"], "interrupted");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (code, err, got) = signal_sink(sink, "HUP");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(sink_flow(&got, "udp", 1)["messages"], 20, "{got}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
+    let dir = scratch("listen");
+    let out = dir.join("kept.json");
+    std::fs::write(&out, "kept").unwrap();
+    // `prefix` runs the sink through another command (`ip netns exec NS`).
+    let sink = |prefix: &[&str], listen: &[&str]| {
+        let mut argv: Vec<&str> = prefix.to_vec();
+        argv.push(bin());
+        let o = Command::new(argv[0])
+            .args(&argv[1..])
+            .args(["traffic", "sink", "--duration", "1", "--output"])
+            .arg(&out)
+            .arg("--listen")
+            .args(listen)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    // One hint, the one for --listen (it used to add a script's "DST must be ...").
+    let (code, err) = sink(&[], &["garbage"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err,
+        "dualbench: --listen garbage: 'garbage' is not an address with a port (give ADDR:PORT, e.g. 127.0.0.1:5000, [::1]:5000 or [fe80::1%eth0]:5000)\n"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let twice = format!("127.0.0.1:{port}");
+    let (code, err) = sink(&[], &[&twice, &twice]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err,
+        format!("dualbench: --listen {twice} is given twice: give each address once\n")
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept");
+    // An address on no interface of the namespace (one the test creates).
+    if let Some(ns) = Netns::create("nonlocal") {
+        let (code, err) = sink(&["ip", "netns", "exec", &ns.0], &["198.18.77.7:5000"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("cannot listen on 198.18.77.7:5000 (TCP): Cannot assign requested address (os error 99); that address is not on any interface"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_mgen_log_that_cannot_be_written_is_said_once_and_the_sink_exits_1_with_its_summary() {
+    // /dev/full fails every write with ENOSPC, as a full disk does.
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let dir = scratch("fulllog");
+    let sink = start_sink_logging(&dir, full);
+    let v4 = slash(&sink.addrs[0]);
+    let path = dir.join("log.mgn");
+    // 300 RECV lines are about 40 kB: far more than the log's 8 kB buffer.
+    std::fs::write(
+        &path,
+        format!("0 ON 1 UDP DST {v4} PERIODIC [1000 100] COUNT 300\n"),
+    )
+    .unwrap();
+    let _ = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (code, err, got) = signal_sink(sink, "TERM");
+    assert_eq!(code, Some(1), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("writing the MGEN log /dev/full"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains("No space left on device"), "{err}");
+    assert_eq!(
+        err.lines().last(),
+        Some("dualbench: the MGEN log /dev/full is incomplete (No space left on device (os error 28)); the summary is complete"),
+        "{err}"
+    );
+    // Measuring went on after the log stopped.
+    assert_eq!(sink_flow(&got, "udp", 1)["messages"], 300, "{got}");
+    assert!(got["mgen_log_error"].is_string(), "{got}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two namespaces the test creates, joined by a veth pair `d0`: 198.18.51.1 (a) and
+/// 198.18.51.2 (b).
+fn veth_pair() -> Option<(Netns, Netns)> {
+    let (a, b) = (Netns::create("pa")?, Netns::create("pb")?);
+    ip_in(
+        &a.0,
+        &[
+            "link", "add", "d0", "type", "veth", "peer", "name", "d0", "netns", &b.0,
+        ],
+    );
+    ip_in(&a.0, &["addr", "add", "198.18.51.1/24", "dev", "d0"]);
+    ip_in(&b.0, &["addr", "add", "198.18.51.2/24", "dev", "d0"]);
+    ip_in(&a.0, &["link", "set", "d0", "up"]);
+    ip_in(&b.0, &["link", "set", "d0", "up"]);
+    // TCP buffers of at most 1 MB in both namespaces (they inherit the machine's, which
+    // may be large), so a dead path fills them within a fraction of a second.
+    for ns in [&a.0, &b.0] {
+        for key in [
+            "net.ipv4.tcp_rmem=4096 131072 1048576",
+            "net.ipv4.tcp_wmem=4096 16384 1048576",
+        ] {
+            let ok = Command::new("ip")
+                .args(["netns", "exec", ns, "sysctl", "-qw", key])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "sysctl {key} in {ns}");
+        }
+    }
+    Some((a, b))
+}
+
+/// Run `traffic send SCRIPT --duration SECONDS` in namespace `ns`, doing `meanwhile` after
+/// `after`; the report, stderr and how long the send took. A send still running 15 s
+/// after its duration is killed and the test fails.
+fn timed_send(
+    ns: &str,
+    script: &Path,
+    seconds: f64,
+    out: &Path,
+    (after, meanwhile): (std::time::Duration, &dyn Fn()),
+) -> (Value, String, f64) {
+    let start = std::time::Instant::now();
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, bin(), "traffic", "send"])
+        .arg(script)
+        .args(["--duration", &seconds.to_string(), "--output"])
+        .arg(out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    meanwhile();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed().as_secs_f64() > seconds + 15.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "traffic send --duration {seconds} still ran after {:?}",
+                start.elapsed()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let took = start.elapsed().as_secs_f64();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    let report = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (report, err, took)
+}
+
+/// The flows of a send report cut with data unsent: each accounted for exactly.
+fn assert_cut(report: &Value, err: &str, flows: u64) {
+    assert_eq!(report["cut"]["flows"], flows, "{report}\n{err}");
+    for f in report["flows"].as_array().unwrap() {
+        assert_eq!(f["status"], "cut", "{f}");
+        let cut = &f["cut"];
+        let unwritten = cut["unwritten_messages"].as_u64().unwrap();
+        assert!(unwritten > 0, "{f}");
+        // Everything the plan asked for either left or is counted as never written.
+        assert_eq!(
+            f["scheduled"].as_u64().unwrap(),
+            f["sent"].as_u64().unwrap() + f["failed"].as_u64().unwrap() + unwritten,
+            "{f}"
+        );
+        assert!(cut["queued_bytes"].as_u64().unwrap() > 0, "{f}");
+        assert!(cut["at_s"].as_f64().unwrap() >= 2.0, "{f}");
+    }
+    assert!(
+        err.contains(&format!(
+            "dualbench traffic: {flows} flows cut with data unsent"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_send_whose_path_dies_ends_at_its_duration_and_counts_what_it_cut() {
+    // Two TCP flows of 10,000 messages/s for 2 s to a sink in another namespace. Once the
+    // path is dead the kernel takes no more data: the sends used to block until the path
+    // came back (or for ever), far past --duration. They must end within about a second
+    // of it and say what was left unsent.
+    let Some((a, b)) = veth_pair() else {
+        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
+        return;
+    };
+    let dir = scratch("deadpath");
+    let output = dir.join("sink.json");
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &b.0, bin(), "traffic", "sink"])
+        .args(["--listen", "198.18.51.2:0", "--duration", "60", "--output"])
+        .arg(&output)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().rsplit(':').next().unwrap().to_string();
+    let sink = Sink {
+        child,
+        addrs: Vec::new(),
+        output,
+    };
+    let pid = sink.child.id().to_string();
+    let path = dir.join("tcp.mgn");
+    std::fs::write(
+        &path,
+        format!(
+            "0 ON 1 TCP DST 198.18.51.2/{port} PERIODIC [10000 1400]\n\
+             0 ON 2 TCP DST 198.18.51.2/{port} PERIODIC [10000 1400]\n"
+        ),
+    )
+    .unwrap();
+    let signal = |sig: &str| {
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+    };
+    let half = std::time::Duration::from_millis(500);
+    // A frozen receiver holds the path: its windows close.
+    let (frozen, err, took) = timed_send(
+        &a.0,
+        &path,
+        2.0,
+        &dir.join("s1.json"),
+        (half, &|| signal("-STOP")),
+    );
+    signal("-CONT");
+    assert!(
+        took < 3.0,
+        "--duration 2 took {took:.2} s with the receiver frozen"
+    );
+    assert_cut(&frozen, &err, 2);
+    // The path itself deleted.
+    let del = || ip_in(&b.0, &["link", "del", "d0"]);
+    let (dead, err, took) = timed_send(&a.0, &path, 2.0, &dir.join("s2.json"), (half, &del));
+    assert!(
+        took < 3.0,
+        "--duration 2 took {took:.2} s with the path deleted"
+    );
+    assert_cut(&dead, &err, 2);
+    let _ = stop_sink(sink);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -199,6 +199,16 @@ impl Drop for Link {
     }
 }
 
+/// Whether this process ignores SIGHUP (started under `nohup`): its children then do too.
+fn hup_ignored() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|bits| bits & 1 != 0)
+}
+
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -298,6 +308,65 @@ fn bad_arguments_exit_2_with_one_line() {
     let (code, err) = run(&["--a", "nosuch-wire0", "--b", "nosuch-wire1"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("\"nosuch-wire0\" not found"), "{err}");
+    // The testbed's bound on delays holds here too, and says why.
+    let (code, err) = run(&["--a", "x", "--b", "y", "--both", "delay=1000000s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("1000000s is too long: delays and jitter are at most 60s ("),
+        "{err}"
+    );
+    // Loopback carries no Ethernet header: refused before anything is opened (nothing is
+    // sent: the check only asks the kernel the interface's type).
+    let (code, err) = run(&["--a", "lo", "--b", "nosuch-wire1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--a lo: not an Ethernet interface (loopback"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unwritable_stats_path_is_a_usage_error_before_the_wire_starts() {
+    let link = Link::new();
+    let out = Command::new("ip")
+        .args(["netns", "exec", &link.w, env!("CARGO_BIN_EXE_dualbench")])
+        .args(["wire", "--a", "wwa", "--b", "wwb", "--duration", "5"])
+        .args(["--stats", "/nonexistent-dualbench-dir/w.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--stats /nonexistent-dualbench-dir/w.json: cannot write there"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sighup_ends_the_wire_as_sigterm_does() {
+    // A closed terminal used to kill the wire (exit 129) with its stats file saying
+    // "final": false and no reason.
+    if hup_ignored() {
+        eprintln!("skipped: SIGHUP is ignored here (nohup), and so it is by the wire");
+        return;
+    }
+    let mut link = Link::new();
+    link.start_wire(&["--both", "delay=1ms"]);
+    let r = link.probe("198.18.0.2:7007", 20, 2_000, false);
+    assert_eq!(r.received, 20);
+    let child = link.wire.take().expect("wire running");
+    // SAFETY: kill(2) on the pid of the child we started.
+    unsafe { kill(child.id() as i32, 1) };
+    let out = child.wait_with_output().expect("waiting for wire");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stats = stats::read(&link.stats).expect("final stats");
+    assert!(stats.r#final);
+    assert_eq!(stats.stopped_by.as_deref(), Some("SIGHUP"));
+    assert!(stats.directions.a_to_b.counters.packets_out >= 20);
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub struct Options {
     pub exe: PathBuf,
     /// Testing aid: after this many steps, stop and wait (to be killed or interrupted).
     pub stop_after: Option<usize>,
-    /// Set to the signal number by SIGINT/SIGTERM handlers: stop before the next step.
+    /// Set to the signal number by SIGINT/SIGTERM/SIGHUP handlers: stop before the next step.
     pub interrupted: Arc<AtomicUsize>,
 }
 
@@ -66,13 +66,14 @@ pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()
     Ok(())
 }
 
-/// Fail if a signal asked us to stop.
+/// Fail if a signal asked us to stop (SIGINT, SIGTERM or SIGHUP, by name).
 fn check_interrupted(options: &Options) -> Result<()> {
     match options.interrupted.load(Ordering::SeqCst) as libc::c_int {
         0 => Ok(()),
-        libc::SIGINT => Err(Failure::runtime("interrupted by SIGINT")),
-        libc::SIGTERM => Err(Failure::runtime("interrupted by SIGTERM")),
-        other => Err(Failure::runtime(format!("interrupted by signal {other}"))),
+        sig => Err(Failure::runtime(format!(
+            "interrupted by {}",
+            dualbench_common::signals::name(sig)
+        ))),
     }
 }
 

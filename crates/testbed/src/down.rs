@@ -3,12 +3,18 @@
 //! one of our recorded namespaces (found by namespace identity, never by name) — then the
 //! hosts files, then the namespaces by their exact recorded names (their veths, bridges and
 //! qdiscs go with them). Whatever could not be removed stays in the state file.
+//!
+//! A state file that cannot be read lists nothing; [`down_unreadable`] then removes what
+//! the naming scheme gives the testbed alone: namespaces `db-<testbed>-<node>` (a node name
+//! has no `-`, so no other testbed's namespace matches), their processes and
+//! `/etc/netns` entries, and the state directory if it holds only dualbench's files.
 
 use crate::procs;
-use crate::state::{Object, StateFile};
+use crate::state::{self, Object, StateFile};
 use crate::system::{self, run};
 use dualbench_common::{Failure, Result};
 use std::fs;
+use std::path::Path;
 use std::time::Duration;
 
 /// How long services get between SIGTERM and SIGKILL.
@@ -53,6 +59,82 @@ pub fn down(mut state: StateFile, keep_logs: bool) -> Result<()> {
         "{}; the rest is removed, run `down` again after fixing that",
         problems.join("; ")
     )))
+}
+
+/// What [`down_unreadable`] found and removed, for the user.
+#[derive(Debug, Default)]
+pub struct Removed {
+    pub processes: Vec<u32>,
+    pub namespaces: Vec<String>,
+}
+
+/// Tear down testbed `testbed` whose state file in `dir` cannot be read: its namespaces by
+/// the naming scheme (except those `foreign` says another testbed's state file lists),
+/// every process inside them, their `/etc/netns` entries, then `dir`.
+pub fn down_unreadable(
+    testbed: &str,
+    dir: &Path,
+    foreign: impl Fn(&str) -> bool,
+) -> Result<Removed> {
+    let namespaces: Vec<String> = namespaces_named_for(testbed, &system::namespace_names())
+        .into_iter()
+        .filter(|ns| !foreign(ns))
+        .collect();
+    let mut pids: Vec<u32> = namespaces
+        .iter()
+        .flat_map(|ns| procs::pids_in(ns))
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let mut problems: Vec<String> = procs::stop(&pids, GRACE)
+        .iter()
+        .map(|p| format!("process {p} would not stop"))
+        .collect();
+    // Hosts files too where the namespace itself is gone (`ip netns del` leaves them).
+    let mut etc: Vec<String> = namespaces_named_for(testbed, &system::etc_netns_names());
+    etc.retain(|ns| !foreign(ns));
+    let objects = etc
+        .iter()
+        .map(|ns| Object::EtcNetns {
+            dir: crate::plan::etc_netns_dir(ns),
+        })
+        .chain(
+            namespaces
+                .iter()
+                .map(|ns| Object::Namespace { name: ns.clone() }),
+        );
+    for object in objects {
+        if let Err(e) = remove(&object) {
+            problems.push(e.message);
+        }
+    }
+    if let Err(e) = state::remove_unreadable(dir) {
+        problems.push(e.message);
+    }
+    if !problems.is_empty() {
+        return Err(Failure::runtime(problems.join("; ")));
+    }
+    Ok(Removed {
+        processes: pids,
+        namespaces,
+    })
+}
+
+/// The names among `all` that testbed `testbed`'s namespaces have: `db-<testbed>-<node>`
+/// with a node name of lowercase letters and digits only.
+pub fn namespaces_named_for(testbed: &str, all: &[String]) -> Vec<String> {
+    let prefix = format!("db-{testbed}-");
+    all.iter()
+        .filter(|ns| {
+            ns.strip_prefix(&prefix).is_some_and(|node| {
+                !node.is_empty()
+                    && node
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+        })
+        .cloned()
+        .collect()
 }
 
 /// Recorded pids that are still the processes we started: same start time, and inside the
@@ -106,4 +188,30 @@ fn remove(object: &Object) -> Result<()> {
         Object::Process { .. } => {} // stopped above, before the namespaces went
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::namespaces_named_for;
+
+    #[test]
+    fn only_the_testbeds_own_namespaces_match_its_name() {
+        let all: Vec<String> = [
+            "db-lab-client",
+            "db-lab-wire2",
+            "db-lab-x-y",   // testbed lab-x, node y
+            "db-labx-a",    // testbed labx
+            "db-lab-",      // no node
+            "db-lab-Upper", // not a node name
+            "lab-client",
+            "other",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            namespaces_named_for("lab", &all),
+            ["db-lab-client", "db-lab-wire2"]
+        );
+        assert_eq!(namespaces_named_for("lab-x", &all), ["db-lab-x-y"]);
+    }
 }

@@ -22,7 +22,7 @@ pub mod units;
 use clap::{Args, Subcommand, ValueEnum};
 use dualbench_common::{clock, Failure, Result};
 use shaping::Emulator;
-use state::{State, StateFile};
+use state::{Loaded, State, StateFile};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -101,7 +101,7 @@ pub fn main(cli: TestbedCli) -> Result<()> {
         TestbedCommand::Status(which) => show_status(&which),
         TestbedCommand::Exec(args) => exec(args),
         TestbedCommand::Down(which) => {
-            system::require_net_admin()?;
+            system::require(system::Needs::Down)?;
             if let Some(dir) = leftover(&which) {
                 state::remove_leftover(&dir)?;
                 println!(
@@ -111,9 +111,87 @@ pub fn main(cli: TestbedCli) -> Result<()> {
                 return Ok(());
             }
             let dir = resolve(&which)?;
-            down::down(StateFile::load(&dir)?, false)
+            match state::read(&dir)? {
+                Loaded::Good(file) => down::down(*file, false),
+                Loaded::Corrupt(why) => down_unreadable(&which, &dir, &why),
+            }
         }
     }
+}
+
+/// The state file of the testbed in `dir`; one that cannot be read is an error that says
+/// how to remove the testbed all the same.
+fn load_state(dir: &Path, which: &Which) -> Result<StateFile> {
+    match state::read(dir)? {
+        Loaded::Good(file) => Ok(*file),
+        Loaded::Corrupt(why) => Err(unreadable(dir, which, &why)),
+    }
+}
+
+/// `<dir>/state.json is not a dualbench testbed state file (...)`, and the way out.
+fn unreadable(dir: &Path, which: &Which, why: &str) -> Failure {
+    let name = dir
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().to_string());
+    let way_out = match model::check_testbed_name(&name) {
+        Ok(_) => format!(
+            "`dualbench testbed down --name {name}{}` removes the testbed by its names instead: the namespaces `ip netns list | grep '^db-{name}-'` shows, their processes, and {}",
+            state_dir_flag(&which.state_dir),
+            dir.display()
+        ),
+        Err(_) => format!(
+            "remove its namespaces by hand (`ip netns list`, then `ip netns del NAME`) and {}",
+            dir.display()
+        ),
+    };
+    Failure::runtime(format!(
+        "{} is not a dualbench testbed state file ({why}): {way_out}",
+        dir.join("state.json").display()
+    ))
+}
+
+/// `down` of a testbed whose state file cannot be read: remove what its name owns by the
+/// naming scheme (never a namespace another testbed's state file lists), and say what.
+fn down_unreadable(which: &Which, dir: &Path, why: &str) -> Result<()> {
+    let name = dir
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().to_string());
+    if model::check_testbed_name(&name).is_err() {
+        return Err(unreadable(dir, which, why));
+    }
+    let state_file = dir.join("state.json");
+    let removed = down::down_unreadable(&name, dir, |ns| {
+        owner_of(ns, &which.state_dir).is_some()
+    })
+    .map_err(|e| {
+        Failure::runtime(format!(
+            "{} is not a dualbench testbed state file ({why}); removing testbed '{name}' by its names instead failed: {}; remove the rest by hand (`ip netns list | grep '^db-{name}-'`, `ip netns del NAME`, `rm -r {}`)",
+            state_file.display(),
+            e.message,
+            dir.display()
+        ))
+    })?;
+    let processes = match removed.processes.as_slice() {
+        [] => "no process".to_string(),
+        pids => format!(
+            "{} ({})",
+            plural(pids.len(), "process"),
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let namespaces = match removed.namespaces.as_slice() {
+        [] => format!("no namespace named db-{name}-<node> was left"),
+        list => format!("namespaces {}", list.join(", ")),
+    };
+    println!(
+        "{} was not a dualbench testbed state file ({why}); removed testbed '{name}' by its names instead: {processes}, {namespaces}, and {}",
+        state_file.display(),
+        dir.display()
+    );
+    Ok(())
 }
 
 /// Read and check a topology file: one line with file, line, key on any mistake.
@@ -213,7 +291,7 @@ fn up(args: UpArgs) -> Result<()> {
     let state_dir = state::testbed_dir(&args.which.state_dir, &name);
     check_delay_by(args.delay_by, &topology)?;
     if !args.dry_run {
-        system::require_net_admin()?;
+        system::require(system::Needs::Up)?;
     }
     let emulator = emulator(args.delay_by, &topology);
     let settings = plan::Settings {
@@ -289,10 +367,11 @@ fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
     file.save()
 }
 
-/// A flag that SIGINT and SIGTERM set to their signal number instead of ending the process.
+/// A flag that SIGINT, SIGTERM and SIGHUP (a closed terminal; not under `nohup`) set to
+/// their signal number instead of ending the process.
 fn on_signals() -> Result<Arc<AtomicUsize>> {
     let flag = Arc::new(AtomicUsize::new(0));
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in dualbench_common::signals::stop_signals() {
         signal_hook::flag::register_usize(signal, Arc::clone(&flag), signal as usize)
             .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
     }
@@ -407,8 +486,11 @@ fn resolve(which: &Which) -> Result<PathBuf> {
     }
 }
 
+/// Print the report; a built testbed that lost a namespace or a process is degraded: the
+/// report says what, and the command fails (exit 1) with one line saying what to do.
 fn show_status(which: &Which) -> Result<()> {
-    let file = StateFile::load(&resolve(which)?)?;
+    let dir = resolve(which)?;
+    let file = load_state(&dir, which)?;
     let objects = &file.state.objects;
     let live =
         status::Liveness {
@@ -439,7 +521,16 @@ fn show_status(which: &Which) -> Result<()> {
                 .collect(),
         };
     print!("{}", status::render(&file.state, &live));
-    Ok(())
+    let problems = status::problems(&file.state, &live);
+    if !file.state.complete || problems.is_empty() {
+        return Ok(());
+    }
+    let name = &file.state.testbed;
+    Err(Failure::runtime(format!(
+        "testbed '{name}' is degraded: {}; take it down (`dualbench testbed down --name {name}{}`) and bring it up again",
+        problems.join("; "),
+        state_dir_flag(&which.state_dir)
+    )))
 }
 
 /// The wire emulator's last counters, if it has written any.
@@ -480,8 +571,8 @@ fn runnable(program: &str) -> std::result::Result<(), (i32, String)> {
 /// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
 /// terminal pass straight through. Host names resolve through the testbed's hosts file.
 fn exec(args: ExecArgs) -> Result<()> {
-    system::require_net_admin()?;
-    let file = StateFile::load(&resolve(&args.which)?)?;
+    system::require(system::Needs::Exec)?;
+    let file = load_state(&resolve(&args.which)?, &args.which)?;
     let layout = &file.state.layout;
     let node = layout
         .nodes

@@ -77,20 +77,16 @@ impl StateFile {
         Ok(file)
     }
 
+    /// The state file in `dir`; one that does not parse is an error saying so (callers
+    /// that can do better use [`read`]).
     pub fn load(dir: &Path) -> Result<StateFile> {
-        let path = dir.join(FILE);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| Failure::runtime(format!("cannot read {}: {e}", path.display())))?;
-        let state = serde_json::from_str(&text).map_err(|e| {
-            Failure::runtime(format!(
-                "{} is not a dualbench testbed state file: {e}",
-                path.display()
-            ))
-        })?;
-        Ok(StateFile {
-            dir: dir.to_path_buf(),
-            state,
-        })
+        match read(dir)? {
+            Loaded::Good(file) => Ok(*file),
+            Loaded::Corrupt(why) => Err(Failure::runtime(format!(
+                "{} is not a dualbench testbed state file: {why}",
+                dir.join(FILE).display()
+            ))),
+        }
     }
 
     pub fn exists(dir: &Path) -> bool {
@@ -138,6 +134,31 @@ impl StateFile {
     }
 }
 
+/// A state file as read: good, or there but not a state file (empty, garbage, binary,
+/// from another version), with the parser's words.
+pub enum Loaded {
+    Good(Box<StateFile>),
+    Corrupt(String),
+}
+
+/// Read the state file in `dir`; only failing to read it at all is an error.
+pub fn read(dir: &Path) -> Result<Loaded> {
+    let path = dir.join(FILE);
+    let bytes = fs::read(&path)
+        .map_err(|e| Failure::runtime(format!("cannot read {}: {e}", path.display())))?;
+    let parsed = std::str::from_utf8(&bytes)
+        .map_err(|_| "it is not text".to_string())
+        .and_then(|text| serde_json::from_str(text).map_err(|e| e.to_string()));
+    Ok(match parsed {
+        Ok(state) => Loaded::Good(Box::new(StateFile {
+            dir: dir.to_path_buf(),
+            state,
+        })),
+        Err(why) if bytes.is_empty() => Loaded::Corrupt(format!("it is empty ({why})")),
+        Err(why) => Loaded::Corrupt(why),
+    })
+}
+
 /// Whether `dir` is what a rolled-back `up` leaves: no state file, but its logs.
 pub fn is_leftover(dir: &Path) -> bool {
     !StateFile::exists(dir) && dir.join("logs").is_dir()
@@ -146,8 +167,19 @@ pub fn is_leftover(dir: &Path) -> bool {
 /// Remove what a rolled-back `up` left in `dir` (logs, wire counters, the hosts copy),
 /// refusing if it holds anything dualbench does not write there.
 pub fn remove_leftover(dir: &Path) -> Result<()> {
+    remove_ours(dir, false)
+}
+
+/// Remove a testbed's directory whose state file is unreadable, refusing if it holds
+/// anything dualbench does not write there.
+pub fn remove_unreadable(dir: &Path) -> Result<()> {
+    remove_ours(dir, true)
+}
+
+fn remove_ours(dir: &Path, with_state: bool) -> Result<()> {
     let ours = |name: &str| {
         matches!(name, "logs" | "hosts" | "state.json.tmp")
+            || (with_state && name == FILE)
             || (name.starts_with("wire")
                 && (name.ends_with(".json") || name.ends_with(".json.tmp")))
     };
@@ -180,4 +212,38 @@ pub fn list(root: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_file_that_does_not_parse_is_told_apart_from_one_that_cannot_be_read() {
+        let dir = std::env::temp_dir().join(format!("dbtb-state-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let cases: [(&[u8], &str); 3] = [
+            (b"", "it is empty"),
+            (b"{garbage", "key must be a string"),
+            (&[0xff, 0x00, 0x13], "it is not text"),
+        ];
+        for (bytes, why) in cases {
+            fs::write(dir.join(FILE), bytes).unwrap();
+            match read(&dir).unwrap() {
+                Loaded::Corrupt(text) => assert!(text.contains(why), "{text}"),
+                Loaded::Good(_) => panic!("{bytes:?} parsed"),
+            }
+        }
+        fs::remove_file(dir.join(FILE)).unwrap();
+        assert!(read(&dir).is_err(), "a missing file is an error of its own");
+        // What dualbench writes there goes; anything else keeps the directory.
+        fs::write(dir.join(FILE), b"x").unwrap();
+        fs::create_dir_all(dir.join("logs")).unwrap();
+        fs::write(dir.join("notes.txt"), b"mine").unwrap();
+        let e = remove_unreadable(&dir).unwrap_err();
+        assert!(e.message.contains("notes.txt"), "{}", e.message);
+        fs::remove_file(dir.join("notes.txt")).unwrap();
+        remove_unreadable(&dir).unwrap();
+        assert!(!dir.exists());
+    }
 }

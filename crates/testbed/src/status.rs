@@ -91,14 +91,55 @@ pub fn wire_notice(link: &LinkLayout, why: &str) -> Option<String> {
     ))
 }
 
-/// The whole status report.
+/// What is wrong with a testbed that was built: namespaces removed from outside (e.g.
+/// `ip netns del`) and processes that no longer run, one phrase each.
+pub fn problems(state: &State, live: &Liveness) -> Vec<String> {
+    let mut namespaces = live.namespace_exists.iter();
+    let mut running = live.process_running.iter();
+    let mut found = Vec::new();
+    for object in &state.objects {
+        match object {
+            Object::Namespace { name } => {
+                if !namespaces.next().copied().unwrap_or(false) {
+                    found.push(format!("namespace {name} is missing"));
+                }
+            }
+            Object::Process { role, .. } => {
+                if !running.next().copied().unwrap_or(false) {
+                    found.push(format!("{role} is not running"));
+                }
+            }
+            Object::EtcNetns { .. } => {}
+        }
+    }
+    found
+}
+
+/// The namespaces of the state that no longer exist.
+fn missing_namespaces<'s>(state: &'s State, live: &Liveness) -> Vec<&'s str> {
+    let namespaces = state.objects.iter().filter_map(|o| match o {
+        Object::Namespace { name } => Some(name.as_str()),
+        _ => None,
+    });
+    namespaces
+        .zip(&live.namespace_exists)
+        .filter(|(_, exists)| !**exists)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The whole status report. Its first line says `up`, `DEGRADED: <problems>` when a built
+/// testbed lost a namespace or a process, or `INCOMPLETE` when the build never finished.
 pub fn render(state: &State, live: &Liveness) -> String {
     let l = &state.layout;
     let mut out = String::new();
-    let progress = if state.complete {
-        "up"
+    let found = problems(state, live);
+    let progress = if !state.complete {
+        "INCOMPLETE (build was interrupted or failed: run down)".to_string()
+    } else if found.is_empty() {
+        "up".to_string()
     } else {
-        "INCOMPLETE (build was interrupted or failed: run down)"
+        format!("DEGRADED: {}", found.join("; "))
     };
     let _ = writeln!(
         out,
@@ -107,11 +148,17 @@ pub fn render(state: &State, live: &Liveness) -> String {
         state.topology_file.display()
     );
     let _ = writeln!(out, "nodes:");
+    let missing = missing_namespaces(state, live);
     for node in &l.nodes {
         let kind = format!("{:?}", node.kind).to_lowercase();
+        let gone = if missing.contains(&node.namespace.as_str()) {
+            " (MISSING)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  {:<10} {:<7} namespace {}",
+            "  {:<10} {:<7} namespace {}{gone}",
             node.name, kind, node.namespace
         );
         for i in &node.interfaces {
@@ -304,6 +351,78 @@ mod tests {
             ..wired(wan, wan)
         };
         assert_eq!(wire_notice(&netem, "x"), None);
+    }
+
+    /// A built two-host testbed `lab` whose state lists its namespaces and one service.
+    fn built() -> State {
+        let text =
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+        let topology = crate::model::parse(text).unwrap();
+        let settings = crate::plan::Settings {
+            testbed: "lab",
+            state_dir: std::path::Path::new("/tmp/lab"),
+            emulator: Emulator::Wire,
+        };
+        let layout = crate::plan::plan(&topology, &settings).layout;
+        let mut objects: Vec<Object> = layout
+            .nodes
+            .iter()
+            .map(|n| Object::Namespace {
+                name: n.namespace.clone(),
+            })
+            .collect();
+        objects.push(Object::Process {
+            role: "service web on b".into(),
+            namespace: "db-lab-b".into(),
+            program: "x".into(),
+            pid: Some(1),
+            start_time: Some(1),
+        });
+        State {
+            testbed: "lab".into(),
+            topology_file: "lab.toml".into(),
+            created_unix_ns: 0,
+            complete: true,
+            layout,
+            objects,
+        }
+    }
+
+    #[test]
+    fn a_namespace_deleted_from_outside_makes_the_testbed_degraded() {
+        let state = built();
+        let live = |a: bool, b: bool, web: bool| Liveness {
+            namespace_exists: vec![a, b],
+            process_running: vec![web],
+            wire_stats: vec![None],
+        };
+        let healthy = render(&state, &live(true, true, true));
+        assert!(
+            healthy.starts_with("testbed lab from lab.toml: up\n"),
+            "{healthy}"
+        );
+        assert!(problems(&state, &live(true, true, true)).is_empty());
+        let broken = live(true, false, false);
+        assert_eq!(
+            problems(&state, &broken),
+            [
+                "namespace db-lab-b is missing",
+                "service web on b is not running"
+            ]
+        );
+        let text = render(&state, &broken);
+        assert!(
+            text.starts_with("testbed lab from lab.toml: DEGRADED: namespace db-lab-b is missing; service web on b is not running\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  b          host    namespace db-lab-b (MISSING)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  a          host    namespace db-lab-a\n"),
+            "{text}"
+        );
     }
 
     #[test]

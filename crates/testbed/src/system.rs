@@ -1,5 +1,5 @@
 //! The testbed's few contacts with the system outside the executor: running one command and
-//! turning its failure into one line, checking for CAP_NET_ADMIN, probing whether the
+//! turning its failure into one line, checking each command's privilege, probing whether the
 //! kernel has netem (in a throwaway anonymous namespace, so nothing is left behind), and
 //! giving a node's commands the node's name as hostname.
 
@@ -54,8 +54,12 @@ pub fn spawn_error(program: &str, e: std::io::Error) -> Failure {
     Failure::runtime(format!("cannot run `{program}`: {e}"))
 }
 
-/// Whether this process may create namespaces and interfaces (CAP_NET_ADMIN, bit 12 of CapEff).
-pub fn has_net_admin() -> bool {
+/// Capability numbers (linux/capability.h) the testbed asks for.
+const CAP_NET_ADMIN: u32 = 12;
+const CAP_SYS_ADMIN: u32 = 21;
+
+/// Whether this process has capability `cap` in effect (its bit of CapEff).
+fn has_capability(cap: u32) -> bool {
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
         return false;
     };
@@ -64,17 +68,44 @@ pub fn has_net_admin() -> bool {
         .find_map(|l| l.strip_prefix("CapEff:"))
         .map(str::trim);
     caps.and_then(|hex| u64::from_str_radix(hex, 16).ok())
-        .is_some_and(|bits| bits & (1 << 12) != 0)
+        .is_some_and(|bits| bits & (1 << cap) != 0)
 }
 
-/// One clear line when the testbed cannot work for lack of privilege.
-pub fn require_net_admin() -> Result<()> {
-    if has_net_admin() {
+/// Which command asks for privilege: each needs it for something else, and says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Up,
+    Down,
+    Exec,
+}
+
+impl Needs {
+    /// The capability the command cannot work without, and its one-line refusal.
+    pub fn requirement(self) -> (u32, &'static str) {
+        match self {
+            Needs::Up => (
+                CAP_NET_ADMIN,
+                "testbed up needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan",
+            ),
+            Needs::Down => (
+                CAP_NET_ADMIN,
+                "testbed down needs root (CAP_NET_ADMIN) to stop a testbed's processes and remove its network namespaces: run it with sudo",
+            ),
+            Needs::Exec => (
+                CAP_SYS_ADMIN,
+                "testbed exec needs root (CAP_SYS_ADMIN) to enter a node's network namespace: run it with sudo",
+            ),
+        }
+    }
+}
+
+/// One clear line, worded for the command, when it cannot work for lack of privilege.
+pub fn require(needs: Needs) -> Result<()> {
+    let (cap, refusal) = needs.requirement();
+    if has_capability(cap) {
         return Ok(());
     }
-    Err(Failure::usage(
-        "testbed needs root (CAP_NET_ADMIN) to create network namespaces: run it with sudo, or use --dry-run to see the plan",
-    ))
+    Err(Failure::usage(refusal))
 }
 
 /// Whether the kernel can add a netem qdisc: try it on `lo` of a fresh anonymous namespace
@@ -90,6 +121,27 @@ pub fn netem_available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// The names of every named network namespace (`/run/netns`, as `ip netns list` shows).
+pub fn namespace_names() -> Vec<String> {
+    names_in("/run/netns")
+}
+
+/// The names of the namespaces with files for `ip netns exec` in `/etc/netns`.
+pub fn etc_netns_names() -> Vec<String> {
+    names_in("/etc/netns")
+}
+
+fn names_in(dir: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Whether named namespace `ns` exists.

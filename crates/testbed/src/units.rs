@@ -4,6 +4,7 @@
 //! `dualbench wire` (CONTRACTS.md section 3); this module parses them itself so the testbed
 //! does not depend on the wire crate.
 
+use dualbench_common::link::{MAX_DELAY_NS, MAX_DELAY_WHY};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -98,7 +99,8 @@ pub fn check_queue(queue: Queue) -> Result<Queue, String> {
     }
 }
 
-/// `"40ms"`, `"2.5ms"`, `"500us"`, `"1s"`, `"2000ns"`; at most 60 s. The wire's units,
+/// `"40ms"`, `"2.5ms"`, `"500us"`, `"1s"`, `"2000ns"`; at most 60 s (the bound the wire
+/// shares, [`MAX_DELAY_NS`]). The wire's units,
 /// but in whole microseconds (what tc's netem and the testbed's state keep): a finer value
 /// such as `"800ns"` or `"0.5us"` is refused rather than rounded.
 pub fn parse_duration(text: &str) -> Result<Micros, String> {
@@ -112,7 +114,7 @@ pub fn parse_duration(text: &str) -> Result<Micros, String> {
         "s" => 1_000_000_000,
         _ => return Err(bad()),
     };
-    let too_long = || format!("'{text}' is too long: delays and jitter are at most 60s");
+    let too_long = || format!("'{text}' is too long: {MAX_DELAY_WHY}");
     let ns = exact(number, scale).ok_or_else(too_long)?.ok_or_else(|| {
         format!("'{text}' is finer than a nanosecond: give a whole number of microseconds")
     })?;
@@ -122,7 +124,7 @@ pub fn parse_duration(text: &str) -> Result<Micros, String> {
             (ns / 1_000).max(1)
         ));
     }
-    if ns > 60_000_000_000 {
+    if ns > MAX_DELAY_NS {
         return Err(too_long());
     }
     Ok(Micros(ns / 1_000))

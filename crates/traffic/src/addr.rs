@@ -9,20 +9,25 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 /// A destination: any of the forms above, port 1..=65535, unicast.
 pub fn parse_destination(t: &str) -> Result<SocketAddr, String> {
-    let addr = parse(t)?;
+    let addr = parse(
+        t,
+        "DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000",
+    )?;
     if addr.port() == 0 {
         return Err("port 0 is not a destination".into());
     }
     Ok(addr)
 }
 
-/// A listening address: as a destination, but port 0 asks the kernel for a free port.
+/// A listening address: as a destination, but port 0 asks the kernel for a free port. Its
+/// errors name the cause only: the caller adds the form it expects.
 pub fn parse_listen(t: &str) -> Result<SocketAddr, String> {
-    parse(t)
+    parse(t, &format!("'{t}' is not an address with a port"))
 }
 
-fn parse(t: &str) -> Result<SocketAddr, String> {
-    let (host, port) = split_host_port(t)?;
+/// `unsplit` is the error for text that is no address-and-port at all.
+fn parse(t: &str, unsplit: &str) -> Result<SocketAddr, String> {
+    let (host, port) = split_host_port(t).ok_or(unsplit)?;
     let port: u16 = port
         .parse()
         .map_err(|_| format!("'{port}' is not a port number"))?;
@@ -59,22 +64,20 @@ fn parse(t: &str) -> Result<SocketAddr, String> {
 }
 
 /// `[host]:port`, `[host]/port`, `host/port` or `v4:port`.
-fn split_host_port(t: &str) -> Result<(&str, &str), String> {
-    let usage = "DST must be <addr>/<port>, e.g. 127.0.0.1/5000 or ::1/5000";
+fn split_host_port(t: &str) -> Option<(&str, &str)> {
     if let Some(rest) = t.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or(usage)?;
+        let (host, after) = rest.split_once(']')?;
         let port = after
             .strip_prefix(':')
-            .or_else(|| after.strip_prefix('/'))
-            .ok_or(usage)?;
-        return Ok((host, port));
+            .or_else(|| after.strip_prefix('/'))?;
+        return Some((host, port));
     }
     if let Some(split) = t.rsplit_once('/') {
-        return Ok(split);
+        return Some(split);
     }
     match t.split_once(':') {
-        Some((host, port)) if !port.contains(':') => Ok((host, port)),
-        _ => Err(usage.into()),
+        Some((host, port)) if !port.contains(':') => Some((host, port)),
+        _ => None,
     }
 }
 
@@ -124,6 +127,11 @@ mod tests {
         assert!(parse_destination("::1/http")
             .unwrap_err()
             .contains("not a port"));
+        // A listen address's error names the cause only: `--listen` adds its own form.
+        assert_eq!(
+            parse_listen("garbage").unwrap_err(),
+            "'garbage' is not an address with a port"
+        );
     }
 
     #[test]

@@ -68,7 +68,7 @@ struct SinkArgs {
     /// Address to receive on, UDP and TCP alike: 127.0.0.1:5000, [::1]:5000, ::1/5000.
     #[arg(long, required = true, num_args = 1.., value_name = "ADDR:PORT")]
     listen: Vec<String>,
-    /// Stop after this many seconds (SIGINT/SIGTERM stop it earlier).
+    /// Stop after this many seconds (SIGINT/SIGTERM/SIGHUP stop it earlier).
     #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
     duration: f64,
     /// Width of the rate-over-time windows.
@@ -108,8 +108,9 @@ fn send_main(a: SendArgs) -> Result<()> {
         print!("{}", describe(&plans));
         return Ok(());
     }
-    let out = open_output(a.output.as_deref())?;
+    // Handlers first: a signal from here on still ends with a written summary.
     let stop = Stop::on_signals()?;
+    let out = open_output(a.output.as_deref())?;
     let unix_before = dualbench_common::clock::unix_ns();
     let mono_before = dualbench_common::clock::monotonic_ns();
     let options = send::SendOptions {
@@ -120,8 +121,9 @@ fn send_main(a: SendArgs) -> Result<()> {
     let run = send::run(plans, options, &stop);
     let unix_at_t0 = unix_before + (run.t0_ns - mono_before);
     let summary = send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
-    // Failures one line per flow; a stop request one line for all the flows it cut short.
-    let ended = |status: &str| status != "completed" && status != "interrupted";
+    // Failures one line per flow; a stop request one line for all the flows it cut short;
+    // flows cut at their end with data unsent one line for all.
+    let ended = |status: &str| !matches!(status, "completed" | "interrupted" | "cut");
     for f in summary.flows.iter().filter(|f| ended(&f.status)) {
         let why = f
             .error
@@ -141,6 +143,15 @@ fn send_main(a: SendArgs) -> Result<()> {
         eprintln!(
             "dualbench traffic: {reason}: {} stopped early",
             count(cut as u64, "flow")
+        );
+    }
+    if let Some(c) = &summary.cut {
+        eprintln!(
+            "dualbench traffic: {} cut with data unsent (the path took no more data before the flow's end): {} ({} payload bytes) never written, {} bytes queued in the kernel and dropped",
+            count(c.flows, "flow"),
+            count(c.unwritten_messages, "message"),
+            c.unwritten_bytes,
+            c.queued_bytes
         );
     }
     let t = &summary.total;
@@ -249,17 +260,19 @@ fn sink_main(a: SinkArgs) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
+    // The addresses first: a mistake there must not truncate an existing -o file.
+    let bound = sink::bind(&listen)?;
+    let stop = Stop::on_signals()?;
     let out = open_output(a.output.as_deref())?;
-    let mgen_log: Option<Box<dyn Write>> = match &a.mgen_log {
+    let mgen_log = match &a.mgen_log {
         Some(path) => {
             let f = std::fs::File::create(path)
                 .map_err(|e| Failure::usage(format!("creating {}: {e}", path.display())))?;
-            Some(Box::new(std::io::BufWriter::new(f)))
+            let out: Box<dyn Write> = Box::new(std::io::BufWriter::new(f));
+            Some((path.display().to_string(), out))
         }
         None => None,
     };
-    let stop = Stop::on_signals()?;
-    let bound = sink::bind(&listen)?;
     let shown: Vec<String> = bound.addrs.iter().map(|a| a.to_string()).collect();
     eprintln!("dualbench traffic sink: listening on {}", shown.join(" "));
     let run = sink::run(
@@ -279,7 +292,14 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         count(summary.flows.len() as u64, "flow"),
         t.loss.lost
     );
-    write_json(out, &summary)
+    write_json(out, &summary)?;
+    match (&run.log_error, &a.mgen_log) {
+        (Some(e), Some(path)) => Err(Failure::runtime(format!(
+            "the MGEN log {} is incomplete ({e}); the summary is complete",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `1 flow`, `2 flows`.

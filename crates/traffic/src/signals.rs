@@ -1,29 +1,27 @@
-//! SIGINT/SIGTERM as a stop flag: the first signal asks every loop to finish and write its
-//! summary; the summary then says which signal ended the run.
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal) as a stop flag: the first signal asks
+//! every loop to finish and write its summary; the summary then says which signal ended
+//! the run. SIGHUP is left alone when it was ignored at start (`nohup`).
 
+use dualbench_common::signals;
 use dualbench_common::{Failure, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The flags a run watches.
 #[derive(Clone)]
 pub struct Stop {
     pub any: Arc<AtomicBool>,
-    int: Arc<AtomicBool>,
-    term: Arc<AtomicBool>,
+    /// The number of the first signal that came (0: none yet).
+    signal: Arc<AtomicUsize>,
 }
 
 impl Stop {
-    /// Register SIGINT and SIGTERM handlers that set the flags.
+    /// Register handlers for the stop signals that set the flags.
     pub fn on_signals() -> Result<Stop> {
         let stop = Stop::manual();
-        for (sig, flag) in [
-            (signal_hook::consts::SIGINT, &stop.int),
-            (signal_hook::consts::SIGTERM, &stop.term),
-        ] {
-            let register = |f: &Arc<AtomicBool>| signal_hook::flag::register(sig, Arc::clone(f));
-            register(flag)
-                .and_then(|_| register(&stop.any))
+        for sig in signals::stop_signals() {
+            signal_hook::flag::register_usize(sig, Arc::clone(&stop.signal), sig as usize)
+                .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop.any)))
                 .map_err(|e| Failure::runtime(format!("installing signal handlers: {e}")))?;
         }
         Ok(stop)
@@ -33,8 +31,7 @@ impl Stop {
     pub fn manual() -> Stop {
         Stop {
             any: Arc::default(),
-            int: Arc::default(),
-            term: Arc::default(),
+            signal: Arc::default(),
         }
     }
 
@@ -42,14 +39,11 @@ impl Stop {
         self.any.load(Ordering::Relaxed)
     }
 
-    /// `"interrupted by SIGINT"` or `"interrupted by SIGTERM"`, if a signal came.
+    /// `"interrupted by SIGINT"` (or SIGTERM, SIGHUP), if a signal came.
     pub fn reason(&self) -> Option<String> {
-        if self.int.load(Ordering::Relaxed) {
-            Some("interrupted by SIGINT".into())
-        } else if self.term.load(Ordering::Relaxed) {
-            Some("interrupted by SIGTERM".into())
-        } else {
-            None
+        match self.signal.load(Ordering::Relaxed) {
+            0 => None,
+            sig => Some(format!("interrupted by {}", signals::name(sig as i32))),
         }
     }
 }

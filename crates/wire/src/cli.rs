@@ -32,7 +32,7 @@ pub struct WireCli {
     /// Write JSON counters here every second and at exit.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
-    /// Stop after this many seconds (default: run until SIGTERM/SIGINT).
+    /// Stop after this many seconds (default: run until SIGTERM/SIGINT/SIGHUP).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// Frame buffers shared by both directions (64 KiB+ each, backed only as used).

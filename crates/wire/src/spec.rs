@@ -7,6 +7,7 @@
 //! `burst_loss=p,r,h,k` (Gilbert–Elliott, percentages), `rate` (`bit`, `kbit`, `Mbit`,
 //! `Gbit`), `queue` (packets as a plain integer, or bytes: `B`, `kB`, `KiB`, `MB`, `MiB`).
 
+use dualbench_common::link::{MAX_DELAY_NS, MAX_DELAY_WHY};
 use dualbench_common::{Failure, Result};
 use std::fmt;
 
@@ -158,8 +159,8 @@ fn apply(
     let value = value.ok_or_else(|| Failure::usage(format!("{key} needs a value ({key}=...)")))?;
     let ctx = |e: Failure| e.context(format!("{key}={value}"));
     match key {
-        "delay" => spec.delay_ns = parse_time_ns(value).map_err(ctx)?,
-        "jitter" => spec.jitter_ns = parse_time_ns(value).map_err(ctx)?,
+        "delay" => spec.delay_ns = parse_delay_ns(value).map_err(ctx)?,
+        "jitter" => spec.jitter_ns = parse_delay_ns(value).map_err(ctx)?,
         "jitter_dist" => spec.jitter_dist = parse_dist(value).map_err(ctx)?,
         "loss" => spec.loss = nonzero_loss(parse_percent(value).map_err(ctx)?),
         "burst_loss" => spec.loss = Loss::Burst(parse_burst(value).map_err(ctx)?),
@@ -251,6 +252,17 @@ pub fn parse_time_ns(value: &str) -> Result<u64> {
     ];
     let (number, scale) = split_unit(value, units, "a time with a unit, e.g. 10ms, 250us, 1.5s")?;
     scaled(number, scale, "nanosecond")
+}
+
+/// A delay or jitter: a time of at most [`MAX_DELAY_NS`] (60 s), the bound the testbed
+/// keeps too.
+pub fn parse_delay_ns(value: &str) -> Result<u64> {
+    match parse_time_ns(value)? {
+        ns if ns > MAX_DELAY_NS => Err(Failure::usage(format!(
+            "{value} is too long: {MAX_DELAY_WHY}"
+        ))),
+        ns => Ok(ns),
+    }
 }
 
 /// A rate: `100Mbit`, `1Gbit`, `64kbit`, `9600bit` → bits per second (SI prefixes), exactly.

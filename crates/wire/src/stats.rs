@@ -129,6 +129,31 @@ pub fn write(path: &Path, report: &Report) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(fail)
 }
 
+/// Check, before the wire starts, that [`write()`] can put a stats file at `path` (its
+/// temporary file is created and removed again): a usage error naming the path if not.
+pub fn check_writable(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "--stats {}: that is a directory: give a file path",
+            path.display()
+        )));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let probe = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .and_then(|_| std::fs::remove_file(&tmp));
+    probe.map_err(|e| {
+        Failure::usage(format!(
+            "--stats {}: cannot write there ({e}): give a path in an existing, writable directory",
+            path.display()
+        ))
+    })
+}
+
 /// Read a stats file written by [`write`] (e.g. for `testbed status`).
 pub fn read(path: &Path) -> Result<Report> {
     let text = std::fs::read_to_string(path)
@@ -140,6 +165,20 @@ pub fn read(path: &Path) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unwritable_stats_path_is_a_usage_error_found_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("dbw-stats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(check_writable(&dir.join("s.json")), Ok(()));
+        assert!(!dir.join("s.json.tmp").exists(), "the probe leaves nothing");
+        let e = check_writable(&dir.join("no/such/dir/s.json")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.contains("cannot write there"), "{}", e.message);
+        let e = check_writable(&dir).unwrap_err();
+        assert!(e.message.contains("is a directory"), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn delay_summary_in_microseconds() {

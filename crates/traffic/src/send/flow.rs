@@ -2,6 +2,11 @@
 //! (how the bytes leave). It asks the pacer what is due, sleeps until then, gathers every
 //! message already due into one batch (so a late wake-up becomes one `sendmmsg`, not many
 //! `send`s), stamps the batch with the send time and records what happened.
+//!
+//! Every send is bounded in time: a transmit waits for the kernel to take a batch only
+//! until the flow's end (`--duration` or OFF), or, for a flow that only COUNT ends, until
+//! nothing has left for [`STALL_NS`]. A flow that gives up there is *cut*: what it never
+//! wrote and what was still queued in the kernel are counted ([`Cut`]).
 
 use super::clock::Clock;
 use crate::pacer::FlowPacer;
@@ -15,6 +20,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_BATCH: usize = 64;
 /// Longest single sleep, so a stop request is noticed within this time.
 const MAX_SLEEP_NS: u64 = 50_000_000;
+/// A flow with no end in time (COUNT only) gives up after this long without a byte leaving.
+pub const STALL_NS: u64 = 10_000_000_000;
+/// Most unsent messages counted for a cut flow (a bound on the time spent counting).
+const MAX_COUNTED: u64 = 100_000_000;
+
+/// How long a transmit may wait for the kernel to take data, and the stop request that
+/// ends any wait. Times are CLOCK_MONOTONIC ns.
+#[derive(Debug, Clone, Copy)]
+pub struct Wait<'a> {
+    /// The flow's end: a send still waiting then gives up (`u64::MAX`: none).
+    pub end_ns: u64,
+    /// A send that has moved no byte for this long gives up (`u64::MAX`: never).
+    pub stall_ns: u64,
+    pub stop: &'a AtomicBool,
+}
+
+impl Wait<'_> {
+    /// How long to wait from `now` when the last byte left at `progress_ns`: 0 = give up.
+    pub fn left_ns(&self, now: u64, progress_ns: u64) -> u64 {
+        if self.stop.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let stall_end = progress_ns.saturating_add(self.stall_ns);
+        self.end_ns.min(stall_end).saturating_sub(now)
+    }
+}
 
 /// A message about to leave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,20 +101,44 @@ pub struct SendError {
     pub message: String,
 }
 
-/// The first `sent` messages of the batch left; if `error` is set, the next one failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The first `sent` messages of the batch left; if `error` is set, the next one failed;
+/// if `gave_up` is set, the transmit waited as long as [`Wait`] allowed and the rest did
+/// not leave (a TCP message written only in part counts as not sent).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BatchResult {
     pub sent: usize,
     pub error: Option<SendError>,
+    pub gave_up: bool,
 }
 
 /// Where a flow's messages go: a UDP or TCP socket, or a recorder in tests.
 pub trait Transmit {
     /// Apply a phase's TOS/TTL before its first message.
     fn enter_phase(&mut self, phase: &Phase);
-    fn send(&mut self, batch: &[Outgoing]) -> BatchResult;
+    /// Send a batch, waiting for the kernel no longer than `wait` allows.
+    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult;
     /// Bytes of one message of this size, counted three ways.
     fn bytes(&self, size: u64) -> Bytes;
+    /// The flow was cut with data stuck: drop it at once (nothing trickles out after the
+    /// run) and say how many bytes were still queued in the kernel, if that is known.
+    fn cut(&mut self) -> Option<u64> {
+        None
+    }
+}
+
+/// What a cut flow left unsent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// When it was cut, CLOCK_MONOTONIC ns.
+    pub at_ns: u64,
+    /// Messages of the plan never (wholly) written: the rest of the waiting batch and
+    /// every message after it.
+    pub unwritten_messages: u64,
+    /// Their payload bytes.
+    pub unwritten_bytes: u64,
+    /// Bytes written but still in the socket's send queue (unsent or unacknowledged) when
+    /// the flow was cut, and discarded (TCP; `None` for UDP).
+    pub queued_bytes: Option<u64>,
 }
 
 /// What one flow did on the sending side.
@@ -101,6 +156,8 @@ pub struct SendStats {
     pub lateness: Histogram<u64>,
     pub first_sent_ns: Option<u64>,
     pub last_sent_ns: Option<u64>,
+    /// Set when the flow's end (or a stall) came while a send still waited.
+    pub cut: Option<Cut>,
 }
 
 impl Default for SendStats {
@@ -117,6 +174,7 @@ impl Default for SendStats {
             lateness: crate::report::ns_histogram(),
             first_sent_ns: None,
             last_sent_ns: None,
+            cut: None,
         }
     }
 }
@@ -143,11 +201,11 @@ impl SendStats {
 }
 
 /// Run a flow whose time zero is `t0_ns` (CLOCK_MONOTONIC) until its pacer ends, a fatal
-/// error ends it, or `stop` is set.
+/// error ends it, a send waits past the flow's end (it is then cut), or `stop` is set.
 ///
 /// `window_ns` lets messages leave up to that much before their time: a wake-up for a due
-/// message also sends every message due within the window after it, in one batch (fewer wake-ups and syscalls per message
-/// at high rates); 0 sends each message at its time.
+/// message also sends every message due within the window after it, in one batch (fewer
+/// wake-ups and syscalls per message at high rates); 0 sends each message at its time.
 pub fn run_flow(
     pacer: &mut FlowPacer,
     t0_ns: u64,
@@ -157,9 +215,11 @@ pub fn run_flow(
     stop: &AtomicBool,
 ) -> SendStats {
     let mut stats = SendStats::default();
+    let wait = wait_for(pacer, t0_ns, stop);
     let mut batch: Vec<Outgoing> = Vec::with_capacity(MAX_BATCH);
     let mut intended: Vec<u64> = Vec::with_capacity(MAX_BATCH);
     let mut phase = usize::MAX;
+    let mut gave_up = false;
     loop {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -191,25 +251,93 @@ pub fn run_flow(
             });
             intended.push(t0_ns + slot.intended_ns);
         }
-        if !send_batch(tx, &batch, &intended, &mut stats) {
-            break;
+        match send_batch(tx, &batch, &intended, &wait, &mut stats) {
+            Outcome::Sent => {}
+            Outcome::Ended => break,
+            Outcome::GaveUp(at) => {
+                gave_up = true;
+                if !stop.load(Ordering::Relaxed) {
+                    cut(&mut stats, &batch[at..], pacer, clock.now_ns(), tx, &wait);
+                }
+                break;
+            }
         }
     }
-    stats.interrupted = stop.load(Ordering::Relaxed) && pacer.peek().is_some();
+    stats.interrupted = stop.load(Ordering::Relaxed) && (gave_up || pacer.peek().is_some());
     stats.scheduled = pacer.issued();
     stats
 }
 
-/// Send a batch, retrying past partial sends and non-fatal errors; false when the flow must end.
+/// The flow's waiting bound: its end in time, or for a flow only COUNT ends, the stall limit.
+fn wait_for<'a>(pacer: &FlowPacer, t0_ns: u64, stop: &'a AtomicBool) -> Wait<'a> {
+    let end = pacer.phases().last().map_or(0, |p| p.end_ns);
+    match end {
+        u64::MAX => Wait {
+            end_ns: u64::MAX,
+            stall_ns: STALL_NS,
+            stop,
+        },
+        end => Wait {
+            end_ns: t0_ns.saturating_add(end),
+            stall_ns: u64::MAX,
+            stop,
+        },
+    }
+}
+
+/// Record a cut: the unsent rest of the batch and of the plan, and what the kernel held.
+/// A flow with no end in time was cut by a stall, which also ends it as a timeout.
+fn cut(
+    stats: &mut SendStats,
+    unsent: &[Outgoing],
+    pacer: &mut FlowPacer,
+    now: u64,
+    tx: &mut impl Transmit,
+    wait: &Wait,
+) {
+    let mut messages = unsent.len() as u64;
+    let mut bytes: u64 = unsent.iter().map(|m| m.size).sum();
+    while messages < MAX_COUNTED {
+        let Some(slot) = pacer.take() else { break };
+        messages += 1;
+        bytes += pacer.phases()[slot.phase].pattern.size();
+    }
+    stats.cut = Some(Cut {
+        at_ns: now,
+        unwritten_messages: messages,
+        unwritten_bytes: bytes,
+        queued_bytes: tx.cut(),
+    });
+    if wait.stall_ns != u64::MAX {
+        stats.ended_by = Some(ErrorKind::Timeout);
+        stats.first_error.get_or_insert(format!(
+            "no data left for {} s: the path looks dead",
+            wait.stall_ns / 1_000_000_000
+        ));
+    }
+}
+
+/// How a batch went.
+enum Outcome {
+    /// Every message left or failed on its own; the flow goes on.
+    Sent,
+    /// A fatal error or a stop: the flow ends.
+    Ended,
+    /// The transmit gave up waiting; messages from this index on did not leave.
+    GaveUp(usize),
+}
+
+/// Send a batch, retrying past partial sends and non-fatal errors.
 fn send_batch(
     tx: &mut impl Transmit,
     batch: &[Outgoing],
     intended: &[u64],
+    wait: &Wait,
     stats: &mut SendStats,
-) -> bool {
+) -> Outcome {
     let mut at = 0;
     while at < batch.len() {
-        let result = tx.send(&batch[at..]);
+        let result = tx.send(&batch[at..], wait);
         for (m, t) in batch[at..at + result.sent].iter().zip(&intended[at..]) {
             stats.sent += 1;
             stats.bytes.add(tx.bytes(m.size));
@@ -222,14 +350,16 @@ fn send_batch(
             stats.record_error(&e);
             if e.fatal {
                 stats.ended_by = Some(e.kind);
-                return false;
+                return Outcome::Ended;
             }
             at += 1;
+        } else if result.gave_up {
+            return Outcome::GaveUp(at);
         } else if result.sent == 0 {
-            return false;
+            return Outcome::Ended;
         }
     }
-    true
+    Outcome::Sent
 }
 
 #[cfg(test)]

@@ -27,16 +27,29 @@ struct Recorder {
     sent: Vec<Outgoing>,
     batches: Vec<usize>,
     fail_seq: Option<(u64, bool)>,
+    /// From this sequence number on the kernel takes nothing: the transmit gives up.
+    block_seq: Option<u64>,
+    /// The waits it was handed, as (end, stall).
+    waits: Vec<(u64, u64)>,
     tos: Vec<Option<u8>>,
+    cut_called: bool,
 }
 
 impl Transmit for Recorder {
     fn enter_phase(&mut self, phase: &Phase) {
         self.tos.push(phase.tos);
     }
-    fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
         self.batches.push(batch.len());
+        self.waits.push((wait.end_ns, wait.stall_ns));
         for (i, m) in batch.iter().enumerate() {
+            if self.block_seq.is_some_and(|b| m.seq >= b) {
+                return BatchResult {
+                    sent: i,
+                    error: None,
+                    gave_up: true,
+                };
+            }
             if let Some((seq, fatal)) = self.fail_seq {
                 if m.seq == seq {
                     let error = SendError {
@@ -47,6 +60,7 @@ impl Transmit for Recorder {
                     return BatchResult {
                         sent: i,
                         error: Some(error),
+                        gave_up: false,
                     };
                 }
             }
@@ -54,11 +68,15 @@ impl Transmit for Recorder {
         }
         BatchResult {
             sent: batch.len(),
-            error: None,
+            ..BatchResult::default()
         }
     }
     fn bytes(&self, size: u64) -> Bytes {
         message_bytes(Proto::Udp, Family::V6, size)
+    }
+    fn cut(&mut self) -> Option<u64> {
+        self.cut_called = true;
+        Some(4096)
     }
 }
 
@@ -69,7 +87,17 @@ fn run(script: &str, oversleep: u64, rec: &mut Recorder) -> SendStats {
 }
 
 fn run_windowed(script: &str, oversleep: u64, window_ns: u64, rec: &mut Recorder) -> SendStats {
-    let plans = plan(&parse(script).unwrap(), Some(10_000_000_000)).unwrap();
+    run_limited(script, oversleep, window_ns, Some(10_000_000_000), rec)
+}
+
+fn run_limited(
+    script: &str,
+    oversleep: u64,
+    window_ns: u64,
+    limit_ns: Option<u64>,
+    rec: &mut Recorder,
+) -> SendStats {
+    let plans = plan(&parse(script).unwrap(), limit_ns).unwrap();
     let mut pacer = FlowPacer::new(plans[0].phases.clone(), 1);
     let mut clock = SimClock {
         now: T0 - 1_000,
@@ -166,6 +194,78 @@ fn a_send_window_batches_early_and_keeps_counts() {
         .sent
         .iter()
         .all(|m| m.sent_ns + 450_000 >= T0 + m.seq * 100_000));
+}
+
+#[test]
+fn a_send_that_waits_past_the_flows_end_cuts_it_and_counts_what_was_unsent() {
+    // 100/s for 2 s; from message 50 on the kernel takes nothing (a dead path), and the
+    // transmit gives up at the flow's end.
+    let mut rec = Recorder {
+        block_seq: Some(50),
+        ..Default::default()
+    };
+    let stats = run(
+        "0 ON 1 UDP DST ::1/5000 PERIODIC [100 64]\n2 OFF 1\n",
+        0,
+        &mut rec,
+    );
+    assert_eq!(stats.sent, 50);
+    assert_eq!(stats.ended_by, None);
+    assert!(!stats.interrupted);
+    // Every send was bounded by the flow's end, not by a stall.
+    assert!(rec
+        .waits
+        .iter()
+        .all(|&w| w == (T0 + 2_000_000_000, u64::MAX)));
+    let cut = stats.cut.expect("the flow is cut");
+    assert_eq!(
+        (cut.unwritten_messages, cut.unwritten_bytes),
+        (150, 150 * 64)
+    );
+    assert_eq!(cut.queued_bytes, Some(4096));
+    assert!(rec.cut_called);
+    assert_eq!(stats.scheduled, 200, "what the plan asked for");
+}
+
+#[test]
+fn a_count_only_flow_is_bounded_by_a_stall_and_ends_as_a_timeout() {
+    let mut rec = Recorder {
+        block_seq: Some(10),
+        ..Default::default()
+    };
+    let s = "0 ON 1 TCP DST ::1/5000 PERIODIC [100 64] COUNT 30\n";
+    let stats = run_limited(s, 0, 0, None, &mut rec);
+    assert_eq!(rec.waits[0], (u64::MAX, STALL_NS));
+    assert_eq!(stats.sent, 10);
+    assert_eq!(stats.ended_by, Some(ErrorKind::Timeout));
+    assert_eq!(
+        stats.first_error.as_deref(),
+        Some("no data left for 10 s: the path looks dead")
+    );
+    assert_eq!(stats.cut.unwrap().unwritten_messages, 20);
+    assert_eq!(stats.failed, 0, "no message failed on its own");
+}
+
+#[test]
+fn a_wait_ends_at_the_flows_end_after_a_stall_or_at_once_on_stop() {
+    let stop = AtomicBool::new(false);
+    let until = Wait {
+        end_ns: 1_000,
+        stall_ns: u64::MAX,
+        stop: &stop,
+    };
+    assert_eq!(until.left_ns(400, 0), 600);
+    assert_eq!(until.left_ns(1_000, 900), 0);
+    assert_eq!(until.left_ns(5_000, 900), 0);
+    let stalled = Wait {
+        end_ns: u64::MAX,
+        stall_ns: 100,
+        stop: &stop,
+    };
+    assert_eq!(stalled.left_ns(150, 100), 50);
+    assert_eq!(stalled.left_ns(250, 100), 0);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(until.left_ns(0, 0), 0);
 }
 
 #[test]

@@ -141,7 +141,11 @@ fn flow_thread(
     }
     let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
-    let sock = match socket::open(&plan) {
+    let end_ns = match plan.end_ns() {
+        u64::MAX => u64::MAX,
+        end => t0.saturating_add(end),
+    };
+    let sock = match socket::open(&plan, end_ns) {
         Ok(s) => s,
         Err(e) => {
             let mut stats = SendStats::ended(e);
@@ -159,14 +163,14 @@ fn flow_thread(
             &mut socket::UdpTx::new(sock, &plan, run),
             &stop,
         ),
-        Proto::Tcp => match socket::TcpTx::new(sock, &plan, run, Arc::clone(&stop)) {
-            Ok(mut tx) => run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop),
-            Err(e) => SendStats::ended(SendError {
-                kind: ErrorKind::of(&e),
-                fatal: true,
-                message: e.to_string(),
-            }),
-        },
+        Proto::Tcp => run_flow(
+            &mut pacer,
+            t0,
+            w,
+            &mut clock,
+            &mut socket::TcpTx::new(sock, &plan, run),
+            &stop,
+        ),
     };
     FlowResult { plan, stats }
 }

@@ -1,22 +1,29 @@
 //! The real transmits: a connected UDP socket that sends a batch with one `sendmmsg`, and a
 //! TCP connection that writes a batch of framed messages as one buffer. Both write the
 //! [`Header`](crate::message::Header) into each message and set TOS/TTL per phase.
+//!
+//! Sends never block: each call is non-blocking (`MSG_DONTWAIT`), and when the kernel takes
+//! nothing the transmit polls for room in slices of at most [`POLL_SLICE_NS`], giving up at
+//! the flow's end, after a stall, or on a stop request ([`Wait`]). A cut TCP flow is
+//! reset (SO_LINGER 0), so its queued bytes do not trickle out after the run.
 
-use super::flow::{BatchResult, ErrorKind, Outgoing, SendError, Transmit, MAX_BATCH};
+use super::flow::{BatchResult, ErrorKind, Outgoing, SendError, Transmit, Wait, MAX_BATCH};
 use crate::message::Header;
 use crate::plan::{FlowPlan, Phase};
 use crate::rate::{message_bytes, Bytes, Proto};
+use dualbench_common::clock::monotonic_ns;
 use dualbench_common::Family;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a TCP connect may take before the flow is reported as timed out.
+/// How long a TCP connect may take before the flow is reported as timed out (less when the
+/// flow ends sooner).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Longest single wait for room in a socket, so a stop request is noticed within it.
+pub const POLL_SLICE_NS: u64 = 100_000_000;
 
 fn error(e: &io::Error, fatal: bool) -> SendError {
     SendError {
@@ -26,8 +33,10 @@ fn error(e: &io::Error, fatal: bool) -> SendError {
     }
 }
 
-/// Open the flow's socket: bound to its SRC port if given, connected to its DST.
-pub fn open(plan: &FlowPlan) -> Result<Socket, SendError> {
+/// Open the flow's socket: bound to its SRC port if given, connected to its DST. A TCP
+/// connect waits at most [`CONNECT_TIMEOUT`], and never past `end_ns` (the flow's end,
+/// CLOCK_MONOTONIC ns).
+pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
     let family = Family::of_addr(&plan.dst);
     let (domain, ty, proto) = match plan.proto {
         Proto::Udp => (Domain::for_address(plan.dst), Type::DGRAM, Protocol::UDP),
@@ -55,9 +64,12 @@ pub fn open(plan: &FlowPlan) -> Result<Socket, SendError> {
         Proto::Udp => sock.connect(&dst),
         // No Nagle: each message leaves at its time as its own ceil(size / MSS) segments,
         // as the byte accounting in `rate` counts it.
-        Proto::Tcp => sock
-            .connect_timeout(&dst, CONNECT_TIMEOUT)
-            .and_then(|_| sock.set_nodelay(true)),
+        Proto::Tcp => {
+            let left = end_ns.saturating_sub(monotonic_ns()).max(1_000_000);
+            let limit = CONNECT_TIMEOUT.min(Duration::from_nanos(left));
+            sock.connect_timeout(&dst, limit)
+                .and_then(|_| sock.set_nodelay(true))
+        }
     };
     connected.map_err(|e| error(&e, true))?;
     Ok(sock)
@@ -113,7 +125,7 @@ impl Transmit for UdpTx {
         let _ = apply_phase(&self.sock, self.family, phase);
     }
 
-    fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
         let n = batch.len().min(MAX_BATCH);
         let mut iov: [libc::iovec; MAX_BATCH] = unsafe { std::mem::zeroed() };
         // SAFETY: mmsghdr is plain data; all-zero is a valid empty header.
@@ -135,31 +147,43 @@ impl Transmit for UdpTx {
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
         }
-        // SAFETY: msgs[..n] point at iov[..n], which point into self.bufs; all outlive the call.
-        let rc = unsafe {
-            libc::sendmmsg(
-                self.sock.as_raw_fd(),
-                msgs.as_mut_ptr(),
-                n as libc::c_uint,
-                0,
-            )
-        };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
+        let progress = monotonic_ns();
+        loop {
+            // SAFETY: msgs[..n] point at iov[..n], which point into self.bufs; all outlive
+            // the call.
+            let rc = unsafe {
+                libc::sendmmsg(
+                    self.sock.as_raw_fd(),
+                    msgs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if rc >= 0 {
                 return BatchResult {
-                    sent: 0,
-                    error: None,
+                    sent: rc as usize,
+                    ..BatchResult::default()
                 };
             }
-            return BatchResult {
-                sent: 0,
-                error: Some(error(&e, false)),
-            };
-        }
-        BatchResult {
-            sent: rc as usize,
-            error: None,
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => {
+                    if !await_room(&self.sock, wait, progress) {
+                        return BatchResult {
+                            gave_up: true,
+                            ..BatchResult::default()
+                        };
+                    }
+                }
+                _ => {
+                    return BatchResult {
+                        sent: 0,
+                        error: Some(error(&e, false)),
+                        gave_up: false,
+                    }
+                }
+            }
         }
     }
 
@@ -174,54 +198,42 @@ pub struct TcpTx {
     family: Family,
     flow: u32,
     run: u32,
-    stop: Arc<AtomicBool>,
     buf: Vec<u8>,
 }
 
 impl TcpTx {
-    pub fn new(
-        sock: Socket,
-        plan: &FlowPlan,
-        run: u32,
-        stop: Arc<AtomicBool>,
-    ) -> io::Result<TcpTx> {
-        // Short send timeouts let a writer blocked by a full window notice a stop request.
-        sock.set_write_timeout(Some(Duration::from_millis(100)))?;
-        Ok(TcpTx {
+    pub fn new(sock: Socket, plan: &FlowPlan, run: u32) -> TcpTx {
+        TcpTx {
             sock,
             family: Family::of_addr(&plan.dst),
             flow: plan.flow,
             run,
-            stop,
             buf: Vec::new(),
-        })
+        }
     }
 
-    /// Write all of `self.buf`; returns how many bytes went out and the error that stopped it.
-    fn write_all(&mut self) -> (usize, Option<io::Error>) {
+    /// Write all of `self.buf`, waiting for room no longer than `wait` allows; returns how
+    /// many bytes went out, the error that stopped it, and whether it gave up waiting.
+    fn write_all(&mut self, wait: &Wait) -> (usize, Option<io::Error>, bool) {
         let mut off = 0;
+        let mut progress = monotonic_ns();
         while off < self.buf.len() {
-            match self
-                .sock
-                .send_with_flags(&self.buf[off..], libc::MSG_NOSIGNAL)
-            {
-                Ok(n) => off += n,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    if self.stop.load(Ordering::Relaxed) {
-                        return (off, None);
+            let flags = libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT;
+            match self.sock.send_with_flags(&self.buf[off..], flags) {
+                Ok(n) => {
+                    off += n;
+                    progress = monotonic_ns();
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !await_room(&self.sock, wait, progress) {
+                        return (off, None, true);
                     }
                 }
-                Err(e) => return (off, Some(e)),
+                Err(e) => return (off, Some(e), false),
             }
         }
-        (off, None)
+        (off, None, false)
     }
 }
 
@@ -230,7 +242,7 @@ impl Transmit for TcpTx {
         let _ = apply_phase(&self.sock, self.family, phase);
     }
 
-    fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
         self.buf.clear();
         let mut ends = Vec::with_capacity(batch.len());
         for m in batch {
@@ -247,16 +259,46 @@ impl Transmit for TcpTx {
             header.emit(&mut self.buf[start..]);
             ends.push(self.buf.len());
         }
-        let (written, err) = self.write_all();
-        let sent = ends.iter().filter(|&&end| end <= written).count();
-        // Without an error a short write means a stop request: the loop ends the flow.
+        let (written, err, gave_up) = self.write_all(wait);
         BatchResult {
-            sent,
+            sent: ends.iter().filter(|&&end| end <= written).count(),
             error: err.map(|e| error(&e, true)),
+            gave_up,
         }
     }
 
     fn bytes(&self, size: u64) -> Bytes {
         message_bytes(Proto::Tcp, self.family, size)
     }
+
+    /// Count what is still queued (SIOCOUTQ: unsent and unacknowledged bytes), then reset
+    /// the connection so the kernel drops it instead of retrying for minutes.
+    fn cut(&mut self) -> Option<u64> {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: SIOCOUTQ (TIOCOUTQ) writes one int into `queued`.
+        let rc = unsafe { libc::ioctl(self.sock.as_raw_fd(), libc::TIOCOUTQ, &mut queued) };
+        let _ = self.sock.set_linger(Some(Duration::ZERO));
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+        (rc == 0).then_some(queued.max(0) as u64)
+    }
+}
+
+/// Wait until `sock` has room, in slices of at most [`POLL_SLICE_NS`]; false when `wait`
+/// says to give up (the flow's end, a stall since the last byte left at `progress`, or a
+/// stop).
+fn await_room(sock: &Socket, wait: &Wait, progress: u64) -> bool {
+    let left = wait.left_ns(monotonic_ns(), progress);
+    if left == 0 {
+        return false;
+    }
+    let slice_ms = left.min(POLL_SLICE_NS).div_ceil(1_000_000) as libc::c_int;
+    let mut pfd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd that lives across the call. Whatever it returns (room, an error
+    // for the next send to report, a timeout, EINTR), the caller tries again.
+    unsafe { libc::poll(&mut pfd, 1, slice_ms) };
+    true
 }

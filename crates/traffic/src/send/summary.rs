@@ -1,8 +1,9 @@
 //! The JSON summary of a send run (schema `dualbench.traffic.send/1`): per flow what was
 //! scheduled, sent and failed, the rates achieved counted three ways, send-time lateness;
-//! per class (tcp_v4 ...) and family, the achieved mix. A pure function of a [`SendRun`].
+//! per class (tcp_v4 ...) and family, the achieved mix; flows cut at their end with data
+//! unsent, and how much. A pure function of a [`SendRun`].
 
-use super::flow::SendStats;
+use super::flow::{Cut, SendStats};
 use super::{FlowResult, SendRun};
 use crate::profile::{class_key, CLASSES};
 use crate::rate::{Bytes, Counting, Proto};
@@ -20,6 +21,9 @@ pub struct SendSummary {
     pub start_monotonic_ns: u64,
     pub duration_s: f64,
     pub interrupted: Option<String>,
+    /// Flows whose end came while a send still waited for the kernel (a dead or frozen
+    /// path), summed; null when none was.
+    pub cut: Option<CutTotal>,
     pub generator: Generator,
     pub flows: Vec<FlowSummary>,
     pub classes: BTreeMap<&'static str, Aggregate>,
@@ -41,7 +45,7 @@ pub struct FlowSummary {
     pub proto: Proto,
     pub family: Family,
     pub dst: String,
-    /// completed, interrupted, refused, unreachable, reset, timeout or other.
+    /// completed, interrupted, cut, refused, unreachable, reset, timeout or other.
     pub status: String,
     pub error: Option<String>,
     pub scheduled: u64,
@@ -52,6 +56,29 @@ pub struct FlowSummary {
     pub active_s: f64,
     pub rate_bps: Rates,
     pub lateness_us: Option<Micros>,
+    /// Set when the flow was cut with data unsent (status `cut`, or `timeout` after a stall).
+    pub cut: Option<CutSummary>,
+}
+
+/// What one cut flow left unsent.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+pub struct CutSummary {
+    /// When it was cut, seconds since time zero.
+    pub at_s: f64,
+    /// Messages never (wholly) written, and their payload bytes.
+    pub unwritten_messages: u64,
+    pub unwritten_bytes: u64,
+    /// Bytes written but still queued in the kernel, discarded by the cut (TCP only).
+    pub queued_bytes: Option<u64>,
+}
+
+/// The cut flows of a run, summed.
+#[derive(Debug, Serialize, Default, PartialEq)]
+pub struct CutTotal {
+    pub flows: u64,
+    pub unwritten_messages: u64,
+    pub unwritten_bytes: u64,
+    pub queued_bytes: u64,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -107,6 +134,7 @@ pub fn summarize(
     let whole = total.bytes;
     finish(&mut total, &whole, span_s);
     let messages = total.sent;
+    let cut = cut_total(&flows);
     let cpu_ns_per_message =
         (messages > 0).then(|| round3((run.cpu_user_s + run.cpu_sys_s) * 1e9 / messages as f64));
     SendSummary {
@@ -117,6 +145,7 @@ pub fn summarize(
         start_monotonic_ns: run.t0_ns,
         duration_s: round6(duration_s),
         interrupted,
+        cut,
         generator: Generator {
             cpu_user_s: round3(run.cpu_user_s),
             cpu_sys_s: round3(run.cpu_sys_s),
@@ -128,6 +157,17 @@ pub fn summarize(
         families,
         total,
     }
+}
+
+fn cut_total(flows: &[FlowSummary]) -> Option<CutTotal> {
+    let mut total = CutTotal::default();
+    for c in flows.iter().filter_map(|f| f.cut.as_ref()) {
+        total.flows += 1;
+        total.unwritten_messages += c.unwritten_messages;
+        total.unwritten_bytes += c.unwritten_bytes;
+        total.queued_bytes += c.queued_bytes.unwrap_or(0);
+    }
+    (total.flows > 0).then_some(total)
 }
 
 fn add(agg: &mut Aggregate, f: &FlowSummary) {
@@ -163,14 +203,25 @@ fn flow_summary(f: &FlowResult, run: &SendRun) -> FlowSummary {
         active_s: round6(active_ns(f, run) as f64 / 1e9),
         rate_bps: Rates::of(&s.bytes, active_ns(f, run) as f64 / 1e9),
         lateness_us: Micros::of(&s.lateness),
+        cut: s.cut.map(|c| cut_summary(&c, run.t0_ns)),
+    }
+}
+
+fn cut_summary(c: &Cut, t0_ns: u64) -> CutSummary {
+    CutSummary {
+        at_s: round6(c.at_ns.saturating_sub(t0_ns) as f64 / 1e9),
+        unwritten_messages: c.unwritten_messages,
+        unwritten_bytes: c.unwritten_bytes,
+        queued_bytes: c.queued_bytes,
     }
 }
 
 fn status(s: &SendStats) -> String {
-    match (s.ended_by, s.interrupted) {
-        (Some(kind), _) => format!("{kind:?}").to_lowercase(),
-        (None, true) => "interrupted".into(),
-        (None, false) => "completed".into(),
+    match (s.ended_by, s.interrupted, s.cut.is_some()) {
+        (Some(kind), _, _) => format!("{kind:?}").to_lowercase(),
+        (None, true, _) => "interrupted".into(),
+        (None, false, true) => "cut".into(),
+        (None, false, false) => "completed".into(),
     }
 }
 
@@ -206,7 +257,7 @@ mod tests {
     use crate::pacer::FlowPacer;
     use crate::plan::plan;
     use crate::script::parse;
-    use crate::send::flow::{BatchResult, Outgoing, Transmit};
+    use crate::send::flow::{BatchResult, Outgoing, Transmit, Wait};
     use crate::send::FlowResult;
     use std::sync::atomic::AtomicBool;
 
@@ -223,10 +274,10 @@ mod tests {
     struct Sent(Family, Proto);
     impl Transmit for Sent {
         fn enter_phase(&mut self, _: &crate::plan::Phase) {}
-        fn send(&mut self, batch: &[Outgoing]) -> BatchResult {
+        fn send(&mut self, batch: &[Outgoing], _: &Wait) -> BatchResult {
             BatchResult {
                 sent: batch.len(),
-                error: None,
+                ..BatchResult::default()
             }
         }
         fn bytes(&self, size: u64) -> Bytes {
@@ -283,5 +334,47 @@ mod tests {
         );
         assert_eq!(s.generator.cpu_ns_per_message, Some(1_000_000.0));
         assert_eq!(s.flows[0].lateness_us.as_ref().unwrap().max, 0.001);
+    }
+
+    #[test]
+    fn cut_flows_are_named_and_summed() {
+        let mut run = fixed_run();
+        for (f, queued) in run.flows.iter_mut().zip([Some(1000), None]) {
+            f.stats.cut = Some(Cut {
+                at_ns: run.t0_ns + 2_000_000_000,
+                unwritten_messages: 10,
+                unwritten_bytes: 10_000,
+                queued_bytes: queued,
+            });
+        }
+        run.flows[1].stats.ended_by = Some(crate::send::flow::ErrorKind::Timeout);
+        let s = summarize(&run, "x.mgn", Counting::Ip, 5, None);
+        assert_eq!(s.flows[0].status, "cut");
+        assert_eq!(
+            s.flows[1].status, "timeout",
+            "a stalled flow ends as a timeout"
+        );
+        assert_eq!(
+            s.flows[0].cut,
+            Some(CutSummary {
+                at_s: 2.0,
+                unwritten_messages: 10,
+                unwritten_bytes: 10_000,
+                queued_bytes: Some(1000),
+            })
+        );
+        assert_eq!(
+            s.cut,
+            Some(CutTotal {
+                flows: 2,
+                unwritten_messages: 20,
+                unwritten_bytes: 20_000,
+                queued_bytes: 1000,
+            })
+        );
+        assert_eq!(
+            summarize(&fixed_run(), "x", Counting::Ip, 5, None).cut,
+            None
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! `dualbench traffic sink`: listens for UDP and TCP on every `--listen` address (both
 //! protocols on each port, either family), and in one event loop reads messages, hands
-//! them to [`stats::SinkStats`] and, if asked, writes MGEN `RECV` lines. It runs until its
-//! duration limit or SIGINT/SIGTERM, then returns what it measured.
+//! them to [`stats::SinkStats`] and, if asked, writes MGEN `RECV` lines (a write error
+//! there is said once and ends only the log). It runs until its duration limit or
+//! SIGINT/SIGTERM/SIGHUP, then returns what it measured.
 
 pub mod mgen_log;
 pub mod stats;
@@ -29,8 +30,8 @@ const FIRST_CONN_TOKEN: usize = 1 << 20;
 pub struct SinkConfig {
     pub duration_ns: u64,
     pub window_ns: u64,
-    /// Where to write MGEN-style log lines, if anywhere.
-    pub mgen_log: Option<Box<dyn Write>>,
+    /// Where to write MGEN-style log lines, if anywhere, and its name for messages.
+    pub mgen_log: Option<(String, Box<dyn Write>)>,
 }
 
 /// What a finished sink hands back.
@@ -60,6 +61,7 @@ struct Sink {
     next_token: usize,
     stats: SinkStats,
     log: Option<Box<dyn Write>>,
+    log_name: String,
     log_error: Option<String>,
     /// Unix ns minus monotonic ns, to print monotonic times as wall-clock ones.
     unix_offset: i128,
@@ -74,24 +76,57 @@ pub struct Bound {
     pub addrs: Vec<SocketAddr>,
 }
 
-/// Bind UDP and TCP on every address.
+/// Bind UDP and TCP on every address. A mistake in the addresses (given twice, not on
+/// this host, a port taken) is a usage error with a hint, found before anything is written.
 pub fn bind(listen: &[SocketAddr]) -> Result<Bound> {
+    if let Some(twice) = given_twice(listen) {
+        return Err(Failure::usage(format!(
+            "--listen {twice} is given twice: give each address once"
+        )));
+    }
     let mut bound = Bound {
         udp: Vec::new(),
         tcp: Vec::new(),
         addrs: Vec::new(),
     };
     for addr in listen {
-        let ctx = |what: &str, e: io::Error| {
-            Failure::runtime(format!("listening on {addr} ({what}): {e}"))
-        };
-        let tcp = tcp_listener(*addr).map_err(|e| ctx("TCP", e))?;
-        let real = tcp.local_addr().map_err(|e| ctx("TCP", e))?;
-        bound.udp.push(udp_socket(real).map_err(|e| ctx("UDP", e))?);
+        let tcp = tcp_listener(*addr).map_err(|e| bind_failure(*addr, "TCP", &e))?;
+        let real = tcp
+            .local_addr()
+            .map_err(|e| bind_failure(*addr, "TCP", &e))?;
+        bound
+            .udp
+            .push(udp_socket(real).map_err(|e| bind_failure(real, "UDP", &e))?);
         bound.tcp.push(tcp);
         bound.addrs.push(real);
     }
     Ok(bound)
+}
+
+/// The first address (with a port of its own, not 0) that the list holds twice.
+fn given_twice(listen: &[SocketAddr]) -> Option<SocketAddr> {
+    listen
+        .iter()
+        .enumerate()
+        .find(|(i, a)| a.port() != 0 && listen[..*i].contains(a))
+        .map(|(_, a)| *a)
+}
+
+/// One line for a socket that cannot listen: a usage error with what to do where the
+/// cause is the address or port given, else a run-time error.
+fn bind_failure(addr: SocketAddr, proto: &str, e: &io::Error) -> Failure {
+    let hint = match e.raw_os_error() {
+        Some(libc::EADDRINUSE) => {
+            "another program uses that port, or another --listen covers it (0.0.0.0 and [::] cover every address of their family): choose another port"
+        }
+        Some(libc::EADDRNOTAVAIL) => {
+            "that address is not on any interface of this host (or network namespace): see `ip address`"
+        }
+        Some(libc::EACCES) => "ports below 1024 need root: choose a higher port",
+        Some(libc::EAFNOSUPPORT) => "this host has no IPv6: listen on an IPv4 address",
+        _ => return Failure::runtime(format!("cannot listen on {addr} ({proto}): {e}")),
+    };
+    Failure::usage(format!("cannot listen on {addr} ({proto}): {e}; {hint}"))
 }
 
 fn tcp_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -147,7 +182,11 @@ pub fn run(config: SinkConfig, bound: Bound, stop: &Stop) -> Result<SinkRun> {
         conns: HashMap::new(),
         next_token: FIRST_CONN_TOKEN,
         stats: SinkStats::new(start_ns, config.window_ns),
-        log: config.mgen_log,
+        log_name: config
+            .mgen_log
+            .as_ref()
+            .map_or(String::new(), |(name, _)| name.clone()),
+        log: config.mgen_log.map(|(_, out)| out),
         log_error: None,
         unix_offset: start_unix_ns as i128 - start_ns as i128,
         chunk: vec![0u8; 65_536],
@@ -347,10 +386,19 @@ impl Sink {
     fn write_log(&mut self, line: String) {
         if let Some(log) = self.log.as_mut() {
             if let Err(e) = log.write_all(line.as_bytes()) {
-                self.log_error = Some(e.to_string());
-                self.log = None;
+                self.log_failed(e);
             }
         }
+    }
+
+    /// Say once, when it happens, that the MGEN log stops; measuring goes on.
+    fn log_failed(&mut self, e: io::Error) {
+        eprintln!(
+            "dualbench traffic sink: writing the MGEN log {}: {e}; the log stops here (its last line may be cut), the sink goes on measuring",
+            self.log_name
+        );
+        self.log_error = Some(e.to_string());
+        self.log = None;
     }
 
     fn finish(&mut self, end_ns: u64) {
@@ -366,7 +414,41 @@ impl Sink {
         let end_unix = (end_ns as i128 + self.unix_offset).max(0) as u64;
         self.write_log(mgen_log::stop_line(end_unix));
         if let Some(Err(e)) = self.log.as_mut().map(|log| log.flush()) {
-            self.log_error = Some(e.to_string());
+            self.log_failed(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_mistakes_are_usage_errors_with_one_hint() {
+        let a: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let v6: SocketAddr = "[::1]:5000".parse().unwrap();
+        assert_eq!(given_twice(&[a, v6, a]), Some(a));
+        assert_eq!(given_twice(&[a, v6]), None);
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert_eq!(
+            given_twice(&[any, any]),
+            None,
+            "port 0 twice is two free ports"
+        );
+        let errno = io::Error::from_raw_os_error;
+        let e = bind_failure(a, "TCP", &errno(libc::EADDRNOTAVAIL));
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message.ends_with("; that address is not on any interface of this host (or network namespace): see `ip address`"),
+            "{}",
+            e.message
+        );
+        let e = bind_failure(a, "UDP", &errno(libc::EADDRINUSE));
+        assert!(
+            e.message.contains("another --listen covers it"),
+            "{}",
+            e.message
+        );
+        assert_eq!(bind_failure(a, "UDP", &errno(libc::ENOBUFS)).exit_code(), 1);
     }
 }

@@ -7,7 +7,7 @@
 use super::lock::{self, InterfaceLock};
 use super::poll::{Epoll, Timer};
 use super::pool::{Pool, Slot, SLOT_BYTES};
-use super::socket::{interface_index, IoBatch, PacketSocket, VNET_HDR_LEN};
+use super::socket::{interface_index, require_ethernet, IoBatch, PacketSocket, VNET_HDR_LEN};
 use crate::core::Direction;
 use crate::spec::LinkSpec;
 use crate::stats::{self, Directions, Measured, Report};
@@ -70,12 +70,18 @@ struct Wire {
     start_unix_ns: u64,
 }
 
-/// Run until SIGTERM/SIGINT or the duration ends; the stats file is written at exit.
+/// Run until SIGTERM/SIGINT/SIGHUP or the duration ends; the stats file is written at
+/// exit. The interfaces and the stats path are checked before anything starts.
 pub fn run(config: WireConfig) -> Result<()> {
+    require_ethernet("--a", &config.a)?;
+    require_ethernet("--b", &config.b)?;
+    if let Some(path) = &config.stats {
+        stats::check_writable(path)?;
+    }
     let stop = Arc::new(AtomicUsize::new(0));
     let (signal_rx, signal_tx) = UnixStream::pair()?;
     signal_rx.set_nonblocking(true)?;
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+    for sig in dualbench_common::signals::stop_signals() {
         signal_hook::flag::register_usize(sig, Arc::clone(&stop), sig as usize)?;
         signal_hook::low_level::pipe::register(sig, signal_tx.try_clone()?)?;
     }
@@ -410,14 +416,12 @@ fn interface_alive(socket: &PacketSocket, why: &str) -> Result<()> {
     )))
 }
 
-/// Why to stop now, if at all.
+/// Why to stop now, if at all: the signal's name, or "duration".
 fn stopped(stop: &AtomicUsize, end: Option<u64>, now: u64) -> Option<String> {
     match stop.load(Ordering::Relaxed) {
-        0 => {}
-        s if s == signal_hook::consts::SIGINT as usize => return Some("SIGINT".into()),
-        _ => return Some("SIGTERM".into()),
+        0 => end.filter(|&e| now >= e).map(|_| "duration".into()),
+        sig => Some(dualbench_common::signals::name(sig as i32).into()),
     }
-    end.filter(|&e| now >= e).map(|_| "duration".into())
 }
 
 fn drain(mut rx: &UnixStream) {

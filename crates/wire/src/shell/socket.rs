@@ -297,3 +297,55 @@ pub fn interface_index(name: &str) -> Result<i32> {
     }
     Ok(index as i32)
 }
+
+/// Refuse an interface that cannot carry the wire's frames: it forwards whole Ethernet
+/// frames, so the interface must be Ethernet (ARPHRD_ETHER, what `/sys/class/net/IF/type`
+/// shows as 1: veth, a NIC, a bridge port). Loopback, tunnels and the like are a usage
+/// error naming `flag`. Asked of the kernel in the current network namespace (SIOCGIFHWADDR).
+pub fn require_ethernet(flag: &str, name: &str) -> Result<()> {
+    interface_index(name)?;
+    let kind = hardware_type(name).map_err(|e| {
+        Failure::runtime(format!(
+            "{flag} {name}: cannot read the interface's type: {e}"
+        ))
+    })?;
+    if kind == libc::ARPHRD_ETHER {
+        return Ok(());
+    }
+    let what = match kind {
+        libc::ARPHRD_LOOPBACK => "loopback, whose frames have no Ethernet header".to_string(),
+        libc::ARPHRD_NONE => {
+            "a device without link-layer headers (a tun or WireGuard device?)".into()
+        }
+        other => format!("link type {other}"),
+    };
+    Err(Failure::usage(format!(
+        "{flag} {name}: not an Ethernet interface ({what}): the wire forwards Ethernet frames, so give a veth or another Ethernet device (one whose /sys/class/net/IF/type is 1)"
+    )))
+}
+
+/// The ARPHRD_* type of interface `name`.
+fn hardware_type(name: &str) -> io::Result<u16> {
+    // SAFETY: ifreq is plain data; all-zero is a valid starting value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    let bytes = name.as_bytes();
+    if bytes.len() >= req.ifr_name.len() {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    for (dst, src) in req.ifr_name.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: a plain datagram socket, closed by OwnedFd.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: SIOCGIFHWADDR reads the name from and writes the address into `req`.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel filled ifru_hwaddr for this request.
+    Ok(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
+}

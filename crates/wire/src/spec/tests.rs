@@ -33,6 +33,20 @@ fn times_are_exact() {
 }
 
 #[test]
+fn delay_and_jitter_share_the_testbeds_bound_of_60s() {
+    assert_eq!(
+        parse_link_spec("delay=60s").unwrap().delay_ns,
+        60_000_000_000
+    );
+    let e = err("delay=1000000s");
+    assert!(
+        e.contains("delay=1000000s: 1000000s is too long: delays and jitter are at most 60s ("),
+        "{e}"
+    );
+    assert!(err("delay=1s,jitter=60.000001s").contains("jitter=60.000001s: 60.000001s is too long"));
+}
+
+#[test]
 fn rates_and_queues() {
     assert_eq!(parse_rate_bps("1Gbit").unwrap(), 1_000_000_000);
     assert_eq!(parse_rate_bps("64kbit").unwrap(), 64_000);
