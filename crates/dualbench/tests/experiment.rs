@@ -507,6 +507,229 @@ fn db_runs(db: &Path) -> i64 {
         .unwrap_or(0)
 }
 
+/// `dualbench experiment` of RESUMABLE, named `name`, in `dir`, with SIGHUP at its default
+/// (a test run under `nohup` would otherwise hand its ignored SIGHUP on). Returns the
+/// database's path and the running experiment.
+fn start_resumable(dir: &Path, name: &str) -> (PathBuf, std::process::Child) {
+    use std::os::unix::process::CommandExt;
+    let plan = dir.join("plan.toml");
+    std::fs::write(&plan, RESUMABLE.replace("ci-resume", name)).unwrap();
+    let db = dir.join("results.db");
+    let mut cmd = dualbench();
+    cmd.arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("runs"))
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    (db, cmd.spawn().unwrap())
+}
+
+/// Wait until `stored` runs are in the database and the next one has started (its folder
+/// exists), failing if the experiment ends first.
+fn wait_for_run_in_flight(db: &Path, dir: &Path, stored: i64, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the experiment ended too early"
+        );
+        let started = run_dirs(dir).len() as i64;
+        if db_runs(db) >= stored && started > db_runs(db) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no run {} within 60 s",
+            stored + 1
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The folders of the counted runs started so far (`run-<repeat>-<id>`).
+fn run_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for exp in std::fs::read_dir(dir.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for group in std::fs::read_dir(exp.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for run in std::fs::read_dir(group.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if run.file_name().to_string_lossy().starts_with("run-") {
+                    found.push(run.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The first group's server as the runner recorded it: its pid (`server.pid`) and its
+/// loopback port (from `server.cmd`).
+fn recorded_server(dir: &Path) -> (u32, u16) {
+    let exp = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let group = exp.path().join("g000-dualbench-static");
+    let pid = std::fs::read_to_string(group.join("server.pid")).unwrap();
+    let cmd = std::fs::read_to_string(group.join("server.cmd")).unwrap();
+    let port = cmd
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("127.0.0.1:"))
+        .expect("server.cmd listens on 127.0.0.1");
+    (pid.trim().parse().unwrap(), port.parse().unwrap())
+}
+
+fn accepts(port: u16) -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+}
+
+/// Live processes (not zombies) whose command line names loopback `port` (either family):
+/// the server and the `dualbench run` against it.
+fn processes_naming(port: u16) -> Vec<String> {
+    let needles = [format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if needles.iter().any(|n| cmdline.contains(n)) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// Wait up to `limit` for `port` to stop accepting and every process naming it to end.
+fn gone_within(port: u16, limit: Duration) -> std::result::Result<Duration, String> {
+    let start = Instant::now();
+    loop {
+        let left = processes_naming(port);
+        if !accepts(port) && left.is_empty() {
+            return Ok(start.elapsed());
+        }
+        if start.elapsed() > limit {
+            return Err(format!("accepts: {}, processes: {left:?}", accepts(port)));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sighup_interrupts_like_ctrl_c_and_stops_the_server() {
+    let dir = scratch("sighup");
+    let (db, mut child) = start_resumable(&dir, "ci-hup");
+    wait_for_run_in_flight(&db, &dir, 1, &mut child);
+    let (_, port) = recorded_server(&dir);
+    assert!(accepts(port), "the server listens during the run");
+    // SAFETY: kill(2) on the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "ended by SIGHUP: {err}");
+    let kept = db_runs(&db);
+    assert!(
+        err.contains(&format!(
+            "interrupted: {kept} of 6 runs of ci-hup are stored"
+        )) && err.contains("--resume"),
+        "{err}"
+    );
+    assert_eq!(sql(&db, "SELECT status FROM experiments"), "interrupted");
+    // The runner stopped the server and the run before it exited.
+    gone_within(port, Duration::ZERO).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_sigkilled_experiment_takes_its_server_and_run_with_it() {
+    let dir = scratch("sigkill");
+    let (db, mut child) = start_resumable(&dir, "ci-kill");
+    wait_for_run_in_flight(&db, &dir, 1, &mut child);
+    let (_, port) = recorded_server(&dir);
+    assert!(accepts(port), "the server listens during the run");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_naming(port).len() < 2 {
+        let found = processes_naming(port);
+        assert!(Instant::now() < deadline, "the server and a run: {found:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let took = gone_within(port, Duration::from_secs(2))
+        .unwrap_or_else(|left| panic!("2 s after SIGKILL: {left}"));
+    eprintln!("server and run gone {took:?} after the SIGKILL");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_server_that_dies_during_a_run_fails_the_experiment_and_the_run_is_not_stored() {
+    let dir = scratch("serverdies");
+    let (db, mut child) = start_resumable(&dir, "ci-dies");
+    wait_for_run_in_flight(&db, &dir, 1, &mut child);
+    let stored = db_runs(&db);
+    let (pid, port) = recorded_server(&dir);
+    // SAFETY: kill(2) on the server's recorded pid, alive (it accepts) until now.
+    assert!(accepts(port));
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let failures: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("dualbench:"))
+        .collect();
+    assert_eq!(failures.len(), 1, "one line after the progress: {err}");
+    let line = failures[0];
+    for wanted in [
+        format!("ci-dies ({stored} runs stored; --resume continues)"),
+        format!("the server died during run {}/6 (", stored + 1),
+        "which is not stored".to_string(),
+        format!("dualbench (pid {pid}) exited (signal: 9 (SIGKILL))"),
+    ] {
+        assert!(line.contains(&wanted), "{wanted:?} in {line}");
+    }
+    assert_eq!(
+        db_runs(&db),
+        stored,
+        "the run the server died in is not stored"
+    );
+    let started = run_dirs(&dir);
+    assert_eq!(started.len() as i64, stored + 1, "{started:?}");
+    let ids = sql(&db, "SELECT group_concat(id) FROM runs");
+    let unstored: Vec<_> = started
+        .iter()
+        .filter(|d| !ids.contains(d.to_string_lossy().rsplit('-').next().unwrap()))
+        .collect();
+    assert_eq!(unstored.len(), 1, "{started:?} vs {ids}");
+    assert_eq!(sql(&db, "SELECT status FROM experiments"), "failed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_plans_are_one_clear_line() {
     let dir = scratch("bad");

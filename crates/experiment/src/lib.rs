@@ -10,6 +10,7 @@
 pub mod db;
 mod env;
 pub mod hist;
+mod lifetime;
 pub mod plan;
 pub mod report;
 pub mod results;

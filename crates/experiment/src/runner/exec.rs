@@ -31,13 +31,14 @@ pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
     std::fs::create_dir_all(dir)?;
     let out_path = dir.join("run.json");
     let err_path = dir.join("run.stderr");
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path)?)
         .stderr(std::fs::File::create(&err_path)?)
-        .process_group(0)
+        .process_group(0);
+    let mut child = crate::lifetime::end_with_this_thread(&mut cmd)
         .spawn()
         .map_err(|e| Failure::runtime(format!("cannot start {} ({e})", argv[0])))?;
     let status = loop {

@@ -66,7 +66,7 @@ pub fn run(opts: &Options) -> Result<()> {
         return db.finish_experiment(experiment, "complete", now());
     }
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in dualbench_common::signals::stop_signals() {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| Failure::runtime(e.to_string()))?;
     }
@@ -482,7 +482,18 @@ impl Context<'_> {
         let run_started = now();
         let argv = self.run_argv(point, running, at.bases, at.route.path);
         let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
-        let finished = match exec::run(&argv, &run_dir, self.stop)? {
+        let outcome = exec::run(&argv, &run_dir, self.stop);
+        // A run against a server that died during it measured refusals, not the server.
+        if !self.stopped() {
+            running.check_alive().map_err(|e| {
+                e.context(format!(
+                    "the server died during run {}/{} ({what}), which is not stored",
+                    progress.done_runs + 1,
+                    progress.total
+                ))
+            })?;
+        }
+        let finished = match outcome? {
             Outcome::Interrupted => return Ok(false),
             Outcome::Finished(f) => f,
         };

@@ -138,12 +138,13 @@ impl Background {
         };
         for (i, argv) in commands.iter().enumerate() {
             let log = std::fs::File::create(dir.join(format!("{tag}-{i}.log")))?;
-            let child = Command::new(&argv[0])
-                .args(&argv[1..])
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..])
                 .stdin(Stdio::null())
                 .stdout(log.try_clone()?)
                 .stderr(log)
-                .process_group(0)
+                .process_group(0);
+            let child = crate::lifetime::end_with_this_thread(&mut cmd)
                 .spawn()
                 .map_err(|e| Failure::runtime(format!("cannot start {tag} {} ({e})", argv[0])))?;
             background.children.push(child);

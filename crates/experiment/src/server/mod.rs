@@ -177,6 +177,7 @@ pub fn start(setup: &Setup) -> Result<Running> {
         .stdout(log.try_clone()?)
         .stderr(log)
         .process_group(0);
+    crate::lifetime::end_with_this_thread(&mut cmd);
     let child = cmd.spawn().map_err(|e| {
         Failure::runtime(format!(
             "cannot start {} ({e}); install its Debian package",
@@ -184,6 +185,7 @@ pub fn start(setup: &Setup) -> Result<Running> {
         ))
     })?;
     std::fs::write(setup.dir.join("server.cmd"), argv.join(" ") + "\n")?;
+    std::fs::write(setup.dir.join("server.pid"), format!("{}\n", child.id()))?;
     Ok(Running {
         kind: setup.kind,
         pid: child.id(),
