@@ -4,9 +4,10 @@
 //! Times, "Percentage of the requests served within", Total and HTML transferred), then
 //! the figures per family and how requests ended.
 //!
-//! The document holds every figure that report reads but one: how many responses closed
-//! their connection, from which a keep-alive run's "Keep-Alive requests" line is counted.
-//! For a keep-alive run that line is left out and a note at the top says so.
+//! Documents written before 2026-11-24 lack one figure that report reads: how many
+//! responses closed their connection (`closing_responses`), from which a keep-alive run's
+//! "Keep-Alive requests" line is counted. For such a document that line is left out and a
+//! note at the top says so.
 
 use dualbench_common::{Failure, Family, Result};
 use dualbench_load::record::Outcome;
@@ -18,16 +19,17 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The note printed above the report of a keep-alive run.
-pub const KEEPALIVE_NOTE: &str = "Note: \"Keep-Alive requests\" is left out: the stored run document does not count the responses that closed their connection.\n\n";
+pub const KEEPALIVE_NOTE: &str = "Note: \"Keep-Alive requests\" is left out: this stored run document (written before 2026-11-24) does not count the responses that closed their connection.\n\n";
 
 /// The text report of the run whose document is `doc_text`.
 pub fn render(doc_text: &str) -> Result<String> {
     let doc: Doc = serde_json::from_str(doc_text)
         .map_err(|e| Failure::runtime(format!("stored run document: {e}")))?;
+    let counted = doc.families.values().all(|f| f.closing_responses.is_some());
     let keepalive = doc.settings.keepalive;
     let mut summary = summary(doc)?;
     let mut out = String::new();
-    if keepalive {
+    if keepalive && !counted {
         summary.meta.keepalive = false;
         out.push_str(KEEPALIVE_NOTE);
     }
@@ -122,6 +124,9 @@ struct Fam {
     request_bytes: u64,
     #[serde(default)]
     connections: u64,
+    /// Absent from documents written before 2026-11-24.
+    #[serde(default)]
+    closing_responses: Option<u64>,
     #[serde(default)]
     late: u64,
     #[serde(default)]
@@ -221,6 +226,7 @@ fn stats(f: &Fam) -> Result<FamilyStats> {
         body_bytes: f.html_bytes,
         request_bytes: f.request_bytes,
         connections: f.connections,
+        closing_responses: f.closing_responses.unwrap_or(0),
         late: f.late,
         unsent: f.unsent,
         hist: histograms(&f.histograms)?,
@@ -369,10 +375,21 @@ mod tests {
     }
 
     #[test]
-    fn a_keepalive_run_says_which_line_the_document_cannot_give() {
+    fn a_keepalive_run_gives_back_its_keep_alive_count() {
         let original = run(true);
-        assert!(text::render(&original).contains("Keep-Alive requests:"));
-        let shown = render(&json::to_string(&original)).unwrap();
+        let printed = text::render(&original);
+        assert!(printed.contains("Keep-Alive requests:"), "{printed}");
+        assert_eq!(render(&json::to_string(&original)).unwrap(), printed);
+    }
+
+    #[test]
+    fn an_older_keepalive_document_says_which_line_it_cannot_give() {
+        let original = run(true);
+        let mut doc: serde_json::Value = serde_json::from_str(&json::to_string(&original)).unwrap();
+        for fam in doc["families"].as_object_mut().unwrap().values_mut() {
+            fam.as_object_mut().unwrap().remove("closing_responses");
+        }
+        let shown = render(&doc.to_string()).unwrap();
         let mut without = original.clone();
         without.meta.keepalive = false;
         assert_eq!(shown, format!("{KEEPALIVE_NOTE}{}", text::render(&without)));

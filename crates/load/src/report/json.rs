@@ -126,6 +126,7 @@ struct FamilyDoc {
     html_bytes: u64,
     request_bytes: u64,
     connections: u64,
+    closing_responses: u64,
     late: u64,
     unsent: u64,
     close: Close,
@@ -286,6 +287,7 @@ impl FamilyDoc {
             html_bytes: f.body_bytes,
             request_bytes: f.request_bytes,
             connections: f.connections,
+            closing_responses: f.closing_responses,
             late: f.late,
             unsent: f.unsent,
             close: Close {
