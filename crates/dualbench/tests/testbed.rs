@@ -155,6 +155,7 @@ fn bad_files_are_refused_with_file_line_and_key() {
         ("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"nope\"\n", ":5:5: key 'b': no host, router or switch named 'nope'"),
         ("[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n", ":4:8: key 'name': duplicate name 'a'"),
         ("[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"0kbit\"\n", ":8:8: key 'rate': rate '0kbit' is impossible"),
+        ("[[host]]\nname = \"a\"\nsysctl = { \"vm.swappiness\" = 10 }\n", ":3:12: key 'sysctl': 'vm.swappiness' is not per network namespace: it would change the whole machine"),
     ];
     for (body, want) in cases {
         let file = topology(&bed, body, "");
@@ -1126,4 +1127,77 @@ fn waiting_for_a_ready_port_costs_little_cpu() {
         sys < 0.5,
         "up used {sys} s of system time waiting 2 s: {said}"
     );
+}
+
+/// `sysctl -n KEY` in a node's namespace, trimmed.
+fn sysctl_in(bed: &Bed, node: &str, key: &str) -> String {
+    let ns = format!("db-{}-{node}", bed.name);
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns, "sysctl", "-n", key])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_nodes_own_sysctl_is_set_in_its_namespace_only() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("s");
+    let body = "[[host]]\nname = \"a\"\nsysctl = { \"net.ipv4.tcp_no_metrics_save\" = \"1\" }\n\
+                [[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let file = topology(&bed, body, "");
+    let out = bed.up(&file);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let on_a = sysctl_in(&bed, "a", "net.ipv4.tcp_no_metrics_save");
+    let on_b = sysctl_in(&bed, "b", "net.ipv4.tcp_no_metrics_save");
+    let status = bed.cmd("status").output().unwrap();
+    let down = bed.down();
+    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.assert_gone(&[]);
+    let _ = std::fs::remove_dir_all(&bed.root);
+    assert_eq!((on_a.as_str(), on_b.as_str()), ("1", "0"));
+    let shown = text(&status.stdout);
+    assert!(
+        shown.contains("    sysctl net.ipv4.tcp_no_metrics_save=1\n"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("sysctl").count(), 1, "{shown}");
+}
+
+#[test]
+fn a_sysctl_the_kernel_lacks_fails_up_in_one_line_and_leaves_nothing() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("k");
+    // netdev_max_backlog exists in the machine's namespace, not in a fresh one: `up` looks
+    // inside the node's namespace.
+    for key in ["net.ipv4.no_such_key", "net.core.netdev_max_backlog"] {
+        let body = format!(
+            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\nsysctl = {{ \"{key}\" = \"1\" }}\n\
+             [[link]]\na = \"a\"\nb = \"b\"\n"
+        );
+        let file = topology(&bed, &body, "");
+        let out = bed.up(&file);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let path = format!("/proc/sys/{}", key.replace('.', "/"));
+        assert!(
+            err.starts_with(&format!(
+                "dualbench: building testbed '{}': node b: sysctl {key}: {path} does not exist in the node's network namespace",
+                bed.name
+            )),
+            "{err}"
+        );
+        assert!(err.contains("everything made so far is removed"), "{err}");
+        bed.assert_gone_but_logs(&[]);
+        let down = bed.down();
+        assert!(down.status.success(), "{}", text(&down.stderr));
+        bed.assert_gone(&[]);
+    }
+    let _ = std::fs::remove_dir_all(&bed.root);
 }

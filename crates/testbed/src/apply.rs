@@ -4,6 +4,7 @@
 //! their own process group, output to a log under the state directory.
 
 use crate::listening::ListenProbe;
+use crate::model::Sysctl;
 use crate::plan::{etc_netns_dir, Op, Plan};
 use crate::procs;
 use crate::state::{Object, StateFile};
@@ -187,6 +188,18 @@ fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option
             state.record(Object::Namespace { name: ns.clone() })?;
             run(&op.argv())?;
         }
+        Op::NodeSysctl {
+            ns,
+            node,
+            key,
+            value,
+        } => {
+            let own = Sysctl {
+                key: key.clone(),
+                value: value.clone(),
+            };
+            node_sysctl(ns, node, &own, &op.argv())?;
+        }
         Op::WriteHosts { ns, content } => {
             let dir = etc_netns_dir(ns);
             state.record(Object::EtcNetns { dir: dir.clone() })?;
@@ -214,6 +227,39 @@ fn apply_one(op: &Op, state: &mut StateFile, options: &Options) -> Result<Option
         _ => run(&op.argv())?,
     }
     Ok(None)
+}
+
+/// A node's own sysctl: first looked for in its namespace, so a key this kernel lacks (or
+/// keeps for the whole machine only) is one line naming the node, the key and the path.
+fn node_sysctl(ns: &str, node: &str, own: &Sysctl, argv: &[String]) -> Result<()> {
+    let path = own.proc_path();
+    let exists = system::sysctl_exists(ns, &path).map_err(|e| {
+        Failure::runtime(format!(
+            "node {node}: cannot look for sysctl {} in namespace {ns}: {e}",
+            own.key
+        ))
+    })?;
+    if !exists {
+        return Err(Failure::runtime(format!(
+            "node {node}: sysctl {}: {path} does not exist in the node's network namespace (this kernel has no such key, or keeps it for the whole machine only){}",
+            own.key,
+            not_yet_hint(&own.key)
+        )));
+    }
+    run(argv).map_err(|e| Failure::runtime(format!("node {node}: sysctl {own}: {}", e.message)))
+}
+
+/// For `net.ipv4.conf.eth1.rp_filter` and the like: interfaces are made after sysctls.
+fn not_yet_hint(key: &str) -> String {
+    let device = ["net.ipv4.conf.", "net.ipv6.conf."]
+        .iter()
+        .find_map(|p| key.strip_prefix(p)?.split_once('.'));
+    match device {
+        Some((dev, rest)) if !["all", "default", "lo"].contains(&dev) => format!(
+            "; a node's interfaces are made after its sysctls are set, so '{dev}' does not exist yet: conf.default.{rest} applies to every interface made after it"
+        ),
+        _ => String::new(),
+    }
 }
 
 fn write_hosts(dir: &Path, content: &str) -> Result<()> {

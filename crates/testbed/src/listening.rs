@@ -6,9 +6,7 @@
 //! that enters it; a socket stays in the namespace it was made in.
 
 use dualbench_common::sockdiag::{TcpDiag, TCP_LISTEN};
-use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// A sock_diag socket in one namespace.
 pub struct ListenProbe {
@@ -18,19 +16,7 @@ pub struct ListenProbe {
 impl ListenProbe {
     /// Open a probe in the namespace `ip netns` calls `ns`.
     pub fn open(ns: &str) -> io::Result<ListenProbe> {
-        let path = format!("/run/netns/{ns}");
-        let diag = std::thread::scope(|s| {
-            s.spawn(|| -> io::Result<TcpDiag> {
-                let target = File::open(&path)?;
-                // SAFETY: setns on a namespace fd we hold; it moves only this thread.
-                if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                TcpDiag::open()
-            })
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the namespace thread failed")))
-        })?;
+        let diag = crate::system::in_namespace(ns, TcpDiag::open)?;
         Ok(ListenProbe { diag })
     }
 

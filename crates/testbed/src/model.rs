@@ -1,11 +1,13 @@
 //! The topology as data: a TOML file read into a typed, checked [`Topology`] of nodes
-//! (hosts, routers, switches), links with per-direction shaping, and services. Nothing here
+//! (hosts, routers, switches) with their own sysctls, links with per-direction shaping,
+//! and services. Nothing here
 //! touches the system; every mistake is reported as `FILE:LINE:COL: key 'K': what is wrong`
 //! before anything is created.
 
 use crate::units::{self, Micros, Ppm, Queue, Rate};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
 
@@ -39,6 +41,30 @@ pub struct Node {
     pub name: String,
     pub kind: NodeKind,
     pub number: u32,
+    /// The node's own `sysctl` table, in file order: set right after the testbed's own.
+    #[serde(default)]
+    pub sysctls: Vec<Sysctl>,
+}
+
+/// One `net.*` sysctl of a node's network namespace, checked for syntax only: whether the
+/// kernel has the key is known only inside the namespace, when `up` applies it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sysctl {
+    pub key: String,
+    pub value: String,
+}
+
+impl Sysctl {
+    /// Where the key lives: `net.ipv4.tcp_sack` is `/proc/sys/net/ipv4/tcp_sack`.
+    pub fn proc_path(&self) -> String {
+        format!("/proc/sys/{}", self.key.replace('.', "/"))
+    }
+}
+
+impl fmt::Display for Sysctl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +177,8 @@ struct RawTopology {
 #[serde(deny_unknown_fields)]
 struct RawNode {
     name: Spanned<String>,
+    #[serde(default)]
+    sysctl: RawSysctls,
 }
 
 #[derive(Deserialize)]
@@ -367,6 +395,7 @@ fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), F
                 name: name.clone(),
                 kind,
                 number: nodes.len() as u32 + 1,
+                sysctls: sysctl::sysctls(check, &raw_node.sysctl, name, kind)?,
             });
         }
     }
@@ -613,6 +642,9 @@ fn services(
     }
     Ok(services)
 }
+
+mod sysctl;
+use sysctl::RawSysctls;
 
 #[cfg(test)]
 mod tests;

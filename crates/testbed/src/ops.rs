@@ -21,6 +21,14 @@ pub enum Op {
         key: String,
         value: String,
     },
+    /// A sysctl the topology sets on `node` (its `sysctl` table): the same command as
+    /// `Sysctl`, but the key is first looked for in the namespace, since it is the user's.
+    NodeSysctl {
+        ns: String,
+        node: String,
+        key: String,
+        value: String,
+    },
     AddBridge {
         ns: String,
         device: String,
@@ -107,7 +115,7 @@ impl Op {
     pub fn argv(&self) -> Vec<String> {
         match self {
             Op::AddNamespace { ns } => strings(&["ip", "netns", "add", ns]),
-            Op::Sysctl { ns, key, value } => strings(&[
+            Op::Sysctl { ns, key, value } | Op::NodeSysctl { ns, key, value, .. } => strings(&[
                 "ip",
                 "netns",
                 "exec",

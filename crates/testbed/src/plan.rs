@@ -4,7 +4,7 @@
 //! Planning reads nothing from the system; `--dry-run` prints exactly these operations.
 
 use crate::addressing::{self, Interface};
-use crate::model::{Link, NodeKind, Shaper, Shaping, Topology};
+use crate::model::{Link, NodeKind, Shaper, Shaping, Sysctl, Topology};
 use crate::ops::strings;
 pub use crate::ops::{etc_netns_dir, Op};
 use crate::routes::routes;
@@ -13,13 +13,15 @@ use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-/// A node as built: its namespace and interfaces.
+/// A node as built: its namespace, interfaces and own sysctls (from the topology).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeLayout {
     pub name: String,
     pub kind: NodeKind,
     pub namespace: String,
     pub interfaces: Vec<Interface>,
+    #[serde(default)]
+    pub sysctls: Vec<Sysctl>,
 }
 
 /// A link as built: its ends, shaping per direction, and what does each part.
@@ -114,6 +116,7 @@ fn layout(topology: &Topology, settings: &Settings) -> Layout {
             kind: n.kind,
             namespace: addressing::namespace(tb, &n.name),
             interfaces: std::mem::take(ifs),
+            sysctls: n.sysctls.clone(),
         })
         .collect();
     let links = topology
@@ -214,19 +217,28 @@ fn sysctl(ns: &str, key: &str, value: &str) -> Op {
 
 /// DAD off everywhere addresses live; forwarding on in routers; no IPv6 at all in the
 /// layer-2 namespaces (switches, wires), so they send nothing of their own onto links.
+/// Each node's own sysctls (its `sysctl` table) follow the testbed's in its namespace.
 fn sysctls(layout: &Layout, ops: &mut Vec<Op>) {
     for node in &layout.nodes {
         let ns = &node.namespace;
         if node.kind == NodeKind::Switch {
             ops.push(sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1"));
             ops.push(sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1"));
-            continue;
+        } else {
+            ops.push(sysctl(ns, "net.ipv6.conf.all.accept_dad", "0"));
+            ops.push(sysctl(ns, "net.ipv6.conf.default.accept_dad", "0"));
         }
-        ops.push(sysctl(ns, "net.ipv6.conf.all.accept_dad", "0"));
-        ops.push(sysctl(ns, "net.ipv6.conf.default.accept_dad", "0"));
         if node.kind == NodeKind::Router {
             ops.push(sysctl(ns, "net.ipv4.ip_forward", "1"));
             ops.push(sysctl(ns, "net.ipv6.conf.all.forwarding", "1"));
+        }
+        for own in &node.sysctls {
+            ops.push(Op::NodeSysctl {
+                ns: ns.clone(),
+                node: node.name.clone(),
+                key: own.key.clone(),
+                value: own.value.clone(),
+            });
         }
     }
     for wire in layout

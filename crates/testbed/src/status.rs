@@ -1,8 +1,9 @@
-//! `dualbench testbed status`: a testbed's nodes with their addresses in both families, its
-//! links with their shaping and what does each part (htb/tbf, pfifo/bfifo, netem or the wire
-//! emulator), its processes and whether they still run, and the wire emulators' counters.
-//! The text is a pure function of the state plus a few liveness facts read beforehand.
-//! Also the line `up` prints for each link whose delay, jitter or loss the wire emulates.
+//! `dualbench testbed status`: a testbed's nodes with their addresses in both families and
+//! their own sysctls, its links with their shaping and what does each part (htb/tbf,
+//! pfifo/bfifo, netem or the wire emulator), its processes and whether they still run, and
+//! the wire emulators' counters. The text is a pure function of the state plus a few
+//! liveness facts read beforehand. Also the line `up` prints for each link whose delay,
+//! jitter or loss the wire emulates.
 
 use crate::model::{Shaper, Shaping};
 use crate::plan::LinkLayout;
@@ -166,6 +167,9 @@ pub fn render(state: &State, live: &Liveness) -> String {
                 i.v4.map_or(String::from("(bridge port)"), |a| format!("{a}/24"));
             let v6 = i.v6.map_or(String::new(), |a| format!("{a}/64"));
             let _ = writeln!(out, "    {:<6} {v4:<18} {v6}", i.device);
+        }
+        for own in &node.sysctls {
+            let _ = writeln!(out, "    sysctl {own}");
         }
     }
     let _ = writeln!(out, "links:");
@@ -355,8 +359,9 @@ mod tests {
 
     /// A built two-host testbed `lab` whose state lists its namespaces and one service.
     fn built() -> State {
-        let text =
-            "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+        let text = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n\
+            sysctl = { \"net.ipv4.tcp_no_metrics_save\" = \"1\", \"net.ipv4.tcp_sack\" = 0 }\n\
+            [[link]]\na = \"a\"\nb = \"b\"\n";
         let topology = crate::model::parse(text).unwrap();
         let settings = crate::plan::Settings {
             testbed: "lab",
@@ -423,6 +428,23 @@ mod tests {
             text.contains("  a          host    namespace db-lab-a\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_nodes_own_sysctls_are_listed_under_it() {
+        let live = Liveness {
+            namespace_exists: vec![true, true],
+            process_running: vec![true],
+            wire_stats: vec![None],
+        };
+        let text = render(&built(), &live);
+        assert!(
+            text.contains(
+                "  b          host    namespace db-lab-b\n    eth1   198.18.1.2/24      2001:2:0:1::2/64\n    sysctl net.ipv4.tcp_no_metrics_save=1\n    sysctl net.ipv4.tcp_sack=0\nlinks:\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("sysctl").count(), 2, "{text}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The testbed's few contacts with the system outside the executor: running one command and
 //! turning its failure into one line, checking each command's privilege, probing whether the
-//! kernel has netem (in a throwaway anonymous namespace, so nothing is left behind), and
-//! giving a node's commands the node's name as hostname.
+//! kernel has netem (in a throwaway anonymous namespace, so nothing is left behind),
+//! looking at a namespace from inside (a short-lived thread that enters it), and giving a
+//! node's commands the node's name as hostname.
 
 use dualbench_common::{Failure, Result};
 use std::process::{Command, Stdio};
@@ -142,6 +143,35 @@ fn names_in(dir: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Run `f` on a short-lived thread that has entered the network namespace `ip netns` calls
+/// `ns` (only that thread moves; sockets it makes stay in the namespace).
+pub fn in_namespace<T: Send>(
+    ns: &str,
+    f: impl FnOnce() -> std::io::Result<T> + Send,
+) -> std::io::Result<T> {
+    use std::os::fd::AsRawFd;
+    let path = crate::procs::netns_path(ns);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let target = std::fs::File::open(&path)?;
+            // SAFETY: setns on a namespace fd we hold; it moves only this thread.
+            if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            f()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the namespace thread failed")))
+    })
+}
+
+/// Whether `path` under `/proc/sys` exists as seen from namespace `ns`: `/proc/sys/net`
+/// shows the keys of the looking thread's network namespace, which in a fresh namespace
+/// are fewer than the machine's (`net.core.netdev_max_backlog` is the machine's only).
+pub fn sysctl_exists(ns: &str, path: &str) -> std::io::Result<bool> {
+    in_namespace(ns, || Ok(std::path::Path::new(path).exists()))
 }
 
 /// Whether named namespace `ns` exists.

@@ -1,7 +1,10 @@
-//! Golden plans: `--dry-run` output of bundled topologies, byte for byte. After a deliberate
-//! change to the planner, regenerate with `DUALBENCH_BLESS=1 cargo test -p dualbench-testbed`.
+//! Golden plans: `--dry-run` output of bundled topologies, byte for byte; and where the plan puts
+//! a node's own sysctls. After a deliberate change to the planner, regenerate with
+//! `DUALBENCH_BLESS=1 cargo test -p dualbench-testbed`.
 
 use dualbench_testbed::dry_run_text;
+use dualbench_testbed::model::parse;
+use dualbench_testbed::plan::{plan, Op, Settings};
 use dualbench_testbed::shaping::Emulator;
 use std::path::{Path, PathBuf};
 
@@ -159,4 +162,109 @@ fn a_link_that_keeps_order_gets_the_wire_even_where_netem_does_the_rest() {
     // Link 2 has no keep_order: netem does it, on each sender's eth2.
     assert_eq!(text.matches("netem delay 10ms 2ms").count(), 2, "{text}");
     assert!(!text.contains("dev eth1 root handle 1: netem"), "{text}");
+}
+
+/// The sysctl lines of a plan for namespace `ns`, in order.
+fn sysctl_lines(ops: &[Op], ns: &str) -> Vec<String> {
+    ops.iter()
+        .map(|op| op.to_string())
+        .filter(|l| l.starts_with(&format!("ip netns exec {ns} sysctl ")))
+        .collect()
+}
+
+#[test]
+fn a_nodes_own_sysctls_follow_the_testbeds_in_its_namespace() {
+    let topology = parse(
+        "[[host]]\nname = \"a\"\nsysctl = { \"net.ipv4.tcp_no_metrics_save\" = \"1\", \"net.ipv4.tcp_sack\" = 0 }\n\
+         [[host]]\nname = \"b\"\n[[router]]\nname = \"r\"\nsysctl = { \"net.ipv4.conf.all.rp_filter\" = 2 }\n\
+         [[switch]]\nname = \"sw\"\nsysctl = { \"net.core.somaxconn\" = 1024 }\n\
+         [[link]]\na = \"a\"\nb = \"r\"\n[[link]]\na = \"r\"\nb = \"sw\"\n[[link]]\na = \"sw\"\nb = \"b\"\n",
+    )
+    .unwrap();
+    let p = plan(
+        &topology,
+        &Settings {
+            testbed: "lab",
+            state_dir: Path::new("/tmp/x"),
+            emulator: Emulator::Wire,
+        },
+    );
+    let lines = |ns| sysctl_lines(&p.ops, ns);
+    assert_eq!(
+        lines("db-lab-a"),
+        [
+            "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.all.accept_dad=0",
+            "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.accept_dad=0",
+            "ip netns exec db-lab-a sysctl -qw net.ipv4.tcp_no_metrics_save=1",
+            "ip netns exec db-lab-a sysctl -qw net.ipv4.tcp_sack=0",
+        ]
+    );
+    assert_eq!(lines("db-lab-b").len(), 2);
+    assert_eq!(
+        lines("db-lab-r")[2..],
+        [
+            "ip netns exec db-lab-r sysctl -qw net.ipv4.ip_forward=1",
+            "ip netns exec db-lab-r sysctl -qw net.ipv6.conf.all.forwarding=1",
+            "ip netns exec db-lab-r sysctl -qw net.ipv4.conf.all.rp_filter=2",
+        ]
+    );
+    assert_eq!(
+        lines("db-lab-sw"),
+        [
+            "ip netns exec db-lab-sw sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+            "ip netns exec db-lab-sw sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
+            "ip netns exec db-lab-sw sysctl -qw net.core.somaxconn=1024",
+        ]
+    );
+    // The node's own are NodeSysctl ops (looked for in the namespace at `up`), named by node.
+    let own: Vec<(&str, &str, &str)> = p
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::NodeSysctl {
+                node, key, value, ..
+            } => Some((node.as_str(), key.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        own,
+        [
+            ("a", "net.ipv4.tcp_no_metrics_save", "1"),
+            ("a", "net.ipv4.tcp_sack", "0"),
+            ("r", "net.ipv4.conf.all.rp_filter", "2"),
+            ("sw", "net.core.somaxconn", "1024"),
+        ]
+    );
+    // All sysctls come before the first cable, as before.
+    let last_sysctl = p
+        .ops
+        .iter()
+        .rposition(|op| matches!(op, Op::NodeSysctl { .. } | Op::Sysctl { .. }));
+    let first_veth = p.ops.iter().position(|op| matches!(op, Op::AddVeth { .. }));
+    assert!(last_sysctl < first_veth);
+    // The layout keeps them for `status`.
+    assert_eq!(p.layout.nodes[0].sysctls.len(), 2);
+}
+
+#[test]
+fn congestion_saves_no_tcp_metrics_on_the_client_and_the_server() {
+    let text = dry_run_text(
+        &repo("testbeds/congestion.toml"),
+        None,
+        Path::new("/tmp/x"),
+        Emulator::Wire,
+    )
+    .unwrap();
+    let saving: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with(" sysctl -qw net.ipv4.tcp_no_metrics_save=1"))
+        .collect();
+    assert_eq!(
+        saving,
+        [
+            "ip netns exec db-congestion-client sysctl -qw net.ipv4.tcp_no_metrics_save=1",
+            "ip netns exec db-congestion-server sysctl -qw net.ipv4.tcp_no_metrics_save=1",
+        ]
+    );
 }

@@ -182,3 +182,164 @@ fn services_need_a_real_host_and_a_command() {
     .unwrap();
     assert_eq!(t.services[0].command.argv(), ["dualbench", "serve"]);
 }
+
+/// Two hosts and a router, with `sysctl` lines for `host` (`client` or `r1`) added.
+fn with_sysctl(node: &str, table: &str) -> String {
+    let (client, r1) = match node {
+        "r1" => ("", table),
+        _ => (table, ""),
+    };
+    format!("[[host]]\nname = \"client\"\n{client}[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n{r1}")
+}
+
+#[test]
+fn node_sysctls_are_kept_in_file_order_with_integers_as_text() {
+    let t = parse(&with_sysctl(
+        "client",
+        "sysctl = { \"net.ipv4.tcp_no_metrics_save\" = \"1\", \"net.ipv4.tcp_sack\" = 0, \"net.ipv4.tcp_congestion_control\" = \"reno\" }\n",
+    ))
+    .unwrap();
+    let set: Vec<String> = t.nodes[0].sysctls.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        set,
+        [
+            "net.ipv4.tcp_no_metrics_save=1",
+            "net.ipv4.tcp_sack=0",
+            "net.ipv4.tcp_congestion_control=reno"
+        ]
+    );
+    assert_eq!(
+        t.nodes[0].sysctls[1].proc_path(),
+        "/proc/sys/net/ipv4/tcp_sack"
+    );
+    assert!(t.nodes[1].sysctls.is_empty() && t.nodes[2].sysctls.is_empty());
+    // A table of its own works too, and a key the kernel may lack is not looked for here.
+    let t = parse(&with_sysctl(
+        "r1",
+        "[router.sysctl]\n\"net.ipv4.no_such_key\" = -1\n\"net.ipv6.conf.all.accept_dad\" = 1\n",
+    ))
+    .unwrap();
+    let set: Vec<String> = t.nodes[2].sysctls.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        set,
+        ["net.ipv4.no_such_key=-1", "net.ipv6.conf.all.accept_dad=1"]
+    );
+}
+
+#[test]
+fn sysctl_keys_are_dotted_lowercase() {
+    let bad = |key: &str| {
+        error(&with_sysctl(
+            "client",
+            &format!("sysctl = {{ \"{key}\" = \"1\" }}\n"),
+        ))
+    };
+    assert_eq!(
+        bad("Net.IPv4.tcp_sack"),
+        "t.toml:3:12: key 'sysctl': 'Net.IPv4.tcp_sack' is not a sysctl name: write it dotted and in lowercase, like \"net.ipv4.tcp_sack\" (a-z, 0-9, '_', '-', and '.' between the parts)"
+    );
+    for key in [
+        "net",
+        "net..tcp_sack",
+        "net.ipv4.",
+        ".net.ipv4",
+        "net/ipv4/tcp_sack",
+        "net.ipv4.tcp sack",
+        "",
+    ] {
+        assert!(
+            bad(key).contains("is not a sysctl name"),
+            "{key}: {}",
+            bad(key)
+        );
+    }
+    // Unquoted, TOML reads the dots as nested tables.
+    let e = error(&with_sysctl(
+        "client",
+        "sysctl = { net.ipv4.tcp_sack = 0 }\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:3:12: key 'sysctl': 'net' is a table: a sysctl's name has dots, so write it in quotes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn sysctls_of_the_whole_machine_are_refused() {
+    for key in ["vm.swappiness", "kernel.pid_max", "fs.file-max"] {
+        let e = error(&with_sysctl(
+            "client",
+            &format!("sysctl = {{ \"{key}\" = \"1\" }}\n"),
+        ));
+        assert_eq!(e, format!("t.toml:3:12: key 'sysctl': '{key}' is not per network namespace: it would change the whole machine, not one node; only net.* sysctls can be set on a node"));
+    }
+}
+
+#[test]
+fn sysctls_the_testbed_depends_on_are_refused() {
+    let e = error(&with_sysctl(
+        "r1",
+        "sysctl = { \"net.ipv4.tcp_sack\" = \"0\", \"net.ipv4.ip_forward\" = \"0\" }\n",
+    ));
+    assert_eq!(e, "t.toml:7:39: key 'sysctl': 'net.ipv4.ip_forward' is the testbed's own on router 'r1': routers forward IPv4 and IPv6; a node that should not forward is a [[host]]");
+    for key in [
+        "net.ipv6.conf.all.forwarding",
+        "net.ipv4.conf.default.forwarding",
+        "net.ipv6.conf.eth1.forwarding",
+    ] {
+        let e = error(&with_sysctl(
+            "r1",
+            &format!("sysctl = {{ \"{key}\" = 0 }}\n"),
+        ));
+        assert!(e.contains("is the testbed's own on router 'r1'"), "{e}");
+    }
+    for node in ["client", "r1"] {
+        let e = error(&with_sysctl(
+            node,
+            "sysctl = { \"net.ipv6.conf.default.disable_ipv6\" = 1 }\n",
+        ));
+        assert!(
+            e.contains("'net.ipv6.conf.default.disable_ipv6' is the testbed's own on"),
+            "{e}"
+        );
+        assert!(e.ends_with("hosts and routers keep IPv6 on (every interface is dual-stack) and switches keep it off (they put nothing of their own on links)"), "{e}");
+    }
+    let e = error(
+        "[[switch]]\nname = \"sw\"\nsysctl = { \"net.ipv6.conf.all.disable_ipv6\" = \"0\" }\n",
+    );
+    assert!(e.contains("is the testbed's own on switch 'sw'"), "{e}");
+    // A host may forward, and the rest of what the testbed sets may be changed.
+    let t = parse(&with_sysctl(
+        "client",
+        "sysctl = { \"net.ipv4.ip_forward\" = 1, \"net.ipv6.conf.all.forwarding\" = 1, \"net.ipv6.conf.all.accept_dad\" = 1, \"net.ipv4.conf.all.mc_forwarding\" = 0 }\n",
+    ))
+    .unwrap();
+    assert_eq!(t.nodes[0].sysctls.len(), 4);
+}
+
+#[test]
+fn sysctl_values_are_one_word() {
+    let bad = |value: &str| {
+        error(&with_sysctl(
+            "client",
+            &format!("sysctl = {{ \"net.ipv4.tcp_rmem\" = {value} }}\n"),
+        ))
+    };
+    assert_eq!(
+        bad("\"4096 131072 6291456\""),
+        "t.toml:3:34: key 'sysctl': the value \"4096 131072 6291456\" of 'net.ipv4.tcp_rmem' has whitespace: a value is one word, like \"1\""
+    );
+    assert!(
+        bad("\"1\\n\"").contains("has whitespace"),
+        "{}",
+        bad("\"1\\n\"")
+    );
+    assert!(bad("\"\\t1\"").contains("has whitespace"));
+    assert_eq!(
+        bad("\"\""),
+        "t.toml:3:34: key 'sysctl': empty value for 'net.ipv4.tcp_rmem': give one, like \"1\""
+    );
+    assert!(bad("true").contains("the value of 'net.ipv4.tcp_rmem' is a boolean: write a string or an integer, like \"1\" or 1"), "{}", bad("true"));
+    assert!(bad("1.5").contains("is a float"), "{}", bad("1.5"));
+    assert!(bad("[1, 2]").contains("is an array"), "{}", bad("[1, 2]"));
+}
