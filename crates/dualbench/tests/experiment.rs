@@ -4,7 +4,8 @@
 //! loaded in headless Chromium (no console errors, a screenshot taken), an interrupted
 //! experiment finished with `--resume`, and plans refused before the database is touched
 //! (missing programs, unknown testbed hosts). As root, a plan in a testbed of its own
-//! (namespaces it brings up and takes down) whose background starts afresh every round.
+//! (namespaces it brings up and takes down) whose background starts afresh every round,
+//! and one whose runs are captured in the server host.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -1232,6 +1233,105 @@ fn each_round_gets_a_fresh_background_that_both_families_share() {
     assert!(
         !Path::new("/run/netns")
             .join(format!("db-{name}-client"))
+            .exists(),
+        "the testbed was taken down"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_server_side_capture_brackets_each_counted_run() {
+    if !is_root() {
+        return;
+    }
+    let dir = scratch("servercap");
+    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
+    let name = format!("xc{}", std::process::id() % 100_000);
+    let plan = dir.join("servercap.toml");
+    // The server host's interface on link 2 (r1 — server) is eth2 (docs/testbed.md).
+    std::fs::write(
+        &plan,
+        format!(
+            "[experiment]\nname = \"ci-servercap\"\nrepeats = 2\nwarmup = 1\n\
+             [load]\nrequests = 20\nconcurrency = 2\ncapture = \"eth2\"\ncapture_host = \"server\"\n\
+             [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\nfamily = [\"ipv4\", \"ipv6\"]\n\
+             [testbed]\ntopology = \"routed.toml\"\nname = \"{name}\"\nserver_ipv4 = \"198.18.2.2\"\n\
+             server_ipv6 = \"2001:2:0:2::2\"\n"
+        ),
+    )
+    .unwrap();
+    let dry = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let (listing, _) = text(&dry);
+    assert!(
+        listing.contains(&format!(
+            "around it, in the server host: dualbench testbed exec --name {name} server -- dualbench capture --iface eth2 --port 8080 -w RUNDIR/capture.pcap"
+        )) && !listing.contains("--capture"),
+        "{listing}"
+    );
+    let db = dir.join("results.db");
+    let out = experiment(&plan, &db, &dir, &[]);
+    let (_, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+
+    let group = dir
+        .join("runs")
+        .join("ci-servercap-1")
+        .join("g000-dualbench-static");
+    let mut counted = 0;
+    for entry in std::fs::read_dir(&group).unwrap() {
+        let path = entry.unwrap().path();
+        let folder = path.file_name().unwrap().to_string_lossy().into_owned();
+        if folder.starts_with("warmup-") {
+            assert!(
+                !path.join("capture.pcap").exists(),
+                "no capture at a warm-up"
+            );
+        } else if folder.starts_with("run-") {
+            counted += 1;
+            assert!(path.join("capture.pcap").exists(), "{folder}");
+            let stderr = std::fs::read_to_string(path.join("capture.stderr")).unwrap();
+            assert!(
+                stderr.starts_with("capturing on eth2") && stderr.contains("stopped by SIGTERM"),
+                "{folder}: {stderr}"
+            );
+        }
+    }
+    assert_eq!(counted, 4);
+    // One analysis per run, of its own family only: a connection per request (no
+    // keep-alive), each with S3's delay.
+    for family in ["ipv4", "ipv6"] {
+        let counts = sql(
+            &db,
+            &format!(
+                "SELECT group_concat(json_extract(c.json, '$.families.{family}.connections') || '/' || \
+                 json_extract(c.json, '$.families.{family}.delay_us.count'), ' ') \
+                 FROM capture_analyses c JOIN runs r ON r.experiment_id = c.experiment_id AND r.id = c.run_id WHERE r.ratio = '{family}'"
+            ),
+        );
+        assert_eq!(counts, "20/20 20/20", "{family}");
+    }
+    assert_eq!(sql(&db, "SELECT count(*) FROM capture_analyses"), "4");
+    let export = dualbench()
+        .args(["results", "export", "ci-servercap", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let (csv, _) = text(&export);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = header
+        .iter()
+        .position(|h| *h == "capture.delay_us.mean")
+        .unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert!(row[column].parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert!(
+        !Path::new("/run/netns")
+            .join(format!("db-{name}-server"))
             .exists(),
         "the testbed was taken down"
     );

@@ -7,7 +7,7 @@
 //! parameter that shapes it, so the same plan always yields the same ids and `--resume`
 //! can tell which runs a database already holds.
 
-use super::{Handler, Placement, Plan, Selector, ServerKind};
+use super::{CaptureHost, Handler, Placement, Plan, Selector, ServerKind};
 
 /// One combination of axis values.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,7 +173,8 @@ pub fn round_order<T>(group: &[T], round: u32) -> impl Iterator<Item = &T> {
 /// 16 hex digits of FNV-1a over the canonical text of every parameter of the run: the
 /// axis values, the load settings, and for a testbed point the testbed (topology text,
 /// hosts, addresses, setup, service and background commands). Settings added after the
-/// first version (monitor, capture, testbed) enter the text only when they apply, so the
+/// first version (monitor, capture, capture_host, testbed) enter the text only when they
+/// apply (capture_host when it is "server"), so the
 /// ids of runs without them stay what they were.
 pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
     let l = &plan.load;
@@ -190,6 +191,9 @@ pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
     }
     if let Some(iface) = &l.capture {
         text.push_str(&format!(";capture={iface:?}"));
+    }
+    if l.capture_host == CaptureHost::Server {
+        text.push_str(";capture_host=server");
     }
     if let (Placement::Testbed, Some(t)) = (point.placement, &plan.testbed) {
         text.push_str(&format!(

@@ -55,12 +55,28 @@ pub struct Load {
     /// Record the server's processes with `--monitor PID`.
     #[serde(default)]
     pub monitor: bool,
-    /// Capture on this interface during each run (`--capture IFACE`), e.g. "lo".
+    /// Capture on this interface during each counted run, e.g. "lo": the client host's
+    /// (`dualbench run --capture IFACE`) or the server host's (see `capture_host`).
     #[serde(default)]
     pub capture: Option<String>,
+    /// Which host captures: the client, inside `dualbench run` (the default), or the
+    /// testbed's server host, with a `dualbench capture` around each counted run.
+    #[serde(default)]
+    pub capture_host: CaptureHost,
     /// Further flags passed to `dualbench run` as they are.
     #[serde(default)]
     pub extra_args: Vec<String>,
+}
+
+/// The host whose interface `load.capture` names and whose traffic is captured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureHost {
+    /// The host that runs `dualbench run` (`--capture IFACE`).
+    #[default]
+    Client,
+    /// The testbed's server host (`dualbench capture` there, S3's vantage point).
+    Server,
 }
 
 fn default_requests() -> u64 {
@@ -366,6 +382,7 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
             return Err(at.error_at(key, "give a number of seconds above 0"));
         }
     }
+    check_capture_host(load, axes, at)?;
     if let Some(a) = load.arrival.as_deref() {
         if !matches!(a, "constant" | "poisson") {
             let message = format!("{a:?}: use \"constant\" or \"poisson\"");
@@ -377,6 +394,23 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
             );
             return Err(at.error_at("load.arrival", &message));
         }
+    }
+    Ok(())
+}
+
+/// A server-side capture needs an interface to capture on and a server host apart from the
+/// client: at a loopback point both are this host, so "server" is refused there.
+fn check_capture_host(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
+    if load.capture_host != CaptureHost::Server {
+        return Ok(());
+    }
+    if load.capture.is_none() {
+        let message = "\"server\" needs load.capture, the server host's interface to capture on (e.g. \"eth8\")";
+        return Err(at.error_at("load.capture_host", message));
+    }
+    if axes.placement.contains(&Placement::Loopback) {
+        let message = "\"server\" captures in the testbed's server host, and a loopback point has none (client and server are this host): use capture_host = \"client\" with capture = \"lo\", or drop loopback from axes.placement";
+        return Err(at.error_at("load.capture_host", message));
     }
     Ok(())
 }

@@ -426,3 +426,47 @@ fn server_addresses_are_addresses_of_their_family() {
     let e = error(&TESTBED.replace("\"198.18.2.2\"", "\"::ffff:198.18.2.2\""));
     assert!(e.starts_with("p.toml:12: testbed.server_ipv4:"), "{e}");
 }
+
+#[test]
+fn capture_host_is_read_checked_and_part_of_the_run_id() {
+    let testbed_only = TESTBED.replace("[\"loopback\", \"testbed\"]", "[\"testbed\"]");
+    assert_eq!(
+        plan(&testbed_only).unwrap().load.capture_host,
+        CaptureHost::Client
+    );
+    let with = |host: &str| {
+        testbed_only.replace(
+            "requests = 10",
+            &format!("requests = 10\ncapture = \"eth1\"\ncapture_host = \"{host}\""),
+        )
+    };
+    let server = plan(&with("server")).unwrap();
+    assert_eq!(server.load.capture_host, CaptureHost::Server);
+    let client = plan(&with("client")).unwrap();
+    let (server_ids, client_ids) = (expand(&server), expand(&client));
+    assert!(server_ids
+        .iter()
+        .zip(&client_ids)
+        .all(|(s, c)| s.id != c.id));
+    // "client" is the default: naming it keeps the ids of plans that do not.
+    let unnamed = testbed_only.replace("requests = 10", "requests = 10\ncapture = \"eth1\"");
+    assert_eq!(expand(&plan(&unnamed).unwrap())[0].id, client_ids[0].id);
+
+    let e = error(&TESTBED.replace(
+        "requests = 10",
+        "requests = 10\ncapture = \"eth1\"\ncapture_host = \"server\"",
+    ));
+    assert!(e.starts_with("p.toml:"), "{e}");
+    assert!(e.contains("load.capture_host: \"server\" captures in the testbed's server host, and a loopback point has none"), "{e}");
+    let e =
+        error(&testbed_only.replace("requests = 10", "requests = 10\ncapture_host = \"server\""));
+    assert!(
+        e.contains("load.capture_host: \"server\" needs load.capture"),
+        "{e}"
+    );
+    let e = error(&with("router"));
+    assert!(
+        e.contains("load.capture_host: unknown variant `router`"),
+        "{e}"
+    );
+}

@@ -2,7 +2,7 @@
 //! the server's base URLs and the server's pids for `--monitor` (one per process of the
 //! server: a master and its workers).
 
-use crate::plan::{Plan, Point, Selector};
+use crate::plan::{CaptureHost, Plan, Point, Selector};
 use dualbench_common::Family;
 use std::net::SocketAddr;
 
@@ -31,7 +31,8 @@ impl Bases {
 }
 
 /// Arguments after the binary: `run --format json -q -n N -c C ... URL...`; with
-/// `load.monitor`, one `--monitor` per entry of `monitor_pids`.
+/// `load.monitor`, one `--monitor` per entry of `monitor_pids`; with `load.capture` at
+/// the client (the default capture host), `--capture IFACE`.
 pub fn run_args(
     plan: &Plan,
     point: &Point,
@@ -67,7 +68,7 @@ pub fn run_args(
             a.extend(["--monitor".into(), pid.clone()]);
         }
     }
-    if let Some(iface) = &l.capture {
+    if let (Some(iface), CaptureHost::Client) = (&l.capture, l.capture_host) {
         a.extend(["--capture".into(), iface.clone()]);
     }
     a.extend(l.extra_args.iter().cloned());

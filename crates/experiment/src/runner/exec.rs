@@ -2,6 +2,7 @@
 //! `run.stderr`, SIGINT forwarded when the experiment is interrupted, and the files the run
 //! left beside them (monitor series, capture analyses) collected for the database.
 
+use super::capture::ServerCapture;
 use crate::runjson::{self, RunDoc};
 use dualbench_common::{Failure, Result};
 use std::os::unix::process::CommandExt;
@@ -26,8 +27,15 @@ pub enum Outcome {
     Interrupted,
 }
 
-/// Run `argv` (program first) in `dir`; `stop` is the experiment's interrupt flag.
-pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
+/// Run `argv` (program first) in `dir`; `stop` is the experiment's interrupt flag. A
+/// server-side `capture` running around the run is stopped when the run has ended well,
+/// before `capture.pcap` is analysed (and on every other way out, when it is dropped).
+pub fn run(
+    argv: &[String],
+    dir: &Path,
+    stop: &AtomicBool,
+    capture: Option<ServerCapture>,
+) -> Result<Outcome> {
     std::fs::create_dir_all(dir)?;
     let out_path = dir.join("run.json");
     let err_path = dir.join("run.stderr");
@@ -74,6 +82,9 @@ pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
             dir.display()
         )));
     }
+    if let Some(capture) = capture {
+        capture.stop()?;
+    }
     analyze_capture(dir)?;
     let (monitor, captures) = collect(dir)?;
     Ok(Outcome::Finished(Box::new(Finished {
@@ -84,7 +95,8 @@ pub fn run(argv: &[String], dir: &Path, stop: &AtomicBool) -> Result<Outcome> {
     })))
 }
 
-/// The capture a run wrote with `--capture` (`capture.pcap`), analysed per connection and
+/// The capture a run wrote with `--capture` or a server-side capture wrote beside it
+/// (`capture.pcap`), analysed per connection and
 /// family by `dualbench analyze` into `capture-analysis.json` (S3's delay and throughput).
 fn analyze_capture(dir: &Path) -> Result<()> {
     let pcap = dir.join("capture.pcap");

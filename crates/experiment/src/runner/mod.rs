@@ -5,6 +5,7 @@
 //! point — as `dualbench run` children, and store every finished run at once, so an
 //! interrupt loses only the run in flight.
 
+mod capture;
 mod command;
 mod exec;
 mod progress;
@@ -259,6 +260,19 @@ fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
             plan.repeats,
             dry_command(plan, &r.point)?
         );
+        if let (Some(iface), Some(t)) = (server_capture_iface(plan, &r.point), &plan.testbed) {
+            let argv = capture::argv(
+                Path::new("dualbench"),
+                t,
+                iface,
+                TESTBED_PORT,
+                "RUNDIR/capture.pcap",
+            );
+            out += &format!(
+                "      around it, in the server host: {}\n",
+                shell_line(&argv)
+            );
+        }
     }
     crate::stdio::print(&out)
 }
@@ -316,11 +330,25 @@ fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
         path,
         &[PID_PLACEHOLDER.to_string()],
     ));
-    Ok(argv
-        .iter()
+    Ok(shell_line(&argv))
+}
+
+/// `argv` as a shell would take it.
+fn shell_line(argv: &[String]) -> String {
+    argv.iter()
         .map(|w| shell_word(w))
         .collect::<Vec<_>>()
-        .join(" "))
+        .join(" ")
+}
+
+/// The server host's interface to capture on around each counted run at `point`: with
+/// `load.capture_host = "server"` at a testbed point (the plan refuses it elsewhere).
+fn server_capture_iface<'a>(plan: &'a Plan, point: &Point) -> Option<&'a str> {
+    let l = &plan.load;
+    match (l.capture_host, point.placement) {
+        (plan::CaptureHost::Server, Placement::Testbed) => l.capture.as_deref(),
+        _ => None,
+    }
 }
 
 /// Everything one experiment invocation carries from point to point.
@@ -452,7 +480,7 @@ impl Context<'_> {
                     point.selector.key().replace(':', "-")
                 ));
                 let argv = self.run_argv(point, running, at.bases, at.route.path);
-                if let Outcome::Interrupted = exec::run(&argv, &run_dir, self.stop)? {
+                if let Outcome::Interrupted = exec::run(&argv, &run_dir, self.stop, None)? {
                     return Ok(false);
                 }
             }
@@ -482,7 +510,15 @@ impl Context<'_> {
         let run_started = now();
         let argv = self.run_argv(point, running, at.bases, at.route.path);
         let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
-        let outcome = exec::run(&argv, &run_dir, self.stop);
+        std::fs::create_dir_all(&run_dir)?;
+        let capture = match self.server_capture_argv(point, &run_dir)? {
+            Some(c) => match capture::ServerCapture::start(&c, &run_dir, self.stop)? {
+                Some(capture) => Some(capture),
+                None => return Ok(false),
+            },
+            None => None,
+        };
+        let outcome = exec::run(&argv, &run_dir, self.stop, capture);
         // A run against a server that died during it measured refusals, not the server.
         if !self.stopped() {
             running.check_alive().map_err(|e| {
@@ -533,6 +569,29 @@ impl Context<'_> {
         let mut argv = self.client_prefix(point);
         argv.extend(run_args(self.plan, point, bases, path, &pids));
         argv
+    }
+
+    /// With `load.capture_host = "server"` at a testbed point, the `dualbench capture` run
+    /// in the server host around a counted run, writing `run_dir/capture.pcap`.
+    fn server_capture_argv(&self, point: &Point, run_dir: &Path) -> Result<Option<Vec<String>>> {
+        let Some(iface) = server_capture_iface(self.plan, point) else {
+            return Ok(None);
+        };
+        let Some(t) = &self.plan.testbed else {
+            return Ok(None);
+        };
+        // The capture runs from the server host's view of the file system: give it the
+        // whole path.
+        let pcap = std::path::absolute(run_dir.join("capture.pcap"))?;
+        let argv = capture::argv(
+            &self.opts.dualbench,
+            t,
+            iface,
+            TESTBED_PORT,
+            &pcap.display().to_string(),
+        );
+        std::fs::write(run_dir.join("capture.cmd"), shell_line(&argv) + "\n")?;
+        Ok(Some(argv))
     }
 
     /// Wait `d`, or less when the experiment is interrupted.
