@@ -358,16 +358,12 @@ fn cooked_header(sll: &[u8]) -> Option<[u8; 20]> {
 }
 
 fn index_of(iface: &str) -> io::Result<u32> {
-    let name = std::ffi::CString::new(iface)
-        .map_err(|_| io::Error::other("interface name holds a NUL byte"))?;
-    // SAFETY: if_nametoindex reads the NUL-terminated name.
-    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
-        0 => Err(io::Error::new(
+    dualbench_common::netif::index(iface).ok_or_else(|| {
+        io::Error::new(
             io::ErrorKind::NotFound,
             format!("no interface named '{iface}' (see 'ip link')"),
-        )),
-        index => Ok(index),
-    }
+        )
+    })
 }
 
 fn set<T>(fd: &OwnedFd, level: c_int, name: c_int, value: &T) -> io::Result<()> {

@@ -3,7 +3,7 @@
 //! [`clock`] that lines up load, kernel samples and packets, and [`Netns`], the network
 //! namespace a thread observes from; [`fds`], the open-file limit and per-worker
 //! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
-//! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly;
+//! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly; [`netif`], interfaces by name;
 //! [`link`], the bounds a shaped link keeps in the testbed and the wire alike.
 
 pub mod clock;
@@ -12,6 +12,7 @@ mod error;
 mod family;
 pub mod fds;
 pub mod link;
+pub mod netif;
 pub mod netns;
 mod shell;
 pub mod signals;

@@ -292,18 +292,12 @@ fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
     }
     let scope = match zone.parse::<u32>() {
         Ok(n) => n,
-        Err(_) => {
-            let name = std::ffi::CString::new(zone).map_err(|_| Failure::usage("bad zone name"))?;
-            // SAFETY: if_nametoindex reads a NUL-terminated string we own.
-            let idx = unsafe { libc::if_nametoindex(name.as_ptr()) };
-            if idx == 0 {
-                return Err(Failure::usage(format!(
-                    "no network interface named '{zone}' (zone of {})",
-                    v6.ip()
-                )));
-            }
-            idx
-        }
+        Err(_) => dualbench_common::netif::index(zone).ok_or_else(|| {
+            Failure::usage(format!(
+                "no network interface named '{zone}' (zone of {})",
+                v6.ip()
+            ))
+        })?,
     };
     Ok(SocketAddr::V6(SocketAddrV6::new(
         *v6.ip(),

@@ -4,7 +4,6 @@
 //! (`fe80::1%eth0/5000`, `[fe80::1%2]:5000`); a link-local address must, since it means
 //! nothing without its interface. Multicast is refused (the sink joins no group).
 
-use std::ffi::CString;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 /// A destination: any of the forms above, port 1..=65535, unicast.
@@ -92,12 +91,7 @@ fn scope_id(zone: &str) -> Result<u32, String> {
     let missing = || {
         format!("zone '{zone}': no interface of that name here (see `ip link`), or give its index")
     };
-    let name = CString::new(zone).map_err(|_| missing())?;
-    // SAFETY: name is a valid NUL-terminated string.
-    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
-        0 => Err(missing()),
-        i => Ok(i),
-    }
+    dualbench_common::netif::index(zone).ok_or_else(missing)
 }
 
 /// fe80::/10.

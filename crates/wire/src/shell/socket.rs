@@ -4,7 +4,6 @@
 //! Receives and sends in batches with `recvmmsg`/`sendmmsg`.
 
 use dualbench_common::{Failure, Result};
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
@@ -289,12 +288,7 @@ pub fn interface_index(name: &str) -> Result<i32> {
             "interface {name:?} not found in this network namespace (see `ip link show`)"
         ))
     };
-    let c = CString::new(name).map_err(|_| bad())?;
-    // SAFETY: c is a valid NUL-terminated string.
-    let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
-    if index == 0 {
-        return Err(bad());
-    }
+    let index = dualbench_common::netif::index(name).ok_or_else(bad)?;
     Ok(index as i32)
 }
 
