@@ -294,6 +294,39 @@ fn records_are_written_one_per_request() {
 }
 
 #[test]
+fn help_lists_abs_flags_and_hides_the_refused_ones() {
+    for help in ["-h", "--help"] {
+        let out = run(&[help]);
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        for flag in [
+            "-C, --cookie <NAME=VALUE>",
+            "-A, --auth <USER:PASS>",
+            "-P, --proxy-auth <USER:PASS>",
+            "-B, --bind <ADDRS>",
+            "-e, --csv <FILE>",
+            "-g, --gnuplot <FILE>",
+            "-d, --no-percentiles",
+            "-S, --no-confidence",
+            "-l, --variable-length",
+            "-r ",
+            "-t, --timelimit <TIME>",
+        ] {
+            assert!(text.contains(flag), "{help}: no {flag:?} in:\n{text}");
+        }
+        // The refused flags have no line of their own, only the note at the end.
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("-w")),
+            "{text}"
+        );
+        assert!(text.contains("-X (proxy)"), "{text}");
+    }
+    let out = run(&["-V"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("dualbench-run "));
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, want) in [
         (vec!["ftp://x/"], "unsupported scheme 'ftp'"),
@@ -448,6 +481,47 @@ fn bad_input_is_one_line_and_exit_2() {
         (
             vec!["http://127.0.0.1:1/", "--rate", "10", "--seed", "7"],
             "--seed needs --arrival poisson",
+        ),
+        // ab's flags that are refused: the flag, what ab does with it, what to do instead.
+        (
+            vec!["http://127.0.0.1:1/", "-X", "proxy:3128"],
+            "dualbench: -X is not supported (ab's -X sends every request through this HTTP proxy): dualbench connects straight to each target",
+        ),
+        (
+            vec!["-w", "http://127.0.0.1:1/"],
+            "dualbench: -w is not supported (ab's -w prints its report as HTML tables)",
+        ),
+        (
+            vec!["-kw", "http://127.0.0.1:1/"],
+            "dualbench: -w is not supported",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-f", "TLS1.2"],
+            "dualbench: -f is not supported (ab's -f picks the TLS protocol version): dualbench speaks plain HTTP",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-b", "65536"],
+            "dualbench: -b is not supported (ab's -b sets the TCP send and receive buffer sizes)",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-X"],
+            "a value is required for '-X <PROXY:PORT>'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-j"],
+            "unexpected argument '-j' found (see 'dualbench run --help')",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-t", "10x"],
+            "invalid value '10x' for '--timelimit <TIME>': '10x' is not a time",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-C", "a=1\r\nX-Injected: 1"],
+            "bad -C 'a=1\\r\\nX-Injected: 1'",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-e", "/nonexistent/p.csv"],
+            "-e: cannot write /nonexistent/p.csv",
         ),
     ] {
         let out = run(&args);

@@ -2,6 +2,7 @@
 //! built-in server when no URL is given, the run itself with progress on stderr, then the
 //! report on stdout and records to a file. An interrupted run still reports.
 
+use crate::ab_flags::{self, RefusedAbFlags};
 use crate::config::{self, Settings};
 use crate::engine::{self, Measured, Plan, Progress};
 use crate::observe::{ObserveConfig, Observers};
@@ -16,7 +17,8 @@ use std::time::Duration;
 /// Flags of `dualbench run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "With no URL, dualbench starts its built-in server on 127.0.0.1 and ::1 and benchmarks it at 1:1."
+    after_help = "With no URL, dualbench starts its built-in server on 127.0.0.1 and ::1 and benchmarks it at 1:1.\n\
+                  ab's -w -x -y -z (HTML output), -X (proxy), -b (socket buffers) and -f -Z -E -I (TLS) are refused, each with what to use instead; -V prints the version."
 )]
 pub struct RunCli {
     /// URLs to benchmark: http://HOST[:PORT]/PATH, IPv6 as http://[::1]:8080/, zones as [fe80::1%25eth0].
@@ -37,12 +39,14 @@ pub struct RunCli {
         allow_negative_numbers = true
     )]
     pub concurrency: Option<u64>,
-    /// Time limit in seconds (ab -t); with -n, whichever comes first.
+    /// Time limit (ab -t): seconds, or a number with a unit (500ms, 10s, 2m, 1h, 1m30s);
+    /// with -n, whichever comes first.
     #[arg(
         short = 't',
         long = "timelimit",
-        value_name = "SECS",
-        allow_negative_numbers = true
+        value_name = "TIME",
+        allow_negative_numbers = true,
+        value_parser = ab_flags::parse_time_limit
     )]
     pub timelimit: Option<f64>,
     /// Keep connections alive and reuse them (ab -k).
@@ -51,6 +55,16 @@ pub struct RunCli {
     /// Extra request header, e.g. -H 'Accept-Encoding: gzip' (repeatable; replaces a default of the same name).
     #[arg(short = 'H', long = "header", value_name = "LINE")]
     pub headers: Vec<String>,
+    /// Cookie, e.g. -C 'session=1234' (ab -C; repeatable: all go in one Cookie line, joined
+    /// with '; ', where ab 2.3 sends only the last).
+    #[arg(short = 'C', long = "cookie", value_name = "NAME=VALUE")]
+    pub cookies: Vec<String>,
+    /// Basic authentication: an Authorization header (ab -A; repeatable, as in ab).
+    #[arg(short = 'A', long = "auth", value_name = "USER:PASS")]
+    pub auth: Vec<String>,
+    /// Basic proxy authentication: a Proxy-Authorization header (ab -P; repeatable, as in ab).
+    #[arg(short = 'P', long = "proxy-auth", value_name = "USER:PASS")]
+    pub proxy_auth: Vec<String>,
     /// Request method (ab -m).
     #[arg(short = 'm', long = "method", value_name = "METHOD")]
     pub method: Option<String>,
@@ -87,6 +101,26 @@ pub struct RunCli {
     /// No progress output (ab -q).
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Accept variable document length (ab -l): bodies whose length differs from the first
+    /// response's are not "Length" failures, and the report says "Document Length: Variable".
+    #[arg(short = 'l', long = "variable-length")]
+    pub variable_length: bool,
+    /// Do not print ab's percentage table (ab -d).
+    #[arg(short = 'd', long = "no-percentiles")]
+    pub no_percentiles: bool,
+    /// Print ab's Connection Times as min, avg and max only, without its warnings (ab -S).
+    #[arg(short = 'S', long = "no-confidence")]
+    pub no_confidence: bool,
+    /// Write ab's CSV of the percentage of requests served within each time, 0 to 100% (ab -e).
+    #[arg(short = 'e', long = "csv", value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write ab's gnuplot file: one tab-separated line per complete request (ab -g).
+    #[arg(short = 'g', long = "gnuplot", value_name = "FILE")]
+    pub gnuplot: Option<PathBuf>,
+    /// Accepted for ab's command lines and does nothing (ab -r: do not exit on socket
+    /// receive errors): dualbench never exits on them, it counts them.
+    #[arg(short = 'r')]
+    pub no_exit_on_receive_error: bool,
     /// Verbosity (ab -v): 2 prints each target's request, 3 also each response's status,
     /// 4 also each response's head.
     #[arg(short = 'v', long = "verbosity", value_name = "N", default_value_t = 1)]
@@ -100,8 +134,9 @@ pub struct RunCli {
     /// ANMA address list: one address, host:port or URL per line, optional weight, # comments.
     #[arg(long, value_name = "FILE")]
     pub address_list: Option<PathBuf>,
-    /// Source addresses: a list and/or CIDR blocks, e.g. 127.0.0.2,127.0.0.3,::1 or 127.0.1.0/24.
-    #[arg(long, value_name = "ADDRS")]
+    /// Source addresses (ab -B, which takes one): a list and/or CIDR blocks, e.g.
+    /// 127.0.0.2,127.0.0.3,::1 or 127.0.1.0/24.
+    #[arg(short = 'B', long, value_name = "ADDRS")]
     pub bind: Option<String>,
     /// Open loop: offer this many requests per second (coordinated-omission corrected).
     #[arg(long, value_name = "R", allow_negative_numbers = true)]
@@ -142,6 +177,9 @@ pub struct RunCli {
     /// a batch at a time while the run goes.
     #[arg(long, value_name = "FILE")]
     pub records: Option<PathBuf>,
+    /// ab's flags that are refused, each with what to use instead.
+    #[command(flatten)]
+    pub refused: RefusedAbFlags,
 }
 
 impl RunCli {
@@ -161,8 +199,15 @@ impl RunCli {
     }
 }
 
-/// Entry point of `dualbench run`.
+/// Entry point of `dualbench run`: the report goes to stdout.
 pub fn main(cli: RunCli) -> Result<()> {
+    run(cli, &mut std::io::stdout())
+}
+
+/// `dualbench run` with its report written to `report` (progress, notes and `-v` logs go
+/// to stderr; records, `-e` and `-g` files to theirs).
+pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
+    cli.refused.check()?;
     if !matches!(cli.format.as_str(), "text" | "json") {
         return Err(Failure::usage(format!(
             "bad --format '{}': use text or json",
@@ -195,6 +240,8 @@ pub fn main(cli: RunCli) -> Result<()> {
         fd_limit: dualbench_common::fds::raise_nofile_limit(),
     };
     let (mut plan, settings) = config::plan(&cli, &urls, machine)?;
+    // ab's -e and -g files are created before the run too, and written after it.
+    let ab_files = AbFiles::create(&cli)?;
     // The records file is created before the run, so a path that cannot be written is
     // found before any request is sent, not after the whole benchmark.
     let records = cli
@@ -251,7 +298,8 @@ pub fn main(cli: RunCli) -> Result<()> {
     plan.record_batches = None;
     observers.stop(cli.quiet)?;
     let summary = summarize(&plan, &settings, &measured, cores);
-    output(&cli, &summary, &measured, records)?;
+    output(&cli, &summary, &measured, records, report)?;
+    ab_files.write(measured.samples, summary.meta.start_unix_ns)?;
     match (&measured.fatal, &measured.interrupted) {
         (Some(f), _) => Err(f
             .clone()
@@ -374,17 +422,27 @@ fn summarize(plan: &Plan, s: &Settings, m: &Measured, cores: usize) -> RunSummar
     }
 }
 
+/// What ab's report flags (`-l`, `-d`, `-S`) ask of the reports.
+fn ab_report_flags(cli: &RunCli) -> report::AbFlags {
+    report::AbFlags {
+        variable_length: cli.variable_length,
+        percentiles: !cli.no_percentiles,
+        confidence: !cli.no_confidence,
+    }
+}
+
 fn output(
     cli: &RunCli,
     summary: &RunSummary,
     m: &Measured,
     records: Option<RecordWriter>,
+    out: &mut dyn Write,
 ) -> Result<()> {
+    let flags = ab_report_flags(cli);
     let text = match cli.format.as_str() {
-        "json" => report::json::to_string(summary),
-        _ => report::text::render(summary),
+        "json" => report::json::to_string_with(summary, flags),
+        _ => report::text::render_with(summary, flags),
     };
-    let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
@@ -404,6 +462,73 @@ fn output(
 
 /// The `--records` writer thread, which gives its file back when the run is over.
 type RecordWriter = report::records::Writer<std::io::BufWriter<std::fs::File>>;
+
+/// ab's `-e` and `-g` files: created (empty) before the run, so that a path that cannot
+/// be written is a usage error before any request; written when it is over. With no
+/// complete request they stay empty (ab writes neither then).
+struct AbFiles {
+    csv: Option<(std::fs::File, PathBuf)>,
+    gnuplot: Option<(std::fs::File, PathBuf)>,
+}
+
+impl AbFiles {
+    fn create(cli: &RunCli) -> Result<AbFiles> {
+        let open = |path: &Option<PathBuf>, flag: &str| {
+            path.as_ref()
+                .map(|p| {
+                    std::fs::File::create(p)
+                        .map(|f| (f, p.clone()))
+                        .map_err(|e| {
+                            Failure::usage(format!("{flag}: cannot write {}: {e}", p.display()))
+                        })
+                })
+                .transpose()
+        };
+        Ok(AbFiles {
+            csv: open(&cli.csv, "-e")?,
+            gnuplot: open(&cli.gnuplot, "-g")?,
+        })
+    }
+
+    fn write(self, mut samples: Vec<crate::record::AbSample>, start_unix_ns: u64) -> Result<()> {
+        use report::ab_files;
+        ab_files::sort_by_total(&mut samples);
+        let failed = |path: &PathBuf, e: std::io::Error| {
+            Failure::runtime(format!("writing {}: {e}", path.display()))
+        };
+        if let Some((file, path)) = self.csv {
+            let mut out = std::io::BufWriter::new(file);
+            ab_files::write_percentages(&samples, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| failed(&path, e))?;
+        }
+        if let Some((file, path)) = self.gnuplot {
+            let mut out = std::io::BufWriter::new(file);
+            ab_files::write_gnuplot(&samples, start_unix_ns, &local_time, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| failed(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Unix seconds in this machine's local time (the `TZ` environment variable or
+/// /etc/localtime), as ab's `-g` file prints its start times.
+fn local_time(secs: i64) -> report::ab_files::CivilTime {
+    // SAFETY: localtime_r only writes into the zeroed struct we own.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let t = secs as libc::time_t;
+    unsafe { libc::localtime_r(&t, &mut tm) };
+    report::ab_files::CivilTime {
+        year: tm.tm_year + 1900,
+        month: tm.tm_mon as u8,
+        day: tm.tm_mday as u8,
+        hour: tm.tm_hour as u8,
+        minute: tm.tm_min as u8,
+        second: tm.tm_sec as u8,
+        weekday: tm.tm_wday as u8,
+    }
+}
 
 /// ab's progress lines on stderr ("Completed 1000 requests"), only when stderr is a
 /// terminal and not in -q.

@@ -153,6 +153,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         })?;
     let body = request_body(cli)?;
     check_request_words(cli)?;
+    let credentials = crate::ab_flags::credential_lines(&cli.cookies, &cli.auth, &cli.proxy_auth)?;
     let method = cli.method.clone().unwrap_or_else(|| {
         if cli.head {
             "HEAD".into()
@@ -164,7 +165,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
             "GET".into()
         }
     });
-    let requests = build_requests(&targets, cli, &method, body);
+    let requests = build_requests(&targets, cli, &method, body, &credentials);
     let (arrival, open) = arrival(cli)?;
     let time_limit_s = cli.timelimit;
     if let Some(t) = time_limit_s {
@@ -257,6 +258,8 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         keep_records: cli.records.is_some(),
         record_batches: None,
         verbosity: cli.verbosity,
+        variable_length: cli.variable_length,
+        ab_samples: cli.csv.is_some() || cli.gnuplot.is_some(),
     };
     Ok((plan, settings))
 }
@@ -345,6 +348,7 @@ fn build_requests(
     cli: &RunCli,
     method: &str,
     body: Option<(Vec<u8>, String)>,
+    credentials: &[String],
 ) -> Vec<Vec<u8>> {
     targets
         .iter()
@@ -356,6 +360,7 @@ fn build_requests(
                 keepalive: cli.keepalive,
                 http10: cli.http10,
                 headers: cli.headers.clone(),
+                credentials: credentials.to_vec(),
                 body: body.clone(),
             }
             .to_bytes()

@@ -22,6 +22,9 @@ pub struct RequestSpec {
     pub http10: bool,
     /// Extra header lines, `Name: value`, as given with `-H`.
     pub headers: Vec<String>,
+    /// The `Cookie`, `Authorization` and `Proxy-Authorization` lines of ab's `-C`, `-A`
+    /// and `-P`, sent as given just before the `-H` lines (ab's order); they replace nothing.
+    pub credentials: Vec<String>,
     /// Request body (`-p`), with its content type (`-T`).
     pub body: Option<(Vec<u8>, String)>,
 }
@@ -64,7 +67,7 @@ impl RequestSpec {
             }
             out.push_str(&format!("Content-Length: {}\r\n", body.len()));
         }
-        for h in &self.headers {
+        for h in self.credentials.iter().chain(&self.headers) {
             out.push_str(h);
             out.push_str("\r\n");
         }
@@ -662,6 +665,7 @@ mod tests {
             keepalive: false,
             http10: false,
             headers: vec!["Accept: text/html".into()],
+            credentials: vec!["Cookie: a=1".into()],
             body: Some((b"abc".to_vec(), "text/plain".into())),
         };
         let s = String::from_utf8(spec.to_bytes()).unwrap();
@@ -670,7 +674,7 @@ mod tests {
             concat!(
                 "POST /x HTTP/1.1\r\nHost: [::1]:8080\r\nUser-Agent: dualbench/",
                 env!("CARGO_PKG_VERSION"),
-                "\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nAccept: text/html\r\n\r\nabc"
+                "\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nCookie: a=1\r\nAccept: text/html\r\n\r\nabc"
             )
         );
     }

@@ -6,6 +6,7 @@
 //! `engine` (workers, one event loop each, producing records and per-worker stats) →
 //! `summary` (merged) → `report` (pure functions of the summary).
 
+pub mod ab_flags;
 pub mod cli;
 pub mod config;
 pub mod engine;

@@ -1,5 +1,6 @@
 //! The one record type that carries a request's life, from its intended start to how it
 //! ended. Workers fill these in; histograms, counts, reports and record files read them.
+//! [`AbSample`] is the part of it that ab's `-g` and `-e` files need.
 
 use dualbench_common::Family;
 use serde::Serialize;
@@ -148,6 +149,32 @@ impl Record {
             0
         } else {
             self.end_ns.saturating_sub(self.first_byte_ns)
+        }
+    }
+}
+
+/// What ab keeps of each complete request, for its `-g` (gnuplot) and `-e` (CSV) files:
+/// when it started and how long its phases took, in nanoseconds. 32 bytes a request, kept
+/// only when one of those files is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbSample {
+    /// When work on the request began, since the run's start (ab's `starttime`).
+    pub start_ns: u64,
+    /// Connection establishment, 0 on a reused connection (ab's `ctime`).
+    pub connect_ns: u64,
+    /// Start to end, as the report's Total: from the intended start in open loop (ab's `ttime`).
+    pub total_ns: u64,
+    /// Request written to first response byte (ab's `wait`).
+    pub waiting_ns: u64,
+}
+
+impl AbSample {
+    pub fn of(r: &Record) -> AbSample {
+        AbSample {
+            start_ns: r.start_ns,
+            connect_ns: r.connect_ns,
+            total_ns: r.latency_ns(),
+            waiting_ns: r.waiting_ns(),
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The answer to one request, written into the output with no socket I/O: the head and
 //! any small body, the body still to stream (`/bytes/N`, a file), and what the connection
 //! does next (go on, close, reset, stall). Static files are opened when the request head
-//! arrives ([`Answer::of`]); that is the only file-system access here.
+//! arrives ([`Answer::of`]); that is the only file-system access here. `/vary/N` takes its
+//! length from the server's count of `/vary` answers, passed in.
 
 use crate::files::{self, Refusal, StaticFile};
 use crate::request::{Method, RequestHead};
 use crate::response::{self, Connection, Head, INDEX_PAGE, TRUNCATED_LENGTH};
 use crate::route::{self, Endpoint};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Largest body `/echo` sends back (a larger one gets 413).
@@ -75,9 +77,14 @@ pub struct Reply {
 }
 
 impl Answer {
-    /// Route the request and, for a static file, open it now.
-    pub fn of(head: &RequestHead, root: Option<&Path>) -> Self {
-        let endpoint = route::route(head.path, root.is_some());
+    /// Route the request and, for a static file, open it now. `varied` counts the server's
+    /// `/vary` answers: the k-th has k mod (N + 1) bytes, so over any multiple of N + 1
+    /// answers every length from 0 to N comes up equally often, across all the workers.
+    pub fn of(head: &RequestHead, root: Option<&Path>, varied: &AtomicU64) -> Self {
+        let endpoint = match route::route(head.path, root.is_some()) {
+            Endpoint::Vary(n) => Endpoint::Bytes(varied.fetch_add(1, Ordering::Relaxed) % (n + 1)),
+            endpoint => endpoint,
+        };
         let file = match (endpoint, root) {
             (Endpoint::File, Some(root)) if matches!(head.method, Method::Get | Method::Head) => {
                 Some(files::open(root, head.path))
@@ -140,7 +147,8 @@ pub fn write(answer: Answer, date: &[u8], out: &mut Vec<u8>) -> Reply {
     };
     let (stream, then) = match answer.endpoint {
         Endpoint::Index => (w.fixed(200, b"text/html", INDEX_PAGE), Then::Continue),
-        Endpoint::Bytes(n) => (
+        // Answer::of has turned a /vary into the /bytes of its length.
+        Endpoint::Bytes(n) | Endpoint::Vary(n) => (
             w.streamed(
                 b"application/octet-stream",
                 n,
@@ -274,7 +282,7 @@ mod tests {
     fn answer_to(request: &[u8]) -> (String, Reply) {
         let head = parse_head(request).unwrap().unwrap();
         let mut out = Vec::new();
-        let reply = write(Answer::of(&head, None), DATE, &mut out);
+        let reply = write(Answer::of(&head, None, &AtomicU64::new(0)), DATE, &mut out);
         (String::from_utf8(out).unwrap(), reply)
     }
 
@@ -340,6 +348,33 @@ mod tests {
     }
 
     #[test]
+    fn vary_cycles_through_every_length_from_0_to_n() {
+        let head = parse_head(b"GET /vary/2 HTTP/1.1\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        let varied = AtomicU64::new(0);
+        let lengths: Vec<String> = (0..7)
+            .map(|_| {
+                let mut out = Vec::new();
+                write(Answer::of(&head, None, &varied), DATE, &mut out);
+                let text = String::from_utf8(out).unwrap();
+                let at = text.find("Content-Length: ").unwrap() + 16;
+                text[at..text[at..].find('\r').unwrap() + at].to_string()
+            })
+            .collect();
+        assert_eq!(lengths, ["0", "1", "2", "0", "1", "2", "0"]);
+        // Another path leaves the count alone.
+        Answer::of(
+            &parse_head(b"GET /bytes/3 HTTP/1.1\r\n\r\n")
+                .unwrap()
+                .unwrap(),
+            None,
+            &varied,
+        );
+        assert_eq!(varied.load(Ordering::Relaxed), 7);
+    }
+
+    #[test]
     fn outcomes_on_purpose() {
         let (text, reply) = answer_to(b"GET /reset HTTP/1.1\r\n\r\n");
         assert_eq!((text.as_str(), reply.then), ("", Then::Reset));
@@ -355,7 +390,7 @@ mod tests {
         let head = parse_head(b"GET /delay/50 HTTP/1.1\r\n\r\n")
             .unwrap()
             .unwrap();
-        let answer = Answer::of(&head, None);
+        let answer = Answer::of(&head, None, &AtomicU64::new(0));
         assert_eq!(answer.delay(), Some(Duration::from_millis(50)));
         let mut out = Vec::new();
         write(answer, DATE, &mut out);
@@ -372,13 +407,13 @@ mod tests {
             parse_head(b"POST /echo HTTP/1.1\r\nContent-Type: a/b\r\nContent-Length: 5\r\n\r\n")
                 .unwrap()
                 .unwrap();
-        let mut answer = Answer::of(&head, None);
+        let mut answer = Answer::of(&head, None, &AtomicU64::new(0));
         answer.take_body(b"he");
         answer.take_body(b"llo");
         let mut out = Vec::new();
         write(answer, DATE, &mut out);
         assert!(out.ends_with(b"Content-Type: a/b\r\nContent-Length: 5\r\n\r\nhello"));
-        let mut answer = Answer::of(&head, None);
+        let mut answer = Answer::of(&head, None, &AtomicU64::new(0));
         answer.take_body(&vec![0u8; MAX_ECHO]);
         answer.take_body(b"!");
         let mut out = Vec::new();

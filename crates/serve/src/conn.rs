@@ -25,6 +25,8 @@ pub struct Context<'a> {
     pub now: Instant,
     pub date: &'a [u8],
     pub root: Option<&'a Path>,
+    /// The server's count of `/vary` answers so far (shared by its workers).
+    pub varied: &'a std::sync::atomic::AtomicU64,
 }
 
 /// Whether the worker keeps the connection or drops (closes) it.
@@ -340,7 +342,7 @@ impl Conn {
                 Ok(Some(head)) => {
                     let framing = head.framing;
                     (
-                        Answer::of(&head, ctx.root),
+                        Answer::of(&head, ctx.root, ctx.varied),
                         framing,
                         head.expect_continue,
                         head.head_len,

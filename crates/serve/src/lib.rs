@@ -1,6 +1,6 @@
 //! The built-in dual-stack target server (`dualbench serve`): static files and endpoints that
-//! produce every outcome on purpose (`/bytes/N`, `/delay/MS`, `/status/CODE`, `/reset`,
-//! `/stall`, `/close`, `/echo`).
+//! produce every outcome on purpose (`/bytes/N`, `/vary/N`, `/delay/MS`, `/status/CODE`,
+//! `/reset`, `/stall`, `/close`, `/echo`).
 //!
 //! As a library: [`start`] binds every address of a [`ServeConfig`], starts the workers and
 //! returns once listening; [`ServerHandle::addrs`] gives the real addresses (port 0 resolved),
@@ -25,7 +25,7 @@ mod worker;
 pub use cli::{main, ServeCli};
 pub use listen::Unavailable;
 pub use response::INDEX_PAGE;
-pub use route::{MAX_BYTES, MAX_DELAY_MS};
+pub use route::{MAX_BYTES, MAX_DELAY_MS, MAX_VARY};
 
 use dualbench_common::{Failure, Result};
 use std::net::SocketAddr;
@@ -122,6 +122,7 @@ pub fn start(config: ServeConfig) -> Result<ServerHandle> {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         root,
+        varied: std::sync::atomic::AtomicU64::new(0),
     });
     let mut handle = ServerHandle {
         addrs: bound.addrs,

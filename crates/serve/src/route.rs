@@ -5,6 +5,8 @@
 pub const MAX_BYTES: u64 = 1 << 30;
 /// The longest `/delay/MS` waits: 60 s.
 pub const MAX_DELAY_MS: u64 = 60_000;
+/// The largest N of `/vary/N` (its bodies are 0 to N bytes long): 64 KiB.
+pub const MAX_VARY: u64 = 65_536;
 
 /// What a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +15,9 @@ pub enum Endpoint {
     Index,
     /// `/bytes/N`: N body bytes.
     Bytes(u64),
+    /// `/vary/N`: 0 to N body bytes, a different length answer after answer (the server's
+    /// k-th `/vary` answer has k mod (N + 1)); [`crate::answer::Answer::of`] picks it.
+    Vary(u64),
     /// `/delay/MS`: a small answer after MS milliseconds.
     Delay(u64),
     /// `/status/CODE`: that status with a small body.
@@ -55,6 +60,10 @@ pub fn route(path: &str, has_root: bool) -> Endpoint {
         "bytes" => number(arg, MAX_BYTES).map_or(
             Endpoint::Invalid("/bytes/N needs N from 0 to 1073741824"),
             Endpoint::Bytes,
+        ),
+        "vary" => number(arg, MAX_VARY).map_or(
+            Endpoint::Invalid("/vary/N needs N from 0 to 65536"),
+            Endpoint::Vary,
         ),
         "delay" => number(arg, MAX_DELAY_MS).map_or(
             Endpoint::Invalid("/delay/MS needs MS from 0 to 60000"),
@@ -112,6 +121,9 @@ mod tests {
             route("/bytes/99999999999999999999", false),
             Endpoint::Invalid(_)
         ));
+        assert_eq!(route("/vary/9", false), Endpoint::Vary(9));
+        assert_eq!(route("/vary/65536", false), Endpoint::Vary(MAX_VARY));
+        assert!(matches!(route("/vary/65537", false), Endpoint::Invalid(_)));
         assert_eq!(route("/delay/50", false), Endpoint::Delay(50));
         assert!(matches!(route("/delay/60001", false), Endpoint::Invalid(_)));
         assert_eq!(route("/status/503", false), Endpoint::Status(503));

@@ -33,6 +33,8 @@ pub struct Shared {
     pub stop: AtomicBool,
     /// Canonical path of the static root, if any.
     pub root: Option<PathBuf>,
+    /// `/vary` answers so far, across the workers: picks each one's length.
+    pub varied: std::sync::atomic::AtomicU64,
 }
 
 /// Connections by slot, with a serial number so that a stale timer finds nothing.
@@ -310,6 +312,7 @@ impl Worker {
             now,
             date: &self.date.text,
             root: self.shared.root.as_deref(),
+            varied: &self.shared.varied,
         };
         let Some((serial, conn)) = self.conns.get(slot) else {
             return;
@@ -330,6 +333,7 @@ impl Worker {
                 now,
                 date: &self.date.text,
                 root: self.shared.root.as_deref(),
+                varied: &self.shared.varied,
             };
             let Some((current, conn)) = self.conns.get(slot) else {
                 continue;

@@ -10,7 +10,7 @@ mod worker;
 pub(crate) use conn::bound_source;
 pub use worker::LATE_NS;
 
-use crate::record::Record;
+use crate::record::{AbSample, Record};
 use crate::summary::FamilyStats;
 use crate::target::Target;
 use dualbench_common::{clock, Failure};
@@ -49,6 +49,10 @@ pub struct Plan {
     pub record_batches: Option<std::sync::mpsc::Sender<Vec<crate::record::Record>>>,
     /// ab's `-v`: 3 and above log each response's status on stderr, 4 and above its head.
     pub verbosity: u8,
+    /// ab's `-l`: bodies may vary in length, so none is a "Length" failure.
+    pub variable_length: bool,
+    /// Keep an [`AbSample`] of every complete request, for ab's `-g` and `-e` files.
+    pub ab_samples: bool,
 }
 
 /// State the controlling thread shares with the workers: the clock origin, the stop flag
@@ -59,7 +63,13 @@ pub struct Shared {
     start_ns: AtomicU64,
     pub stop: Arc<AtomicBool>,
     progress: Vec<PaddedCounter>,
+    /// ab's document length: the body length of the run's first complete response
+    /// ([`NO_LENGTH`] until there is one), which every later body is compared with.
+    document_length: AtomicU64,
 }
+
+/// The document length before any response completed.
+const NO_LENGTH: u64 = u64::MAX;
 
 #[repr(align(128))]
 #[derive(Default)]
@@ -85,6 +95,24 @@ impl Shared {
         self.start_ns.load(Ordering::Relaxed)
     }
 
+    /// The run's document length, set to `len` by the first complete response (whichever
+    /// worker it came to); true when this call set it. One relaxed load once it is set:
+    /// the value is written once and never again, so its cache line stays shared.
+    fn document_length(&self, len: u64) -> (u64, bool) {
+        match self.document_length.load(Ordering::Relaxed) {
+            NO_LENGTH => match self.document_length.compare_exchange(
+                NO_LENGTH,
+                len,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => (len, true),
+                Err(set) => (set, false),
+            },
+            set => (set, false),
+        }
+    }
+
     fn done(&self) -> u64 {
         self.progress
             .iter()
@@ -100,6 +128,8 @@ pub struct Measured {
     pub families: [FamilyStats; 2],
     /// Every request's record, in end order per worker (only when asked for).
     pub records: Vec<Record>,
+    /// Every complete request's [`AbSample`], in end order per worker (only when asked for).
+    pub samples: Vec<AbSample>,
     pub duration_ns: u64,
     pub start_monotonic_ns: u64,
     pub start_unix_ns: u64,
@@ -134,6 +164,7 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
         progress: (0..plan.workers)
             .map(|_| PaddedCounter::default())
             .collect(),
+        document_length: AtomicU64::new(NO_LENGTH),
     });
     let gate = Arc::new(StartGate::default());
     let plan = Arc::new(plan);
@@ -205,6 +236,8 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let interrupted = signals.reason();
     drop(signals);
     let mut m = merge(results, &plan, end_ns, interrupted);
+    m.document_length =
+        Some(shared.document_length.load(Ordering::Relaxed)).filter(|&len| len != NO_LENGTH);
     m.start_monotonic_ns = shared.start_ns();
     m.start_unix_ns = start_unix_ns;
     if m.fatal.is_none() {
@@ -229,46 +262,29 @@ fn merge(
         interrupted,
         ..Default::default()
     };
-    let mut lengths: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
-    let mut first: Option<(u64, u64, String)> = None;
     let mut last_end = 0;
     let mut began = u64::MAX;
     // Kept records (--records) are moved once into a vector of the right size: growing it
     // worker by worker would hold up to twice their size at the end of a long run.
     m.records
         .reserve_exact(results.iter().map(|r| r.records.len()).sum());
+    m.samples
+        .reserve_exact(results.iter().map(|r| r.samples.len()).sum());
     for r in results {
         for (a, b) in m.families.iter_mut().zip(&r.families) {
             a.merge(b);
         }
-        for (all, mine) in lengths.iter_mut().zip(r.lengths) {
-            for (len, n) in mine {
-                match all.iter_mut().find(|e| e.0 == len) {
-                    Some(e) => e.1 += n,
-                    None => all.push((len, n)),
-                }
-            }
-        }
-        if let Some(f) = r.first {
-            if first.as_ref().is_none_or(|g| f.0 < g.0) {
-                first = Some(f);
-            }
+        if let Some(server) = r.document_server {
+            m.server_software = server;
         }
         last_end = last_end.max(r.last_end_ns);
         began = began.min(r.began_ns);
         m.records.extend(r.records);
+        m.samples.extend(r.samples);
         m.cpu_user_s += r.cpu_user_s;
         m.cpu_sys_s += r.cpu_sys_s;
         if m.fatal.is_none() {
             m.fatal = r.fatal;
-        }
-    }
-    if let Some((_, len, server)) = first {
-        m.document_length = Some(len);
-        m.server_software = server;
-        for (stats, lens) in m.families.iter_mut().zip(&lengths) {
-            let same = lens.iter().find(|e| e.0 == len).map_or(0, |e| e.1);
-            stats.length_mismatch = stats.completed - same;
         }
     }
     // From the first request's start to the last one's end; a run cut by its time limit

@@ -11,7 +11,7 @@ use super::conn::{self, Conn, OpenError, Pending, Phase};
 use super::deadlines::{Deadline, Deadlines};
 use super::{Plan, Shared};
 use crate::http::{Feed, ParseError};
-use crate::record::{Outcome, Record};
+use crate::record::{AbSample, Outcome, Record};
 use crate::summary::FamilyStats;
 use dualbench_common::timer::Timer;
 use dualbench_common::Failure;
@@ -65,10 +65,13 @@ pub const RECORD_BATCH: usize = 8192;
 pub struct WorkerResult {
     pub families: [FamilyStats; 2],
     pub records: Vec<Record>,
-    /// (end time, body length, Server header) of this worker's first completed response.
-    pub first: Option<(u64, u64, String)>,
-    /// Body lengths seen per family: (length, count), a handful of distinct values.
-    pub lengths: [Vec<(u64, u64)>; 2],
+    /// The `Server:` header of this worker's first complete response, once it came.
+    pub first_server: Option<String>,
+    /// The same, when that response was the run's first, which set the document length:
+    /// the report's "Server Software".
+    pub document_server: Option<String>,
+    /// ab's figures of every complete request, when the plan asks for them.
+    pub samples: Vec<AbSample>,
     pub last_end_ns: u64,
     /// When this worker's loop first ran: the start of its first request in closed loop.
     pub began_ns: u64,
@@ -376,7 +379,8 @@ impl Worker {
         let key = entry.key();
         let pending_queue = self.spare_queues.pop().unwrap_or_default();
         let mut c = Conn::new(sock, target, id, now, pending_queue);
-        c.parser.reset(self.plan.head, self.out.first.is_none());
+        c.parser
+            .reset(self.plan.head, self.out.first_server.is_none());
         if let Err(e) = self.poll.registry().register(
             &mut c.sock,
             token(key, id),
@@ -622,7 +626,7 @@ impl Worker {
     /// The front request's response is complete.
     fn complete(&mut self, key: usize, now: u64) {
         let keepalive = self.plan.keepalive;
-        let want_server = self.out.first.is_none();
+        let want_server = self.out.first_server.is_none();
         let c = &mut self.conns[key];
         let p = c
             .pending
@@ -651,8 +655,14 @@ impl Worker {
         c.parser.reset(self.plan.head, want_server);
         let (target, conn_id) = (c.target, c.id);
         let (closing, idle) = (c.closing, c.pending.is_empty());
-        if self.out.first.is_none() {
-            self.out.first = Some((now, got.body, server.unwrap_or_default()));
+        if self.out.first_server.is_none() {
+            // A worker's first response is the only one of its responses that can be the
+            // run's first, so only it needs its Server header.
+            let server = server.unwrap_or_default();
+            if self.shared.document_length(got.body).1 {
+                self.out.document_server = Some(server.clone());
+            }
+            self.out.first_server = Some(server);
         }
         if self.plan.verbosity >= 3 {
             log_status(got.status);
@@ -740,10 +750,13 @@ impl Worker {
             body_bytes: got.body,
             outcome,
         };
-        let stats = &mut self.out.families[family.index()];
-        stats.add(&r, None);
-        if outcome == Outcome::Normal {
-            note_length(&mut self.out.lengths[family.index()], got.body);
+        // ab's "Length" failures: complete responses whose body is not as long as the
+        // run's first (set by then, by this worker's first response or another's).
+        let document_length = (outcome == Outcome::Normal && !self.plan.variable_length)
+            .then(|| self.shared.document_length(got.body).0);
+        self.out.families[family.index()].add(&r, document_length);
+        if self.plan.ab_samples && outcome == Outcome::Normal {
+            self.out.samples.push(AbSample::of(&r));
         }
         if self.plan.keep_records {
             self.out.records.push(r);
@@ -811,14 +824,6 @@ fn still_pending(conns: &Slab<Conn>, d: &Deadline) -> bool {
     conns
         .get(d.key)
         .is_some_and(|c| c.id == d.conn && c.pending.iter().any(|p| p.slot == d.slot))
-}
-
-fn note_length(lengths: &mut Vec<(u64, u64)>, len: u64) {
-    if let Some(e) = lengths.iter_mut().find(|e| e.0 == len) {
-        e.1 += 1;
-    } else if lengths.len() < 64 {
-        lengths.push((len, 1));
-    }
 }
 
 /// This thread's CPU time (user, system) in seconds.

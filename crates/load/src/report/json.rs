@@ -7,6 +7,7 @@
 use crate::record::Outcome;
 use crate::report::format::{ratio, round};
 use crate::report::latency::Latency;
+use crate::report::AbFlags;
 use crate::summary::{FamilyStats, LoadModel, RunMeta, RunSummary};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -20,16 +21,27 @@ use std::collections::BTreeMap;
 /// The schema name and version; additive changes keep it, anything else bumps it.
 pub const SCHEMA: &str = "dualbench.run/1";
 
-/// The whole document as a JSON value (object keys sorted).
+/// The whole document as a JSON value (object keys sorted), of a run without ab's `-l`.
 pub fn render(summary: &RunSummary) -> Value {
-    serde_json::to_value(Document::of(summary)).expect("the document is plain data")
+    render_with(summary, AbFlags::default())
+}
+
+/// The whole document as a JSON value; `flags` says whether the run had ab's `-l`
+/// (`settings.variable_length`).
+pub fn render_with(summary: &RunSummary, flags: AbFlags) -> Value {
+    serde_json::to_value(Document::of(summary, flags)).expect("the document is plain data")
 }
 
 /// The document as pretty-printed JSON text in the schema's field order, ending with a
-/// newline.
+/// newline, of a run without ab's `-l`.
 pub fn to_string(summary: &RunSummary) -> String {
-    let mut text =
-        serde_json::to_string_pretty(&Document::of(summary)).expect("the document is plain data");
+    to_string_with(summary, AbFlags::default())
+}
+
+/// [`to_string`] of a run with or without ab's `-l`, as `flags` says.
+pub fn to_string_with(summary: &RunSummary, flags: AbFlags) -> String {
+    let mut text = serde_json::to_string_pretty(&Document::of(summary, flags))
+        .expect("the document is plain data");
     text.push('\n');
     text
 }
@@ -81,6 +93,7 @@ struct Settings {
     requests_limit: Option<u64>,
     time_limit_s: Option<f64>,
     workers: u64,
+    variable_length: bool,
 }
 
 #[derive(Serialize)]
@@ -181,7 +194,7 @@ struct Figures {
 }
 
 impl<'a> Document<'a> {
-    fn of(s: &'a RunSummary) -> Document<'a> {
+    fn of(s: &'a RunSummary, flags: AbFlags) -> Document<'a> {
         let m = &s.meta;
         let total = s.total();
         let secs = s.duration_s();
@@ -204,7 +217,7 @@ impl<'a> Document<'a> {
                 server_software: &m.server_software,
                 document_length: m.document_length,
             },
-            settings: Settings::of(m),
+            settings: Settings::of(m, flags),
             targets: m
                 .targets
                 .iter()
@@ -237,7 +250,7 @@ impl<'a> Document<'a> {
 }
 
 impl Settings {
-    fn of(m: &RunMeta) -> Settings {
+    fn of(m: &RunMeta, flags: AbFlags) -> Settings {
         let (model, rate, arrival) = match m.model {
             LoadModel::Closed => ("closed", None, None),
             LoadModel::Open { rate, poisson } => (
@@ -256,6 +269,7 @@ impl Settings {
             requests_limit: m.requests_limit,
             time_limit_s: m.time_limit_s,
             workers: m.workers,
+            variable_length: flags.variable_length,
         }
     }
 }

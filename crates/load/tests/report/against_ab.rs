@@ -5,7 +5,7 @@
 //! the tables.
 
 use crate::scenarios;
-use dualbench_load::report::text;
+use dualbench_load::report::{text, AbFlags};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
@@ -70,8 +70,8 @@ fn read_request(conn: &mut TcpStream) -> bool {
     true
 }
 
-/// ab's report, from "Server Software:" on.
-fn run_ab() -> String {
+/// ab's report, from "Server Software:" on, with these flags besides -n, -c and -s.
+fn run_ab(flags: &[&str]) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let stop = Arc::new(AtomicBool::new(false));
@@ -81,7 +81,9 @@ fn run_ab() -> String {
     };
     let url = format!("http://127.0.0.1:{port}/");
     let output = Command::new("ab")
-        .args(["-n", &REQUESTS.to_string(), "-c", "2", "-s", "10", &url])
+        .args(["-n", &REQUESTS.to_string(), "-c", "2", "-s", "10"])
+        .args(flags)
+        .arg(&url)
         .output()
         .expect("ab runs (Debian package apache2-utils; ./scripts/test installs it)");
     stop.store(true, Ordering::SeqCst);
@@ -150,7 +152,7 @@ fn shape(report: &str) -> Vec<String> {
 
 #[test]
 fn the_ab_part_has_abs_exact_shape() {
-    let ab = run_ab();
+    let ab = run_ab(&[]);
     assert!(
         ab.contains("Non-2xx responses:"),
         "the server should cause 404s:\n{ab}"
@@ -159,14 +161,32 @@ fn the_ab_part_has_abs_exact_shape() {
         ab.contains("Length: 8"),
         "the server should cause length failures:\n{ab}"
     );
+    same_shape(&ab, AbFlags::default());
+}
+
+/// With -d and -S: no percentage table, and ab's other Connection Times table.
+#[test]
+fn the_ab_part_with_d_and_s_has_abs_exact_shape() {
+    let ab = run_ab(&["-d", "-S"]);
+    assert!(ab.contains("min   avg   max"), "{ab}");
+    let flags = AbFlags {
+        percentiles: false,
+        confidence: false,
+        ..AbFlags::default()
+    };
+    same_shape(&ab, flags);
+}
+
+/// Our ab part of the every-failure scenario, with these flags, has the shape of `ab`.
+fn same_shape(ab: &str, flags: AbFlags) {
     let (mut s, _) = scenarios::every_failure();
     s.meta.server_software = "dualbench-test".to_string();
     s.meta.concurrency = 2;
-    let ours = text::render(&s);
+    let ours = text::render_with(&s, flags);
     let ours = &ours[..ours
         .find("\nPer address family")
         .expect("the additions follow")];
-    let (ab_shape, our_shape) = (shape(&ab), shape(ours));
+    let (ab_shape, our_shape) = (shape(ab), shape(ours));
     for (i, (a, o)) in ab_shape.iter().zip(&our_shape).enumerate() {
         assert_eq!(
             o,

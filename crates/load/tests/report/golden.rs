@@ -3,7 +3,7 @@
 //! the diff by eye before committing (the text must read like ab's report).
 
 use crate::scenarios;
-use dualbench_load::report::{json, text};
+use dualbench_load::report::{json, text, AbFlags};
 use dualbench_load::summary::RunSummary;
 use std::path::PathBuf;
 
@@ -79,6 +79,30 @@ fn text_reports_match_golden_files() {
     for (name, summary, _) in scenarios::all() {
         check(&format!("{name}.txt"), &text::render(&summary));
     }
+}
+
+/// ab's -l, -d and -S change only the ab part: "Document Length: Variable", no percentage
+/// table, and ab's min/avg/max table without its warnings.
+#[test]
+fn text_reports_with_l_d_and_s_match_golden_files() {
+    let (mut s, _) = scenarios::every_failure();
+    // With -l the engine counts no Length failures.
+    for f in &mut s.families {
+        f.length_mismatch = 0;
+    }
+    let flags = AbFlags {
+        variable_length: true,
+        percentiles: false,
+        confidence: false,
+    };
+    let shaped = text::render_with(&s, flags);
+    check("every_failure_l_d_S.txt", &shaped);
+    let plain = text::render(&s);
+    let after = |t: &str| t[t.find("\nPer address family").unwrap()..].to_string();
+    assert_eq!(after(&shaped), after(&plain), "the parts after ab's are the same");
+    let d_only = text::render_with(&s, AbFlags { percentiles: false, ..AbFlags::default() });
+    assert!(!d_only.contains("Percentage of the requests"));
+    assert!(d_only.contains("min  mean[+/-sd] median   max"));
 }
 
 #[test]

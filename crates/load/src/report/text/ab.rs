@@ -1,10 +1,12 @@
 //! ApacheBench 2.3's report, line for line in its shape and wording, computed from the
-//! run's merged figures (both families together). How dualbench's outcomes map onto ab's
-//! failure breakdown is written down in `docs/report.md`.
+//! run's merged figures (both families together), as ab's `-l`, `-d` and `-S` shape it.
+//! How dualbench's outcomes map onto ab's failure breakdown is written down in
+//! `docs/report.md`.
 
 use crate::record::Outcome;
 use crate::report::format::{ratio, round_ms};
 use crate::report::latency::{value_at_rank, Latency};
+use crate::report::AbFlags;
 use crate::summary::{FamilyStats, LoadModel, RunSummary};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -52,30 +54,34 @@ impl AbFailures {
 }
 
 /// ab's report of the whole run.
-pub fn render(s: &RunSummary) -> String {
+pub fn render(s: &RunSummary, flags: AbFlags) -> String {
     let t = s.total();
     let mut out = String::new();
-    header(&mut out, s);
+    header(&mut out, s, flags.variable_length);
     counts(&mut out, s, &t);
     rates(&mut out, s, &t);
     if t.completed > 0 {
-        connection_times(&mut out, &t);
+        connection_times(&mut out, &t, flags.confidence);
     }
-    if t.completed > 1 {
+    if t.completed > 1 && flags.percentiles {
         percentages(&mut out, &t.hist.total);
     }
     out
 }
 
-fn header(out: &mut String, s: &RunSummary) {
+fn header(out: &mut String, s: &RunSummary, variable_length: bool) {
     let m = &s.meta;
     let _ = writeln!(out, "Server Software:        {}", m.server_software);
     let _ = writeln!(out, "Server Hostname:        {}", m.host);
     let _ = writeln!(out, "Server Port:            {}", m.port);
     let _ = writeln!(out);
     let _ = writeln!(out, "Document Path:          {}", m.path);
-    let length = m.document_length.unwrap_or(0);
-    let _ = writeln!(out, "Document Length:        {length} bytes");
+    if variable_length {
+        let _ = writeln!(out, "Document Length:        Variable");
+    } else {
+        let length = m.document_length.unwrap_or(0);
+        let _ = writeln!(out, "Document Length:        {length} bytes");
+    }
     let _ = writeln!(out);
     // In open loop -c caps the connections; how many requests are in flight is the rate's
     // doing, so ab's figure would claim what was not measured.
@@ -180,6 +186,11 @@ impl Row {
         )
     }
 
+    /// ab's row with `-S`: min, mean, max only (`%5 %5%5`: no space before max).
+    fn short_line(&self, label: &str) -> String {
+        format!("{label:<12}{:5} {:5}{:5}\n", self.min, self.mean, self.max)
+    }
+
     /// ab's warning when mean and median are further apart than the deviation.
     fn sanity(&self, what: &str) -> Option<String> {
         let d = (self.mean as f64 - self.median as f64).abs();
@@ -199,7 +210,9 @@ impl Row {
     }
 }
 
-fn connection_times(out: &mut String, t: &FamilyStats) {
+/// ab's Connection Times table: with `confidence` (no `-S`) median and sd too, and ab's
+/// warnings under it.
+fn connection_times(out: &mut String, t: &FamilyStats, confidence: bool) {
     let h = &t.hist;
     let rows = [
         (
@@ -212,6 +225,13 @@ fn connection_times(out: &mut String, t: &FamilyStats) {
         ("Total:", "the total time", Row::of(&h.total)),
     ];
     out.push_str("\nConnection Times (ms)\n");
+    if !confidence {
+        out.push_str("              min   avg   max\n");
+        for (label, _, row) in &rows {
+            out.push_str(&row.short_line(label));
+        }
+        return;
+    }
     out.push_str("              min  mean[+/-sd] median   max\n");
     for (label, _, row) in &rows {
         out.push_str(&row.line(label));
@@ -267,6 +287,15 @@ mod tests {
         assert_eq!(
             wide.line("Connect:"),
             "Connect:    12345 54321 1234.6 123456 1234567\n"
+        );
+        // ab -S: "%5 %5%5", the max column against the mean's.
+        assert_eq!(
+            row.short_line("Processing:"),
+            "Processing:     1     3    4\n"
+        );
+        assert_eq!(
+            wide.short_line("Total:"),
+            "Total:      12345 543211234567\n"
         );
     }
 

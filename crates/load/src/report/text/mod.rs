@@ -8,6 +8,7 @@ mod table;
 
 pub use ab::AbFailures;
 
+use crate::report::AbFlags;
 use crate::summary::{RunMeta, RunSummary};
 
 /// Above this share of its cores, the generator may have limited the results.
@@ -22,10 +23,16 @@ pub fn generator_bound(meta: &RunMeta, duration_s: f64) -> bool {
     duration_s >= GENERATOR_BOUND_MIN_S && meta.cpu_fraction(duration_s) > GENERATOR_BOUND
 }
 
-/// The whole text report, ending with a newline.
+/// The whole text report, ending with a newline, as with none of ab's `-l`, `-d`, `-S`.
 pub fn render(summary: &RunSummary) -> String {
+    render_with(summary, AbFlags::default())
+}
+
+/// The whole text report, its ab part shaped by ab's `-l`, `-d` and `-S` (the parts that
+/// follow it are the same whatever they say).
+pub fn render_with(summary: &RunSummary, flags: AbFlags) -> String {
     let mut out = caveats(summary);
-    out.push_str(&ab::render(summary));
+    out.push_str(&ab::render(summary, flags));
     let additions = families::render(summary);
     if !additions.is_empty() {
         out.push('\n');
