@@ -99,8 +99,18 @@ fn text_reports_with_l_d_and_s_match_golden_files() {
     check("every_failure_l_d_S.txt", &shaped);
     let plain = text::render(&s);
     let after = |t: &str| t[t.find("\nPer address family").unwrap()..].to_string();
-    assert_eq!(after(&shaped), after(&plain), "the parts after ab's are the same");
-    let d_only = text::render_with(&s, AbFlags { percentiles: false, ..AbFlags::default() });
+    assert_eq!(
+        after(&shaped),
+        after(&plain),
+        "the parts after ab's are the same"
+    );
+    let d_only = text::render_with(
+        &s,
+        AbFlags {
+            percentiles: false,
+            ..AbFlags::default()
+        },
+    );
     assert!(!d_only.contains("Percentage of the requests"));
     assert!(d_only.contains("min  mean[+/-sd] median   max"));
 }
