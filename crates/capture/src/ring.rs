@@ -77,7 +77,7 @@ impl Ring {
         let hardware = if cooked {
             0
         } else {
-            hardware_type(&fd, iface)?
+            dualbench_common::netif::hardware_type(iface)?
         };
         let link_type = match hardware {
             _ if cooked => link::LINUX_SLL2,
@@ -250,7 +250,7 @@ impl Ring {
     /// Whether the interface is still there under its name (always, for `any`): one deleted
     /// (or moved to another namespace) is gone, even if another has taken its name since.
     pub fn interface_exists(&self) -> bool {
-        self.cooked || index_of(&self.iface).ok() == Some(self.index)
+        self.cooked || dualbench_common::netif::still_there(&self.iface, self.index)
     }
 
     /// Kernel counters since the ring was opened (the kernel resets its own on each read,
@@ -376,22 +376,4 @@ fn set<T>(fd: &OwnedFd, level: c_int, name: c_int, value: &T) -> io::Result<()> 
         return Err(io::Error::new(e.kind(), format!("setsockopt({name}): {e}")));
     }
     Ok(())
-}
-
-fn hardware_type(fd: &OwnedFd, iface: &str) -> io::Result<u16> {
-    // SAFETY: ifreq is plain data; all-zero is valid.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, src) in req
-        .ifr_name
-        .iter_mut()
-        .zip(iface.bytes().take(libc::IFNAMSIZ - 1))
-    {
-        *dst = src as libc::c_char;
-    }
-    // SAFETY: SIOCGIFHWADDR fills the ifreq we own.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: after SIOCGIFHWADDR the hwaddr member is the one written.
-    Ok(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
 }

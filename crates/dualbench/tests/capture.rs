@@ -12,12 +12,17 @@
 mod interrupted;
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use support::{bin_path, fails_with, kill, listeners, start_server, temp_file, unique, Server};
+use support::netns::{ip, Netns};
+use support::process::{rest_of_stderr, signal, spawn_announcing};
+use support::{
+    bin_path, fails_with, listeners, serve_listening, start_server, succeeded, temp_file,
+};
 
 /// Serve `count` connections: read the request; `/reset` answers with a RST, `/short`
 /// promises 100 bytes and sends 10, anything else gets `Content-Length: 1000` and 1000 bytes.
@@ -43,6 +48,27 @@ fn serve(listener: TcpListener, count: usize) -> std::thread::JoinHandle<()> {
             }
         }
     })
+}
+
+/// `serve` on 127.0.0.1 and ::1 at one port, `count` connections each: their addresses
+/// (IPv4, IPv6) and the threads serving them.
+fn serve_both(count: usize) -> ([SocketAddr; 2], [JoinHandle<()>; 2]) {
+    let (v4, v6) = listeners();
+    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
+    (addrs, [serve(v4, count), serve(v6, count)])
+}
+
+/// The URL of each path at `port` of 127.0.0.1, then of ::1.
+fn urls_of_both(port: u16, paths: &[&str]) -> Vec<String> {
+    paths
+        .iter()
+        .flat_map(|path| {
+            [
+                format!("http://127.0.0.1:{port}{path}"),
+                format!("http://[::1]:{port}{path}"),
+            ]
+        })
+        .collect()
 }
 
 fn response() -> Vec<u8> {
@@ -81,18 +107,19 @@ fn start_capture(args: &[&str]) -> Child {
     started(command)
 }
 
+/// Start `dualbench capture --iface IFACE --port PORT -w FILE` and `more`, and wait until
+/// it says it is capturing.
+fn capture_port(iface: &str, port: impl ToString, file: &Path, more: &[&str]) -> Child {
+    let port = port.to_string();
+    let file = file.to_str().unwrap();
+    let args = [&["--iface", iface, "--port", &port, "-w", file], more].concat();
+    start_capture(&args)
+}
+
 /// Start a command that runs `dualbench capture` and wait until the capture says it is
 /// capturing.
 fn started(mut command: Command) -> Child {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (child, line) = spawn_announcing(command.stdout(Stdio::piped()));
     assert!(
         line.starts_with("capturing on"),
         "capture did not start: {line}"
@@ -102,11 +129,20 @@ fn started(mut command: Command) -> Child {
 
 /// SIGTERM the capture (it must stop cleanly and report), then its summary line.
 fn stop(child: &mut Child) -> String {
-    // SAFETY: signalling the child we spawned, by its pid.
-    unsafe { kill(child.id() as i32, 15) };
+    signal(child.id(), libc::SIGTERM);
     let summary = finish(child);
     assert!(summary.contains("(stopped by SIGTERM)"), "{summary}");
     summary
+}
+
+/// Send the capture `sig`, then read what it wrote to stdout (with `--json`, its summary
+/// document) and wait for it to exit successfully: that, and its standard error.
+fn signalled(child: &mut Child, sig: i32) -> (String, String) {
+    signal(child.id(), sig);
+    let mut json = String::new();
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_to_string(&mut json).unwrap();
+    (json, finish(child))
 }
 
 /// Wait for the capture to exit successfully; its standard error.
@@ -118,11 +154,35 @@ fn finish(child: &mut Child) -> String {
 
 /// Wait for the capture to exit; how, and its standard error after the first line.
 fn ended(child: &mut Child) -> (std::process::ExitStatus, String) {
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        e.read_to_string(&mut err).unwrap();
-    }
+    let err = rest_of_stderr(child);
     (child.wait().unwrap(), err)
+}
+
+/// As many of a family's analysed connections (`of`) closed as `class` as the run counted.
+#[track_caller]
+fn assert_close_class(
+    of: &[&std::collections::HashMap<String, String>],
+    class: &str,
+    counted: String,
+    family: &str,
+) {
+    let ours = of
+        .iter()
+        .filter(|r| r["close"] == class)
+        .count()
+        .to_string();
+    assert_eq!(ours, counted, "{family} {class}");
+}
+
+/// `tshark -r FILE -T fields -e FIELD` (Debian's tshark), its stderr dropped.
+fn tshark_fields(file: &Path, field: &str) -> std::process::Output {
+    Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-T", "fields", "-e", field])
+        .stderr(Stdio::null())
+        .output()
+        .expect("tshark is needed for this test (Debian package tshark)")
 }
 
 fn analyze_csv(file: &PathBuf) -> Vec<std::collections::HashMap<String, String>> {
@@ -131,12 +191,7 @@ fn analyze_csv(file: &PathBuf) -> Vec<std::collections::HashMap<String, String>>
         .arg(file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = succeeded(&out);
     let mut lines = text.lines();
     let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
     lines
@@ -152,23 +207,10 @@ fn analyze_csv(file: &PathBuf) -> Vec<std::collections::HashMap<String, String>>
 
 #[test]
 fn capture_and_analyze_a_known_exchange() {
-    let (v4, v6) = listeners();
-    let port = v4.local_addr().unwrap().port();
-    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
     let paths = ["/a", "/b", "/c", "/reset", "/short"];
-    let servers = [serve(v4, paths.len()), serve(v6, paths.len())];
+    let (addrs, servers) = serve_both(paths.len());
     let (_dir, file) = temp_file("known.pcap");
-    let port_text = port.to_string();
-    let mut capture = start_capture(&[
-        "--iface",
-        "lo",
-        "--port",
-        &port_text,
-        "-w",
-        file.to_str().unwrap(),
-        "--duration",
-        "60",
-    ]);
+    let mut capture = capture_port("lo", addrs[0].port(), &file, &["--duration", "60"]);
     let mut sent = [[0usize; 2]; 2]; // [family][request bytes, response bytes]
     for (f, addr) in addrs.iter().enumerate() {
         for path in paths {
@@ -310,21 +352,9 @@ fn cross_check_with_tshark(file: &PathBuf, rows: &[std::collections::HashMap<Str
 
 #[test]
 fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
-    let (v4, v6) = listeners();
-    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
-    let servers = [serve(v4, 2), serve(v6, 2)];
+    let (addrs, servers) = serve_both(2);
     let (_dir, file) = temp_file("bounded.pcapng");
-    let port = addrs[0].port().to_string();
-    let mut capture = start_capture(&[
-        "--iface",
-        "lo",
-        "--port",
-        &port,
-        "-w",
-        file.to_str().unwrap(),
-        "--count",
-        "7",
-    ]);
+    let mut capture = capture_port("lo", addrs[0].port(), &file, &["--count", "7"]);
     for addr in addrs {
         fetch(addr, "/");
         fetch(addr, "/");
@@ -335,13 +365,7 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
         summary.contains("captured 7 packets") && summary.contains("stopped by count"),
         "{summary}"
     );
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(&file)
-        .args(["-T", "fields", "-e", "frame.number"])
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
+    let out = tshark_fields(&file, "frame.number");
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 7);
 }
@@ -442,26 +466,8 @@ fn flatten_json(json: &[u8]) -> std::collections::HashMap<String, String> {
 fn analysis_of_a_run_matches_the_run() {
     let (_server, port) = start_server();
     let (_dir, file) = temp_file("run.pcap");
-    let port_text = port.to_string();
-    let mut capture = start_capture(&[
-        "--iface",
-        "lo",
-        "--port",
-        &port_text,
-        "-w",
-        file.to_str().unwrap(),
-        "--duration",
-        "60",
-    ]);
-    let urls: Vec<String> = ["/", "/reset", "/bytes/3000", "/close"]
-        .iter()
-        .flat_map(|path| {
-            [
-                format!("http://127.0.0.1:{port}{path}"),
-                format!("http://[::1]:{port}{path}"),
-            ]
-        })
-        .collect();
+    let mut capture = capture_port("lo", port, &file, &["--duration", "60"]);
+    let urls = urls_of_both(port, &["/", "/reset", "/bytes/3000", "/close"]);
     let run = Command::new(bin_path())
         .args([
             "run", "-q", "-n", "80", "-c", "3", "-s", "10", "--format", "json",
@@ -515,12 +521,7 @@ fn analysis_of_a_run_matches_the_run() {
             "unreachable",
             "protocol_error",
         ] {
-            let ours = of
-                .iter()
-                .filter(|r| r["close"] == class)
-                .count()
-                .to_string();
-            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+            assert_close_class(&of, class, field(&format!("close.{class}")), family);
         }
         assert_eq!(
             field("close.reset"),
@@ -539,19 +540,9 @@ fn analysis_of_a_run_matches_the_run() {
 /// `--iface any`: Linux cooked (SLL2) frames from every interface, loopback packets once.
 #[test]
 fn capture_on_any_writes_linux_cooked_frames() {
-    let (v4, v6) = listeners();
-    let addrs = [v4.local_addr().unwrap(), v6.local_addr().unwrap()];
-    let servers = [serve(v4, 1), serve(v6, 1)];
+    let (addrs, servers) = serve_both(1);
     let (_dir, file) = temp_file("any.pcap");
-    let port = addrs[0].port().to_string();
-    let mut capture = start_capture(&[
-        "--iface",
-        "any",
-        "--port",
-        &port,
-        "-w",
-        file.to_str().unwrap(),
-    ]);
+    let mut capture = capture_port("any", addrs[0].port(), &file, &[]);
     let sent: Vec<(usize, usize)> = addrs.iter().map(|a| fetch(*a, "/")).collect();
     servers.into_iter().for_each(|s| s.join().unwrap());
     stop(&mut capture);
@@ -562,13 +553,7 @@ fn capture_on_any_writes_linux_cooked_frames() {
         assert_eq!(row["bytes_to_client"], response.to_string());
         assert_eq!(row["close"], "normal");
     }
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(&file)
-        .args(["-T", "fields", "-e", "frame.protocols"])
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
+    let out = tshark_fields(&file, "frame.protocols");
     let protocols = String::from_utf8(out.stdout).unwrap();
     assert!(
         protocols.lines().all(|l| l.starts_with("sll:ethertype:ip")),
@@ -620,20 +605,18 @@ fn capture_on_any_writes_linux_cooked_frames() {
 /// pair (198.18.0.0/24, 2001:2::/64); the router answers 198.18.9.0/24 and 2001:2:0:9::/64
 /// with ICMP "unreachable" and serves HTTP itself.
 struct Routed {
-    client: String,
-    router: String,
+    client: Netns,
+    router: Netns,
 }
 
 impl Routed {
     fn new() -> Routed {
         let routed = Routed {
-            client: unique("oc"),
-            router: unique("or"),
+            client: Netns::new("oc"),
+            router: Netns::new("or"),
         };
-        let (c, r) = (routed.client.as_str(), routed.router.as_str());
-        let steps: [&[&str]; 16] = [
-            &["netns", "add", c],
-            &["netns", "add", r],
+        let (c, r) = (routed.client.name(), routed.router.name());
+        let steps: [&[&str]; 14] = [
             &[
                 "-n", c, "link", "add", "c0", "type", "veth", "peer", "name", "r0", "netns", r,
             ],
@@ -683,28 +666,8 @@ impl Routed {
                 "2001:2:0:9::/64",
             ],
         ];
-        for step in steps {
-            let ok = Command::new("ip")
-                .args(step)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "ip {} failed (needs root and iproute2)", step.join(" "));
-        }
+        steps.into_iter().for_each(ip);
         routed
-    }
-
-    fn exec(&self, ns: &str) -> Command {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns, bin_path()]);
-        cmd
-    }
-}
-
-impl Drop for Routed {
-    fn drop(&mut self) {
-        for ns in [&self.client, &self.router] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
     }
 }
 
@@ -714,8 +677,7 @@ impl Drop for Routed {
 #[test]
 fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
     let net = Routed::new();
-    let mut server = net.exec(&net.router);
-    let server = server.args([
+    let server = serve_listening(net.router.dualbench().args([
         "serve",
         "--workers",
         "1",
@@ -723,23 +685,12 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         "198.18.0.2:8080",
         "--listen",
         "[2001:2::2]:8080",
-    ]);
-    let mut server = Server(
-        server
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
-    assert!(
-        (0..2).all(|_| lines.next().is_some_and(|l| l.is_ok())),
-        "serve did not start"
-    );
+    ]))
+    .expect("serve did not start");
     let (_dir, file) = temp_file("routed.pcap");
     let mut capture = start_capture(&[
         "--netns",
-        &net.client,
+        net.client.name(),
         "--iface",
         "c0",
         "-w",
@@ -752,7 +703,8 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         "http://[2001:2:0:9::1]/",
     ];
     let run = net
-        .exec(&net.client)
+        .client
+        .dualbench()
         .args([
             "run", "-q", "-n", "8", "-c", "1", "-s", "5", "--format", "json",
         ])
@@ -772,12 +724,7 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
         assert_eq!(of.len().to_string(), field("connections"));
         for class in ["normal", "unreachable", "timeout", "reset"] {
-            let ours = of
-                .iter()
-                .filter(|r| r["close"] == class)
-                .count()
-                .to_string();
-            assert_eq!(ours, field(&format!("close.{class}")), "{family} {class}");
+            assert_close_class(&of, class, field(&format!("close.{class}")), family);
         }
         assert_eq!(field("close.unreachable"), "2", "{family}");
         assert_eq!(field("close.normal"), "2", "{family}");
@@ -790,19 +737,9 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
 fn capture_stopped_by_a_signal_says_which() {
     let (_dir, file) = temp_file("signal.pcap");
     let (v4, _v6) = listeners();
-    let port = v4.local_addr().unwrap().port().to_string();
-    let path = file.to_str().unwrap();
-    let mut capture = start_capture(&["--iface", "lo", "--port", &port, "-w", path, "--json"]);
-    // SAFETY: signalling the child we spawned, by its pid.
-    unsafe { kill(capture.id() as i32, 2) };
-    let mut json = String::new();
-    capture
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut json)
-        .unwrap();
-    let summary = finish(&mut capture);
+    let port = v4.local_addr().unwrap().port();
+    let mut capture = capture_port("lo", port, &file, &["--json"]);
+    let (json, summary) = signalled(&mut capture, libc::SIGINT);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["stopped_by"], "SIGINT", "{json}");
     assert_eq!(
@@ -823,18 +760,8 @@ fn capture_stopped_by_a_signal_says_which() {
 fn failed_connections_have_no_delay() {
     let (_server, port) = start_server();
     let (_dir, file) = temp_file("failed.pcap");
-    let port_text = port.to_string();
-    let path = file.to_str().unwrap();
-    let mut capture = start_capture(&["--iface", "lo", "--port", &port_text, "-w", path]);
-    let urls: Vec<String> = ["/reset", "/stall", "/"]
-        .iter()
-        .flat_map(|p| {
-            [
-                format!("http://127.0.0.1:{port}{p}"),
-                format!("http://[::1]:{port}{p}"),
-            ]
-        })
-        .collect();
+    let mut capture = capture_port("lo", port, &file, &[]);
+    let urls = urls_of_both(port, &["/reset", "/stall", "/"]);
     let run = Command::new(bin_path())
         .args(["run", "-q", "-n", "6", "-c", "6", "-s", "1"])
         .args(&urls)
@@ -889,15 +816,10 @@ fn failed_connections_have_no_delay() {
 fn keep_alive_head_requests_are_answered() {
     let (_server, port) = start_server();
     let (_dir, file) = temp_file("head.pcap");
-    let port_text = port.to_string();
-    let path = file.to_str().unwrap();
-    let mut capture = start_capture(&["--iface", "lo", "--port", &port_text, "-w", path]);
+    let mut capture = capture_port("lo", port, &file, &[]);
     let run = Command::new(bin_path())
         .args(["run", "-k", "-i", "-n", "40", "-c", "2", "--format", "json"])
-        .args([
-            format!("http://127.0.0.1:{port}/"),
-            format!("http://[::1]:{port}/"),
-        ])
+        .args(urls_of_both(port, &["/"]))
         .output()
         .unwrap();
     stop(&mut capture);

@@ -7,26 +7,47 @@
 //! (namespaces it brings up and takes down) whose background starts afresh every round,
 //! and one whose runs are captured in the server host.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::process::signal;
+use support::{bin as dualbench, one_line, stderr, stdout, succeeded, TempDir};
 
-fn dualbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dualbench"))
+/// A folder of the test's own (`tag` in its name), removed when dropped.
+fn scratch(tag: &str) -> TempDir {
+    TempDir::new(&format!("exp-{tag}"))
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dualbench-exp-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// `dualbench experiment PLAN --db DB --out DIR/runs`, to add to and run.
+fn experiment_cmd(plan: &Path, db: &Path, dir: &Path) -> Command {
+    let mut command = dualbench();
+    command
+        .arg("experiment")
+        .arg(plan)
+        .arg("--db")
+        .arg(db)
+        .arg("--out")
+        .arg(dir.join("runs"));
+    command
 }
 
-fn text(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+/// `dualbench experiment PLAN --dry-run`.
+fn dry_run(plan: &Path) -> Output {
+    dualbench()
+        .arg("experiment")
+        .arg(plan)
+        .arg("--dry-run")
+        .output()
+        .unwrap()
+}
+
+/// `dualbench ARGS --db DB` (`results …` or `report …`), to add to and run.
+fn on_db(args: &[&str], db: &Path) -> Command {
+    let mut command = dualbench();
+    command.args(args).arg("--db").arg(db);
+    command
 }
 
 /// One value from the results database, through Debian's sqlite3.
@@ -36,8 +57,8 @@ fn sql(db: &Path, query: &str) -> String {
         .arg(query)
         .output()
         .expect("sqlite3 is installed (Debian's sqlite3)");
-    assert!(out.status.success(), "sqlite3 {query}: {}", text(&out).1);
-    text(&out).0.trim().to_string()
+    assert!(out.status.success(), "sqlite3 {query}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
 }
 
 const SMALL: &str = r#"
@@ -69,13 +90,8 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     let plan = dir.join("small.toml");
     std::fs::write(&plan, SMALL).unwrap();
     let db = dir.join("results.db");
-    let dry = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--dry-run")
-        .output()
-        .unwrap();
-    let (out, _) = text(&dry);
+    let dry = dry_run(&plan);
+    let out = stdout(&dry);
     assert!(dry.status.success());
     assert!(
         out.starts_with(
@@ -107,21 +123,13 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        text(&refused).1.contains("is not a directory"),
+        stderr(&refused).contains("is not a directory"),
         "{}",
-        text(&refused).1
+        stderr(&refused)
     );
 
-    let run = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--db")
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("runs"))
-        .output()
-        .unwrap();
-    let (_, err) = text(&run);
+    let run = experiment(&plan, &db, &dir, &[]);
+    let err = stderr(&run);
     assert!(run.status.success(), "{err}");
     // Server by server, repeat by repeat; the family that goes first takes turns.
     assert!(
@@ -216,12 +224,10 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         "one --monitor, the master's pid: run follows its tree"
     );
 
-    let export = dualbench()
-        .args(["results", "export", "ci-small", "--db"])
-        .arg(&db)
+    let export = on_db(&["results", "export", "ci-small"], &db)
         .output()
         .unwrap();
-    let (csv, _) = text(&export);
+    let csv = stdout(&export);
     assert!(export.status.success());
     assert_eq!(
         csv.lines().count(),
@@ -246,13 +252,10 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         &db,
         "SELECT id FROM runs WHERE server = 'nginx' AND ratio = 'ipv6' AND repeat = 2",
     );
-    let shown = dualbench()
-        .args(["results", "show", "ci-small", "--run", &id[..10], "--db"])
-        .arg(&db)
+    let shown = on_db(&["results", "show", "ci-small", "--run", &id[..10]], &db)
         .output()
         .unwrap();
-    let (report_text, err) = text(&shown);
-    assert!(shown.status.success(), "{err}");
+    let report_text = succeeded(&shown);
     for wanted in [
         "Server Software:        nginx/1.22.1\nServer Hostname:        ::1\n",
         "Document Path:          /index.html\nDocument Length:        45 bytes\n",
@@ -266,41 +269,34 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     ] {
         assert!(report_text.contains(wanted), "{wanted:?} in {report_text}");
     }
-    let listed = dualbench()
-        .args(["results", "show", "ci-small", "--db"])
-        .arg(&db)
+    let listed = on_db(&["results", "show", "ci-small"], &db)
         .output()
         .unwrap();
     assert!(
-        text(&listed).0.contains(&format!(
+        stdout(&listed).contains(&format!(
             " {id} placement=loopback server=nginx handler=static family=ipv6 concurrency=2 requests=200 congestion=none link=none repeat 2:  ipv6 "
-        )) && text(&listed).0.contains(", failed 0, ended normal 200 reset 0 timeout 0\n"),
+        )) && stdout(&listed).contains(", failed 0, ended normal 200 reset 0 timeout 0\n"),
         "{}",
-        text(&listed).0
+        stdout(&listed)
     );
-    let unknown = dualbench()
-        .args(["results", "show", "ci-small", "--run", "nosuchrun", "--db"])
-        .arg(&db)
+    let unknown = on_db(&["results", "show", "ci-small", "--run", "nosuchrun"], &db)
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(
-        text(&unknown).1.contains("experiment 1 (ci-small) has no run \"nosuchrun\"; `dualbench results show 1` lists its runs"),
+        stderr(&unknown).contains("experiment 1 (ci-small) has no run \"nosuchrun\"; `dualbench results show 1` lists its runs"),
         "{}",
-        text(&unknown).1
+        stderr(&unknown)
     );
 
     let reports = dir.join("reports");
-    let report = dualbench()
-        .args(["report", "ci-small", "--db"])
-        .arg(&db)
+    let report = on_db(&["report", "ci-small"], &db)
         .arg("-o")
         .arg(&reports)
         .output()
         .unwrap();
-    assert!(report.status.success(), "{}", text(&report).1);
     assert_eq!(
-        text(&report).0,
+        succeeded(&report),
         format!(
             "{}\n{}\n",
             reports.join("ci-small-1.html").display(),
@@ -338,7 +334,6 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     )
     .unwrap();
     assert_eq!(browser_console(&bad, &dir.join("bad.png"), &dir).len(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Load `page` in headless Chromium, take a screenshot, return its console messages.
@@ -368,9 +363,8 @@ fn browser_console(page: &Path, shot: &Path, dir: &Path) -> Vec<String> {
         .stdin(Stdio::null())
         .output()
         .expect("chromium is installed (Debian's chromium)");
-    assert!(out.status.success(), "chromium: {}", text(&out).1);
-    text(&out)
-        .1
+    assert!(out.status.success(), "chromium: {}", stderr(&out));
+    stderr(&out)
         .lines()
         .filter(|l| l.contains(":CONSOLE"))
         .map(str::to_string)
@@ -397,17 +391,10 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
     let plan = dir.join("resume.toml");
     std::fs::write(&plan, RESUMABLE).unwrap();
     let db = dir.join("results.db");
-    let args = |c: &mut Command| {
-        c.arg("experiment")
-            .arg(&plan)
-            .arg("--db")
-            .arg(&db)
-            .arg("--out")
-            .arg(dir.join("runs"));
-    };
-    let mut first = dualbench();
-    args(&mut first);
-    let mut child = first.stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = experiment_cmd(&plan, &db, &dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while db_runs(&db) < 2 {
         assert!(
@@ -420,13 +407,9 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    signal(child.id(), libc::SIGINT);
     let out = child.wait_with_output().unwrap();
-    let (_, err) = text(&out);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let kept = db_runs(&db);
     assert!((2..6).contains(&kept), "{kept} runs kept: {err}");
@@ -442,10 +425,8 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
         "SELECT group_concat(id) FROM (SELECT id FROM runs ORDER BY seq)",
     );
 
-    let mut again = dualbench();
-    args(&mut again);
-    let out = again.arg("--resume").output().unwrap();
-    let (_, err) = text(&out);
+    let out = experiment(&plan, &db, &dir, &["--resume"]);
+    let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     let missing = 6 - kept;
     assert!(err.contains(&format!("run 1/{missing} ")), "{err}");
@@ -477,20 +458,15 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
         "the kept runs are untouched"
     );
 
-    let nothing = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--db")
-        .arg(&db)
+    let nothing = on_db(&["experiment", plan.to_str().unwrap()], &db)
         .arg("--resume")
         .output()
         .unwrap();
     assert!(
-        text(&nothing).1.contains("all 6 runs are already in"),
+        stderr(&nothing).contains("all 6 runs are already in"),
         "{}",
-        text(&nothing).1
+        stderr(&nothing)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn db_runs(db: &Path) -> i64 {
@@ -516,14 +492,8 @@ fn start_resumable(dir: &Path, name: &str) -> (PathBuf, std::process::Child) {
     let plan = dir.join("plan.toml");
     std::fs::write(&plan, RESUMABLE.replace("ci-resume", name)).unwrap();
     let db = dir.join("results.db");
-    let mut cmd = dualbench();
-    cmd.arg("experiment")
-        .arg(&plan)
-        .arg("--db")
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("runs"))
-        .stderr(Stdio::piped());
+    let mut cmd = experiment_cmd(&plan, &db, dir);
+    cmd.stderr(Stdio::piped());
     // SAFETY: signal(2) only, between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -648,10 +618,9 @@ fn sighup_interrupts_like_ctrl_c_and_stops_the_server() {
     wait_for_run_in_flight(&db, &dir, 1, &mut child);
     let (_, port) = recorded_server(&dir);
     assert!(accepts(port), "the server listens during the run");
-    // SAFETY: kill(2) on the child this test started and has not reaped.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    signal(child.id(), libc::SIGHUP);
     let out = child.wait_with_output().unwrap();
-    let (_, err) = text(&out);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "ended by SIGHUP: {err}");
     let kept = db_runs(&db);
     assert!(
@@ -663,7 +632,6 @@ fn sighup_interrupts_like_ctrl_c_and_stops_the_server() {
     assert_eq!(sql(&db, "SELECT status FROM experiments"), "interrupted");
     // The runner stopped the server and the run before it exited.
     gone_within(port, Duration::ZERO).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -684,7 +652,6 @@ fn a_sigkilled_experiment_takes_its_server_and_run_with_it() {
     let took = gone_within(port, Duration::from_secs(2))
         .unwrap_or_else(|left| panic!("2 s after SIGKILL: {left}"));
     eprintln!("server and run gone {took:?} after the SIGKILL");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -694,11 +661,11 @@ fn a_server_that_dies_during_a_run_fails_the_experiment_and_the_run_is_not_store
     wait_for_run_in_flight(&db, &dir, 1, &mut child);
     let stored = db_runs(&db);
     let (pid, port) = recorded_server(&dir);
-    // SAFETY: kill(2) on the server's recorded pid, alive (it accepts) until now.
+    // The server's recorded pid, alive (it accepts) until now.
     assert!(accepts(port));
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    signal(pid, libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
-    let (_, err) = text(&out);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let failures: Vec<&str> = err
         .lines()
@@ -728,7 +695,6 @@ fn a_server_that_dies_during_a_run_fails_the_experiment_and_the_run_is_not_store
         .collect();
     assert_eq!(unstored.len(), 1, "{started:?} vs {ids}");
     assert_eq!(sql(&db, "SELECT status FROM experiments"), "failed");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -740,16 +706,7 @@ fn bad_plans_are_one_clear_line() {
         "[experiment]\nname = \"b\"\n[axes]\nserver = [\"nginx\"]\nhandlr = [\"static\"]\n",
     )
     .unwrap();
-    let out = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--dry-run")
-        .output()
-        .unwrap();
-    let (_, err) = text(&out);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("bad.toml:5: unknown field `handlr`"), "{err}");
+    one_line(&dry_run(&plan), 2, "bad.toml:5: unknown field `handlr`");
     for (text_of_plan, wanted) in [
         ("experiment = 5\n", "bad.toml:1: experiment: invalid type: integer `5`, expected a table"),
         (
@@ -759,16 +716,7 @@ fn bad_plans_are_one_clear_line() {
         ),
     ] {
         std::fs::write(&plan, text_of_plan).unwrap();
-        let out = dualbench()
-            .arg("experiment")
-            .arg(&plan)
-            .arg("--dry-run")
-            .output()
-            .unwrap();
-        let (_, err) = text(&out);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(wanted), "{wanted:?} in {err}");
+        one_line(&dry_run(&plan), 2, wanted);
     }
     let out = dualbench()
         .arg("experiment")
@@ -776,15 +724,12 @@ fn bad_plans_are_one_clear_line() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).1.contains("cannot read plan"));
-    let out = dualbench()
-        .args(["results", "list", "--db"])
-        .arg(dir.join("none.db"))
+    assert!(stderr(&out).contains("cannot read plan"));
+    let out = on_db(&["results", "list"], &dir.join("none.db"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).1.contains("no results database at"));
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(stderr(&out).contains("no results database at"));
 }
 
 const CHANGING: &str = r#"
@@ -804,16 +749,7 @@ family = ["ipv4"]
 
 /// `dualbench experiment PLAN --db DB --out DIR/runs` and any further arguments.
 fn experiment(plan: &Path, db: &Path, dir: &Path, more: &[&str]) -> Output {
-    dualbench()
-        .arg("experiment")
-        .arg(plan)
-        .arg("--db")
-        .arg(db)
-        .arg("--out")
-        .arg(dir.join("runs"))
-        .args(more)
-        .output()
-        .unwrap()
+    experiment_cmd(plan, db, dir).args(more).output().unwrap()
 }
 
 #[test]
@@ -823,7 +759,7 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
     let db = dir.join("results.db");
     std::fs::write(&plan, CHANGING).unwrap();
     let first = experiment(&plan, &db, &dir, &[]);
-    assert!(first.status.success(), "{}", text(&first).1);
+    assert!(first.status.success(), "{}", stderr(&first));
     let old_ids = sql(&db, "SELECT group_concat(id) FROM runs");
 
     std::fs::write(
@@ -832,7 +768,7 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
     )
     .unwrap();
     let dry = experiment(&plan, &db, &dir, &["--resume", "--dry-run"]);
-    let (out, _) = text(&dry);
+    let out = stdout(&dry);
     assert!(dry.status.success());
     assert!(
         out.contains("2 stored run(s) no longer match the plan; --resume would remove them"),
@@ -845,7 +781,7 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
     );
 
     let resumed = experiment(&plan, &db, &dir, &["--resume"]);
-    let (_, err) = text(&resumed);
+    let err = stderr(&resumed);
     assert!(resumed.status.success(), "{err}");
     assert!(
         err.contains("2 stored run(s) no longer match it and were removed from the experiment"),
@@ -876,25 +812,19 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
         ),
         "2 complete 1"
     );
-    let list = dualbench()
-        .args(["results", "list", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(text(&list).0.contains(" 2/2 "), "{}", text(&list).0);
+    let list = on_db(&["results", "list"], &db).output().unwrap();
+    assert!(stdout(&list).contains(" 2/2 "), "{}", stdout(&list));
 
     // A second experiment of the same name: each report has a file of its own.
     let again = experiment(&plan, &db, &dir, &[]);
-    assert!(again.status.success(), "{}", text(&again).1);
+    assert!(again.status.success(), "{}", stderr(&again));
     let reports = dir.join("reports");
-    let report = dualbench()
-        .args(["report", "1", "2", "--db"])
-        .arg(&db)
+    let report = on_db(&["report", "1", "2"], &db)
         .arg("-o")
         .arg(&reports)
         .output()
         .unwrap();
-    assert!(report.status.success(), "{}", text(&report).1);
+    succeeded(&report);
     let md = std::fs::read_to_string(reports.join("ci-change-1.md")).unwrap();
     assert!(md.contains("2 of 2 runs stored"), "{md}");
     assert!(
@@ -902,7 +832,6 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
         "a named family column: {md}"
     );
     assert!(reports.join("ci-change-2.html").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Run `dualbench args…` with a stdout whose reading end is already closed.
@@ -927,8 +856,8 @@ fn a_closed_stdout_ends_quietly() {
         plan.as_os_str(),
         "--dry-run".as_ref(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
-    assert_eq!(text(&out).1, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
 
     let db = dir.join("results.db");
     std::fs::write(&plan, CHANGING.replace("repeats = 2", "repeats = 1")).unwrap();
@@ -943,21 +872,15 @@ fn a_closed_stdout_ends_quietly() {
             "--db".as_ref(),
             db.as_os_str(),
         ]);
-        assert_eq!(out.status.code(), Some(0), "{format}: {}", text(&out).1);
-        assert_eq!(text(&out).1, "");
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
     let dir = scratch("places");
-    let one_line = |out: &Output, wanted: &str| {
-        let (_, err) = text(out);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(wanted), "{wanted:?} in {err}");
-    };
+    let one_line = |out: &Output, wanted: &str| one_line(out, 2, wanted);
     let out = dualbench().arg("results").output().unwrap();
     one_line(
         &out,
@@ -970,22 +893,14 @@ fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
         "CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (7)",
     );
     let before = std::fs::read(&foreign).unwrap();
-    let out = dualbench()
-        .args(["results", "list", "--db"])
-        .arg(&foreign)
-        .output()
-        .unwrap();
+    let out = on_db(&["results", "list"], &foreign).output().unwrap();
     one_line(&out, "is an SQLite database of another program");
     assert_eq!(std::fs::read(&foreign).unwrap(), before, "left as it was");
     assert_eq!(sql(&foreign, "PRAGMA user_version"), "0");
 
     let plan = dir.join("p1.toml");
     std::fs::write(&plan, CHANGING.repeat(8)).unwrap();
-    let out = dualbench()
-        .args(["results", "list", "--db"])
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let out = on_db(&["results", "list"], &plan).output().unwrap();
     one_line(
         &out,
         &format!("{} is not a results database", plan.display()),
@@ -993,22 +908,14 @@ fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
 
     let afile = dir.join("afile");
     std::fs::write(&afile, "x").unwrap();
-    let out = dualbench()
-        .args(["report", "-o"])
-        .arg(&afile)
-        .arg("--db")
-        .arg(&foreign)
+    let out = on_db(&["report", "-o", afile.to_str().unwrap()], &foreign)
         .output()
         .unwrap();
     one_line(&out, &format!("-o {}: is not a directory", afile.display()));
 
     std::fs::write(&plan, CHANGING).unwrap();
     let db = dir.join("results.db");
-    let out = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--db")
-        .arg(&db)
+    let out = on_db(&["experiment", plan.to_str().unwrap()], &db)
         .arg("--out")
         .arg(&afile)
         .output()
@@ -1018,7 +925,6 @@ fn bad_locations_and_foreign_databases_are_one_line_and_untouched() {
         &format!("--out {}: is not a directory", afile.display()),
     );
     assert!(!db.exists(), "nothing was created");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1026,22 +932,11 @@ fn missing_programs_and_unknown_hosts_are_refused_before_the_database_is_touched
     let dir = scratch("preflight");
     let db = dir.join("results.db");
     let refused = |plan: &Path, path: Option<&Path>, wanted: &str| {
-        let mut command = dualbench();
-        command
-            .arg("experiment")
-            .arg(plan)
-            .arg("--db")
-            .arg(&db)
-            .arg("--out")
-            .arg(dir.join("runs"));
+        let mut command = experiment_cmd(plan, &db, &dir);
         if let Some(path) = path {
             command.env("PATH", path);
         }
-        let out = command.output().unwrap();
-        let (_, err) = text(&out);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(wanted), "{wanted:?} in {err}");
+        one_line(&command.output().unwrap(), 2, wanted);
         assert!(
             !db.exists() && !dir.join("runs").exists(),
             "nothing was created"
@@ -1099,7 +994,6 @@ fn missing_programs_and_unknown_hosts_are_refused_before_the_database_is_touched
         None,
         "routed.toml has no host \"nosuchhost\" (its hosts: client, server; routers: r1); name one of them",
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// client — r1 — server, as testbeds/routed.toml.
@@ -1109,18 +1003,36 @@ const ROUTED: &str =
 
 /// Whether this test process may create network namespaces (root).
 fn is_root() -> bool {
-    let uid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|r| r.split_whitespace().nth(1).map(str::to_string))
-        })
-        .unwrap_or_default();
-    if uid != "0" {
-        eprintln!("skipped: needs root to create the testbed's namespaces");
-    }
-    uid == "0"
+    support::process::is_root("create the testbed's namespaces")
+}
+
+/// Write `dir/file`, a plan placed in a testbed of its own: `head` (its experiment, load
+/// and axes), then a `[testbed]` of ROUTED (written beside it), named `prefix` and this
+/// process's id, with the server's addresses, and `tail`. The plan and the testbed's name.
+fn in_a_testbed(dir: &Path, file: &str, prefix: &str, head: &str, tail: &str) -> (PathBuf, String) {
+    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
+    let name = format!("{prefix}{}", std::process::id() % 100_000);
+    let plan = dir.join(file);
+    std::fs::write(
+        &plan,
+        format!(
+            "{head}[testbed]\ntopology = \"routed.toml\"\nname = \"{name}\"\nserver_ipv4 = \"198.18.2.2\"\n\
+             server_ipv6 = \"2001:2:0:2::2\"\n{tail}"
+        ),
+    )
+    .unwrap();
+    (plan, name)
+}
+
+/// The testbed `name` is down: its `host`'s namespace is gone.
+#[track_caller]
+fn assert_taken_down(name: &str, host: &str) {
+    assert!(
+        !Path::new("/run/netns")
+            .join(format!("db-{name}-{host}"))
+            .exists(),
+        "the testbed was taken down"
+    );
 }
 
 /// A background command that prints when it starts and when SIGTERM stops it.
@@ -1132,37 +1044,27 @@ fn each_round_gets_a_fresh_background_that_both_families_share() {
         return;
     }
     let dir = scratch("rounds");
-    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
-    let name = format!("xr{}", std::process::id() % 100_000);
-    let plan = dir.join("rounds.toml");
-    std::fs::write(
-        &plan,
-        format!(
-            "[experiment]\nname = \"ci-rounds\"\nrepeats = 2\nwarmup = 1\n\
-             [load]\nrequests = 20\nconcurrency = 1\n\
-             [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\ncongestion = [\"none\", \"busy\"]\n\
-             family = [\"ipv4\", \"ipv6\"]\n\
-             [testbed]\ntopology = \"routed.toml\"\nname = \"{name}\"\nserver_ipv4 = \"198.18.2.2\"\n\
-             server_ipv6 = \"2001:2:0:2::2\"\nsettle_s = 0.2\nbackground = [[\"sh\", \"-c\", \"{STAMPING}\"]]\n"
-        ),
-    )
-    .unwrap();
-    let dry = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--dry-run")
-        .output()
-        .unwrap();
+    let (plan, name) = in_a_testbed(
+        &dir,
+        "rounds.toml",
+        "xr",
+        "[experiment]\nname = \"ci-rounds\"\nrepeats = 2\nwarmup = 1\n\
+         [load]\nrequests = 20\nconcurrency = 1\n\
+         [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\ncongestion = [\"none\", \"busy\"]\n\
+         family = [\"ipv4\", \"ipv6\"]\n",
+        &format!("settle_s = 0.2\nbackground = [[\"sh\", \"-c\", \"{STAMPING}\"]]\n"),
+    );
+    let dry = dry_run(&plan);
     assert!(
-        text(&dry).0.contains(
+        stdout(&dry).contains(
             "background traffic: started afresh for each of 3 rounds (1 congested groups × (1 warm-up + 2 repeats))"
         ),
         "{}",
-        text(&dry).0
+        stdout(&dry)
     );
     let db = dir.join("results.db");
     let out = experiment(&plan, &db, &dir, &[]);
-    let (_, err) = text(&out);
+    let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert_eq!(
         err.matches("background traffic started").count(),
@@ -1230,13 +1132,7 @@ fn each_round_gets_a_fresh_background_that_both_families_share() {
             "repeat {repeat}: runs {started} within the background's {start}..{stop}, after it settled"
         );
     }
-    assert!(
-        !Path::new("/run/netns")
-            .join(format!("db-{name}-client"))
-            .exists(),
-        "the testbed was taken down"
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert_taken_down(&name, "client");
 }
 
 #[test]
@@ -1245,28 +1141,18 @@ fn a_server_side_capture_brackets_each_counted_run() {
         return;
     }
     let dir = scratch("servercap");
-    std::fs::write(dir.join("routed.toml"), ROUTED).unwrap();
-    let name = format!("xc{}", std::process::id() % 100_000);
-    let plan = dir.join("servercap.toml");
     // The server host's interface on link 2 (r1 — server) is eth2 (docs/testbed.md).
-    std::fs::write(
-        &plan,
-        format!(
-            "[experiment]\nname = \"ci-servercap\"\nrepeats = 2\nwarmup = 1\n\
-             [load]\nrequests = 20\nconcurrency = 2\ncapture = \"eth2\"\ncapture_host = \"server\"\n\
-             [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\nfamily = [\"ipv4\", \"ipv6\"]\n\
-             [testbed]\ntopology = \"routed.toml\"\nname = \"{name}\"\nserver_ipv4 = \"198.18.2.2\"\n\
-             server_ipv6 = \"2001:2:0:2::2\"\n"
-        ),
-    )
-    .unwrap();
-    let dry = dualbench()
-        .arg("experiment")
-        .arg(&plan)
-        .arg("--dry-run")
-        .output()
-        .unwrap();
-    let (listing, _) = text(&dry);
+    let (plan, name) = in_a_testbed(
+        &dir,
+        "servercap.toml",
+        "xc",
+        "[experiment]\nname = \"ci-servercap\"\nrepeats = 2\nwarmup = 1\n\
+         [load]\nrequests = 20\nconcurrency = 2\ncapture = \"eth2\"\ncapture_host = \"server\"\n\
+         [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\nfamily = [\"ipv4\", \"ipv6\"]\n",
+        "",
+    );
+    let dry = dry_run(&plan);
+    let listing = stdout(&dry);
     assert!(
         listing.contains(&format!(
             "around it, in the server host: dualbench testbed exec --name {name} server -- dualbench capture --iface eth2 --port 8080 -w RUNDIR/capture.pcap"
@@ -1275,7 +1161,7 @@ fn a_server_side_capture_brackets_each_counted_run() {
     );
     let db = dir.join("results.db");
     let out = experiment(&plan, &db, &dir, &[]);
-    let (_, err) = text(&out);
+    let err = stderr(&out);
     assert!(out.status.success(), "{err}");
 
     let group = dir
@@ -1316,12 +1202,10 @@ fn a_server_side_capture_brackets_each_counted_run() {
         assert_eq!(counts, "20/20 20/20", "{family}");
     }
     assert_eq!(sql(&db, "SELECT count(*) FROM capture_analyses"), "4");
-    let export = dualbench()
-        .args(["results", "export", "ci-servercap", "--db"])
-        .arg(&db)
+    let export = on_db(&["results", "export", "ci-servercap"], &db)
         .output()
         .unwrap();
-    let (csv, _) = text(&export);
+    let csv = stdout(&export);
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = header
         .iter()
@@ -1329,11 +1213,5 @@ fn a_server_side_capture_brackets_each_counted_run() {
         .unwrap();
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert!(row[column].parse::<f64>().unwrap() > 0.0, "{csv}");
-    assert!(
-        !Path::new("/run/netns")
-            .join(format!("db-{name}-server"))
-            .exists(),
-        "the testbed was taken down"
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert_taken_down(&name, "server");
 }

@@ -9,9 +9,27 @@
 mod support;
 
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{bin_path, fails_with, kill, start_server, temp_file, unique};
+use support::netns::Netns;
+use support::process::{eventually, signal};
+use support::{bin_path, fails_with, start_server, succeeded, temp_file, unique};
+
+/// `dualbench monitor ARGS`, run to its end.
+fn monitor(args: &[&str]) -> Output {
+    Command::new(bin_path())
+        .arg("monitor")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Samples written as JSON lines.
+fn samples(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
 /// A process's CPU in a CSV monitor output, one value per full-length sample (the last,
 /// shorter sample taken at the stop is left out: 10 ms clock ticks make it coarse).
@@ -47,7 +65,6 @@ fn monitor_sees_a_busy_process() {
     let mut process = Command::new("perl").args(["-e", spin]).spawn().unwrap();
     let pid = process.id().to_string();
     let args = [
-        "monitor",
         "--pid",
         &pid,
         "--interval",
@@ -57,15 +74,10 @@ fn monitor_sees_a_busy_process() {
         "--format",
         "csv",
     ];
-    let out = Command::new(bin_path()).args(args).output().unwrap();
+    let out = monitor(&args);
     let _ = process.kill();
     let _ = process.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let csv = String::from_utf8(out.stdout).unwrap();
+    let csv = succeeded(&out);
     assert!(csv
         .lines()
         .next()
@@ -85,39 +97,20 @@ fn monitor_sees_a_busy_process() {
 
 #[test]
 fn monitor_reads_the_namespace_it_is_given() {
-    let ns = unique("obs");
-    let ok = Command::new("ip")
-        .args(["netns", "add", &ns])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "ip netns add {ns} failed (needs root and iproute2)");
+    let ns = Netns::new("obs");
     let veth = unique("ov");
     let peer = format!("{veth}p");
-    let _ = Command::new("ip")
-        .args([
-            "-n", &ns, "link", "add", &veth, "type", "veth", "peer", "name", &peer,
-        ])
-        .status();
-    let out = Command::new(bin_path())
-        .args([
-            "monitor",
-            "--netns",
-            &ns,
-            "--interval",
-            "200ms",
-            "--duration",
-            "0.5s",
-        ])
-        .output();
-    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
-    let out = out.unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let first = String::from_utf8(out.stdout).unwrap();
+    ns.ip(&["link", "add", &veth, "type", "veth", "peer", "name", &peer]);
+    let out = monitor(&[
+        "--netns",
+        ns.name(),
+        "--interval",
+        "200ms",
+        "--duration",
+        "0.5s",
+    ]);
+    drop(ns);
+    let first = succeeded(&out);
     let first = first.lines().next().unwrap();
     let interfaces =
         &first[first.find("\"interfaces\":{").unwrap()..first.find("\"ip\":{").unwrap()];
@@ -195,22 +188,17 @@ fn sighup_writes_the_last_sample() {
         .spawn()
         .unwrap();
     // The file is created once the signals are caught.
-    let started = Instant::now();
-    while !file.exists() {
-        assert!(started.elapsed() < Duration::from_secs(10), "no {file:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let created = eventually(Duration::from_secs(10), Duration::from_millis(10), || {
+        file.exists()
+    });
+    assert!(created, "no {file:?}");
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling the child we spawned, by its pid.
-    unsafe { kill(monitor.id() as i32, 1) };
+    signal(monitor.id(), libc::SIGHUP);
     let out = monitor.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{:?}: {err}", out.status);
     let text = std::fs::read_to_string(&file).unwrap();
-    let samples: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let samples = samples(&text);
     assert_eq!(samples.len(), 1, "{text}");
     let interval = samples[0]["interval_s"].as_f64().unwrap();
     assert!((0.25..5.0).contains(&interval), "{interval}");
@@ -223,18 +211,7 @@ fn sighup_writes_the_last_sample() {
 #[test]
 fn process_1_can_be_watched() {
     for flag in ["--pid", "--tree"] {
-        let out = Command::new(bin_path())
-            .args([
-                "monitor",
-                flag,
-                "1",
-                "--interval",
-                "100ms",
-                "--duration",
-                "250ms",
-            ])
-            .output()
-            .unwrap();
+        let out = monitor(&[flag, "1", "--interval", "100ms", "--duration", "250ms"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{flag} 1: {err}");
         let quiet = err.is_empty();
@@ -264,18 +241,13 @@ fn monitor_by_name_follows_new_processes() {
     // The child has its name once it has exec'd: wait for that, or the monitor may look
     // before and find no such process.
     let comm = format!("/proc/{}/comm", children[0].id());
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while std::fs::read_to_string(&comm)
-        .unwrap_or_default()
-        .trim_end()
-        != name
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the child never ran as {name}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let renamed = eventually(Duration::from_secs(5), Duration::from_millis(5), || {
+        std::fs::read_to_string(&comm)
+            .unwrap_or_default()
+            .trim_end()
+            == name
+    });
+    assert!(renamed, "the child never ran as {name}");
     let monitor = Command::new(bin_path())
         .args([
             "monitor",
@@ -374,20 +346,8 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
 /// --duration 1s` writes one sample of 1 s. Signed kernel fields keep their sign.
 #[test]
 fn monitor_writes_the_last_sample_whatever_the_interval() {
-    let out = Command::new(bin_path())
-        .args(["monitor", "--interval", "1h", "--duration", "1s"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let samples: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let text = succeeded(&monitor(&["--interval", "1h", "--duration", "1s"]));
+    let samples = samples(&text);
     assert_eq!(samples.len(), 1, "{text}");
     let interval = samples[0]["interval_s"].as_f64().unwrap();
     assert!((interval - 1.0).abs() < 0.05, "{interval}");
@@ -402,7 +362,7 @@ struct Burners(Child);
 impl Drop for Burners {
     fn drop(&mut self) {
         // SAFETY: signals the process group this test created (its id is the shell's pid).
-        unsafe { kill(-(self.0.id() as i32), 9) };
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
         let _ = self.0.wait();
     }
 }
@@ -422,32 +382,12 @@ fn monitor_tree_follows_children_burning_cpu() {
     let burners = Burners(shell);
     let pid = burners.0.id().to_string();
     let children = format!("/proc/{pid}/task/{pid}/children");
-    let started = Instant::now();
-    while std::fs::read_to_string(&children).map_or(0, |c| c.split_whitespace().count()) < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the shell did not fork"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = Command::new(bin_path())
-        .args([
-            "monitor",
-            "--tree",
-            &pid,
-            "--interval",
-            "500ms",
-            "--duration",
-            "1.5s",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let forked = eventually(Duration::from_secs(5), Duration::from_millis(10), || {
+        std::fs::read_to_string(&children).map_or(0, |c| c.split_whitespace().count()) >= 2
+    });
+    assert!(forked, "the shell did not fork");
+    let out = monitor(&["--tree", &pid, "--interval", "500ms", "--duration", "1.5s"]);
+    let text = succeeded(&out);
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     let tree = &last["process_trees"][&pid];
     assert_eq!(tree["processes"], 3, "{last}");

@@ -4,16 +4,16 @@
 //! a name unique to this process and a private state directory; each test removes only
 //! what it made (by `down`, which removes only what the state file lists).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use support::process::{eventually, hup_ignored, signal};
+use support::{bin_path as bin, stderr, stdout, succeeded, TempDir};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dualbench")
-}
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,10 +21,12 @@ fn repo(path: &str) -> PathBuf {
         .join(path)
 }
 
-/// A testbed name no other test process uses (at most 12 characters) and its state root.
+/// A testbed name no other test process uses (at most 12 characters) and its state root,
+/// removed (with the topology files and logs in it) when dropped if it is this test's own.
 struct Bed {
     name: String,
     root: PathBuf,
+    _own: Option<TempDir>,
 }
 
 impl Bed {
@@ -33,7 +35,20 @@ impl Bed {
         let name = format!("{tag}{}x{n}", std::process::id() % 100_000);
         let root =
             std::env::temp_dir().join(format!("dualbench-testbed-{}-{n}", std::process::id()));
-        Bed { name, root }
+        Bed {
+            name,
+            root: root.clone(),
+            _own: Some(TempDir(root)),
+        }
+    }
+
+    /// The testbed `name` under a state root that is not this test's own (left alone).
+    fn under(name: &str, root: &str) -> Bed {
+        Bed {
+            name: name.to_string(),
+            root: PathBuf::from(root),
+            _own: None,
+        }
     }
 
     fn cmd(&self, sub: &str) -> Command {
@@ -47,6 +62,44 @@ impl Bed {
         self.cmd("up").arg(file).output().unwrap()
     }
 
+    /// `up`, which must succeed; its output.
+    #[track_caller]
+    fn up_ok(&self, file: &Path) -> Output {
+        let out = self.up(file);
+        succeeded(&out);
+        out
+    }
+
+    /// `up FILE --stop-after STEPS` in the background, its stdout dropped.
+    fn spawn_up(&self, file: &Path, stop_after: usize, stderr: Stdio) -> Child {
+        self.cmd("up")
+            .arg(file)
+            .args(["--stop-after", &stop_after.to_string()])
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap()
+    }
+
+    /// How many steps `up --dry-run FILE` plans.
+    fn steps(&self, file: &Path) -> usize {
+        let plan = self.cmd("up").arg("--dry-run").arg(file).output().unwrap();
+        stdout(&plan)
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .count()
+    }
+
+    /// Wait (up to 20 s) until the state file's text satisfies `done`.
+    #[track_caller]
+    fn wait_for_state(&self, done: impl Fn(&str) -> bool) {
+        let state = self.root.join(&self.name).join("state.json");
+        let got_going = eventually(Duration::from_secs(20), Duration::from_millis(20), || {
+            done(&std::fs::read_to_string(&state).unwrap_or_default())
+        });
+        assert!(got_going, "up never got going");
+    }
+
     fn exec(&self, host: &str, argv: &[&str]) -> Output {
         self.cmd("exec")
             .arg(host)
@@ -56,8 +109,41 @@ impl Bed {
             .unwrap()
     }
 
+    /// `dualbench run -n N -c C --format FORMAT URL` from `host`.
+    fn run(&self, host: &str, (n, c): (&str, &str), format: &str, url: &str) -> Output {
+        let run = [
+            "dualbench",
+            "run",
+            "-n",
+            n,
+            "-c",
+            c,
+            "--format",
+            format,
+            url,
+        ];
+        self.exec(host, &run)
+    }
+
+    fn status(&self) -> Output {
+        self.cmd("status").output().unwrap()
+    }
+
     fn down(&self) -> Output {
         self.cmd("down").output().unwrap()
+    }
+
+    /// `down`, which must succeed.
+    #[track_caller]
+    fn down_ok(&self) {
+        succeeded(&self.down());
+    }
+
+    /// `down`, which must succeed and leave nothing behind (see `assert_gone`).
+    #[track_caller]
+    fn take_down(&self, pids: &[u32]) {
+        self.down_ok();
+        self.assert_gone(pids);
     }
 
     fn namespaces(&self) -> Vec<String> {
@@ -75,12 +161,14 @@ impl Bed {
 
     /// After `down`: no namespace, no /etc/netns entry, no state, no veth of ours anywhere
     /// in the root namespace, and none of the given processes.
+    #[track_caller]
     fn assert_gone(&self, pids: &[u32]) {
         self.assert_gone_but_logs(pids);
         assert!(!self.root.join(&self.name).exists());
     }
 
     /// As `assert_gone`, but a rolled-back `up` keeps its logs directory for reading.
+    #[track_caller]
     fn assert_gone_but_logs(&self, pids: &[u32]) {
         assert!(!self.root.join(&self.name).join("state.json").exists());
         assert_eq!(self.namespaces(), Vec::<String>::new());
@@ -111,32 +199,12 @@ impl Bed {
 }
 
 fn is_root() -> bool {
-    let root = unsafe_geteuid() == 0;
-    if !root {
-        eprintln!("skipped: needs root to create namespaces");
-    }
-    root
+    support::process::is_root("create namespaces")
 }
 
-fn unsafe_geteuid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("Uid:").map(|r| {
-                    r.split_whitespace()
-                        .nth(1)
-                        .unwrap_or("1")
-                        .parse()
-                        .unwrap_or(1)
-                })
-            })
-        })
-        .unwrap_or(1)
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).to_string()
+/// A run's JSON report without white space, for `json_number`.
+fn compact(out: &Output) -> String {
+    stdout(out).chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// A copy of a topology file with extra lines, in the test's state root.
@@ -160,7 +228,7 @@ fn bad_files_are_refused_with_file_line_and_key() {
     for (body, want) in cases {
         let file = topology(&bed, body, "");
         let out = bed.cmd("up").arg(&file).output().unwrap();
-        let err = text(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(
             err.starts_with(&format!("dualbench: {}{want}", file.display())),
@@ -169,7 +237,6 @@ fn bad_files_are_refused_with_file_line_and_key() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(bed.namespaces().is_empty());
     }
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -179,18 +246,23 @@ fn dry_run_prints_the_golden_plan_and_touches_nothing() {
         .arg(repo("testbeds/routed.toml"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let golden = std::fs::read_to_string(repo("crates/testbed/tests/golden/routed.plan")).unwrap();
-    assert_eq!(text(&out.stdout), golden);
+    assert_eq!(stdout(&out), golden);
 }
 
 /// The pids `status` reports, e.g. "service web on server: pid 123, running".
 fn status_pids(bed: &Bed) -> Vec<u32> {
-    let out = bed.cmd("status").output().unwrap();
-    text(&out.stdout)
+    let out = bed.status();
+    stdout(&out)
         .lines()
         .filter_map(|l| l.split("pid ").nth(1)?.split(',').next()?.parse().ok())
         .collect()
+}
+
+/// Whether a state file's text records a started service (a pid that is not null).
+fn service_running(json: &str) -> bool {
+    json.contains("\"pid\": ") && !json.contains("\"pid\": null")
 }
 
 /// Completed requests per family (IPv4, IPv6) from `dualbench run` output: the
@@ -236,22 +308,7 @@ fn run_in(
 ) -> (String, (Option<u64>, Option<u64>)) {
     let mut report = String::new();
     for format in ["json", "text"] {
-        let out = bed.exec(
-            host,
-            &[
-                "dualbench",
-                "run",
-                "-n",
-                n,
-                "-c",
-                c,
-                "--format",
-                format,
-                url,
-            ],
-        );
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        report = text(&out.stdout);
+        report = succeeded(&bed.run(host, (n, c), format, url));
         if completed(&report) != (None, None) {
             break;
         }
@@ -267,17 +324,16 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     }
     let bed = Bed::new("r");
     let file = repo("testbeds/routed.toml");
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&file);
     let again = bed.up(&file);
     assert_eq!(again.status.code(), Some(2));
     assert!(
-        text(&again.stderr).contains("run `dualbench testbed down"),
+        stderr(&again).contains("run `dualbench testbed down"),
         "{}",
-        text(&again.stderr)
+        stderr(&again)
     );
 
-    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let status = stdout(&bed.status());
     assert!(
         status.contains("198.18.2.2/24      2001:2:0:2::2/64"),
         "{status}"
@@ -289,7 +345,7 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     let pids = status_pids(&bed);
     assert_eq!(pids.len(), 1, "{status}");
 
-    let hosts = text(&bed.exec("client", &["cat", "/etc/hosts"]).stdout);
+    let hosts = stdout(&bed.exec("client", &["cat", "/etc/hosts"]));
     assert!(hosts.contains("2001:2:0:2::2\tserver server-v6"), "{hosts}");
     // `server` resolves to both families; run interleaves them exactly 1:1.
     let (report, counts) = run_in(&bed, "client", "200", "5", "http://server/");
@@ -297,10 +353,7 @@ fn routed_testbed_serves_both_families_across_the_router_and_goes_away() {
     // exec passes the command's exit status through.
     let status = bed.exec("server", &["sh", "-c", "exit 3"]).status;
     assert_eq!(status.code(), Some(3));
-    let out = bed.down();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    bed.assert_gone(&pids);
-    let _ = std::fs::remove_dir_all(&bed.root);
+    bed.take_down(&pids);
 }
 
 /// Bytes sent so far on `dev` inside `host`, from the kernel's counters.
@@ -309,7 +362,7 @@ fn tx_bytes(bed: &Bed, host: &str, dev: &str) -> u64 {
         host,
         &["cat", &format!("/sys/class/net/{dev}/statistics/tx_bytes")],
     );
-    text(&out.stdout).trim().parse().unwrap()
+    stdout(&out).trim().parse().unwrap()
 }
 
 /// Run a 4-second iperf3 upload and measure the link's rate between seconds 1 and 3.5.
@@ -339,8 +392,7 @@ fn a_100mbit_link_runs_at_100mbit_in_both_families_with_htb_and_tbf() {
         [[link]]\na = \"c2\"\nb = \"s2\"\nrate = \"100Mbit\"\nshaper = \"tbf\"\n\
         [[service]]\nhost = \"s1\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n\
         [[service]]\nhost = \"s2\"\nname = \"iperf\"\ncommand = [\"iperf3\", \"-s\"]\n";
-    let out = bed.up(&topology(&bed, body, ""));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&topology(&bed, body, ""));
     let mut rates = Vec::new();
     for (client, server, dev) in [("c1", "s1", "eth1"), ("c2", "s2", "eth2")] {
         for family in ["v4", "v6"] {
@@ -348,8 +400,7 @@ fn a_100mbit_link_runs_at_100mbit_in_both_families_with_htb_and_tbf() {
             rates.push(format!("{client} {family}: {:.1} Mbit/s", rate / 1e6));
         }
     }
-    let out = bed.down();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.down_ok();
     eprintln!("measured link rates: {rates:?}");
     for line in &rates {
         let mbit: f64 = line
@@ -366,7 +417,6 @@ fn a_100mbit_link_runs_at_100mbit_in_both_families_with_htb_and_tbf() {
             "not within 5% of 100 Mbit/s: {rates:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -376,34 +426,14 @@ fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
     }
     let bed = Bed::new("k");
     let file = repo("testbeds/routed.toml");
-    let plan = bed.cmd("up").arg("--dry-run").arg(&file).output().unwrap();
-    let steps = text(&plan.stdout)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .count();
+    let steps = bed.steps(&file);
     for stop_after in [10, steps] {
-        let mut up = bed
-            .cmd("up")
-            .arg(&file)
-            .args(["--stop-after", &stop_after.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut up = bed.spawn_up(&file, stop_after, Stdio::null());
         // Wait until the controller has done its steps (it then sleeps), then SIGKILL it.
-        let state = bed.root.join(&bed.name).join("state.json");
-        let start = Instant::now();
-        let started = |json: &str| match stop_after == steps {
-            true => json.contains("\"pid\": ") && !json.contains("\"pid\": null"),
+        bed.wait_for_state(|json| match stop_after == steps {
+            true => service_running(json),
             false => json.matches("\"kind\": \"namespace\"").count() == 3,
-        };
-        while !started(&std::fs::read_to_string(&state).unwrap_or_default()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "up never got going"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        });
         std::thread::sleep(Duration::from_millis(500));
         up.kill().unwrap();
         up.wait().unwrap();
@@ -415,12 +445,9 @@ fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
         let pids = status_pids(&bed);
         assert_eq!(pids.len(), usize::from(stop_after == steps));
         let refused = bed.up(&file);
-        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
-        let out = bed.down();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        bed.assert_gone(&pids);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        bed.take_down(&pids);
     }
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -430,30 +457,15 @@ fn sigterm_mid_build_rolls_back_and_says_so() {
     }
     let bed = Bed::new("t");
     let file = repo("testbeds/routed.toml");
-    let up = bed
-        .cmd("up")
-        .arg(&file)
-        .args(["--stop-after", "12"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while bed.namespaces().len() < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "up never got going"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let up = bed.spawn_up(&file, 12, Stdio::piped());
+    let got_going = eventually(Duration::from_secs(20), Duration::from_millis(20), || {
+        bed.namespaces().len() >= 3
+    });
+    assert!(got_going, "up never got going");
     std::thread::sleep(Duration::from_millis(500));
-    let kill = Command::new("kill")
-        .args(["-TERM", &up.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    signal(up.id(), libc::SIGTERM);
     let out = up.wait_with_output().unwrap();
-    let err = text(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("interrupted by SIGTERM") && err.contains("everything made so far is removed"),
@@ -475,18 +487,16 @@ fn sigterm_mid_build_rolls_back_and_says_so() {
         )),
         "{err}"
     );
-    let status = bed.cmd("status").output().unwrap();
+    let status = bed.status();
     assert_eq!(status.status.code(), Some(2));
     assert!(
-        text(&status.stderr).contains(&format!("rolled-back `up` are in {}", logs.display())),
+        stderr(&status).contains(&format!("rolled-back `up` are in {}", logs.display())),
         "{}",
-        text(&status.stderr)
+        stderr(&status)
     );
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.down_ok();
     assert!(!bed.root.join(&bed.name).exists());
     bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -496,19 +506,16 @@ fn exec_of_a_missing_program_is_one_line_and_exit_127() {
     }
     let bed = Bed::new("x");
     let file = topology(&bed, "[[host]]\nname = \"a\"\n", "");
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&file);
     let missing = bed.exec("a", &["dualbench-no-such-program", "-c", "1"]);
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    let err = text(&missing.stderr);
+    bed.down_ok();
+    let err = stderr(&missing);
     assert_eq!(missing.status.code(), Some(127), "{err}");
     assert_eq!(
         err,
         "dualbench: testbed exec: command not found: dualbench-no-such-program (not on PATH: install it or give its path)\n"
     );
     bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -525,26 +532,22 @@ fn exec_and_services_see_the_nodes_name_as_hostname() {
     );
     let body = "[[host]]\nname = \"alpha\"\n[[router]]\nname = \"r9\"\n[[link]]\na = \"alpha\"\nb = \"r9\"\n";
     let file = topology(&bed, body, &service);
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&file);
     let pids = status_pids(&bed);
     let on_alpha = bed.exec("alpha", &["hostname"]);
     let on_r9 = bed.exec("r9", &["uname", "-n"]);
     // The node's name resolves to its testbed address, as in the hosts file.
     let resolved = bed.exec("alpha", &["getent", "ahostsv6", "alpha"]);
     let service_saw = std::fs::read_to_string(&seen).unwrap_or_default();
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    bed.assert_gone(&pids);
-    let _ = std::fs::remove_dir_all(&bed.root);
-    assert!(on_alpha.status.success(), "{}", text(&on_alpha.stderr));
-    assert_eq!(text(&on_alpha.stdout), "alpha\n");
-    assert_eq!(text(&on_r9.stdout), "r9\n");
+    bed.take_down(&pids);
+    assert!(on_alpha.status.success(), "{}", stderr(&on_alpha));
+    assert_eq!(stdout(&on_alpha), "alpha\n");
+    assert_eq!(stdout(&on_r9), "r9\n");
     assert_eq!(service_saw, "r9\n");
     assert!(
-        text(&resolved.stdout).starts_with("2001:2:0:1::1 "),
+        stdout(&resolved).starts_with("2001:2:0:1::1 "),
         "{}",
-        text(&resolved.stdout)
+        stdout(&resolved)
     );
     // The machine keeps its own name.
     let ours = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
@@ -598,10 +601,9 @@ fn keep_order_delivers_jittered_frames_in_order_and_plain_jitter_reorders() {
         script("198.18.1.2", "2001:2:0:1::2"),
         script("198.18.2.4", "2001:2:0:2::4"),
     );
-    let up = bed.up(&file);
-    assert!(up.status.success(), "{}", text(&up.stderr));
+    bed.up_ok(&file);
     let pids = status_pids(&bed);
-    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let status = stdout(&bed.status());
     let quiet = ["dualbench", "traffic", "send", "-o", "/dev/null"];
     let mut from_c = bed
         .cmd("exec")
@@ -613,15 +615,13 @@ fn keep_order_delivers_jittered_frames_in_order_and_plain_jitter_reorders() {
         .unwrap();
     let from_a = bed.exec("a", &[&quiet[..], &[to_b.as_str()]].concat());
     let from_c = from_c.wait().unwrap();
-    let down = bed.down(); // SIGTERM: the sinks write their summaries
-    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.down_ok(); // SIGTERM: the sinks write their summaries
     bed.assert_gone(&pids);
     let (at_b, at_d) = (
         sink_flows(&bed.root.join("b.json")),
         sink_flows(&bed.root.join("d.json")),
     );
-    let _ = std::fs::remove_dir_all(&bed.root);
-    assert!(from_a.status.success(), "{}", text(&from_a.stderr));
+    assert!(from_a.status.success(), "{}", stderr(&from_a));
     assert!(from_c.success());
     assert!(
         status.contains("a -> b: delay 10ms jitter 2ms keep_order (wire)"),
@@ -666,16 +666,13 @@ fn lan_testbed_serves_nginx_from_debian_in_both_families() {
         return;
     }
     let bed = Bed::new("n");
-    let out = bed.up(&repo("testbeds/lan.toml"));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&repo("testbeds/lan.toml"));
     let pids = status_pids(&bed);
     let (report, counts) = run_in(&bed, "client", "20", "2", "http://server/");
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
+    bed.down_ok();
     assert_eq!(counts, (Some(10), Some(10)), "{report}");
     assert!(report.contains("nginx"), "{report}");
     bed.assert_gone(&pids);
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -706,7 +703,7 @@ fn without_privilege_each_command_says_what_it_needs_in_one_line() {
                 _ => &mut c,
             };
             let out = c.output().unwrap();
-            let err = text(&out.stderr);
+            let err = stderr(&out);
             assert_eq!(out.status.code(), Some(2), "{drop:?} {sub}: {err}");
             assert_eq!(err, format!("dualbench: {line}\n"), "{drop:?} {sub}");
         }
@@ -714,73 +711,31 @@ fn without_privilege_each_command_says_what_it_needs_in_one_line() {
     assert!(bed.namespaces().is_empty());
 }
 
-/// Whether this process ignores SIGHUP (started under `nohup`): its children then do too.
-fn hup_ignored() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let ignored = status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-        .is_some_and(|bits| bits & 1 != 0);
-    if ignored {
-        eprintln!("skipped: SIGHUP is ignored here (nohup), and so it is by dualbench");
-    }
-    ignored
-}
-
 #[test]
 fn sighup_after_the_services_started_rolls_back_as_sigterm_does() {
     // A closed terminal used to kill `up` (exit 129) and leave a half-built testbed:
     // namespaces, /etc/netns entries, wire and serve processes.
-    if !is_root() || hup_ignored() {
+    if !is_root() || hup_ignored("dualbench") {
         return;
     }
     let bed = Bed::new("h");
     let file = repo("testbeds/routed.toml");
-    let plan = bed.cmd("up").arg("--dry-run").arg(&file).output().unwrap();
-    let steps = text(&plan.stdout)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .count();
     // Every step done (the service runs), then `up` waits where it would check them.
-    let up = bed
-        .cmd("up")
-        .arg(&file)
-        .args(["--stop-after", &steps.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let state = bed.root.join(&bed.name).join("state.json");
-    let start = Instant::now();
-    let running = |json: &str| json.contains("\"pid\": ") && !json.contains("\"pid\": null");
-    while !running(&std::fs::read_to_string(&state).unwrap_or_default()) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "up never got going"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let up = bed.spawn_up(&file, bed.steps(&file), Stdio::piped());
+    bed.wait_for_state(service_running);
     std::thread::sleep(Duration::from_millis(300));
     let pids = status_pids(&bed);
     assert_eq!(pids.len(), 1, "the service runs");
-    let hup = Command::new("kill")
-        .args(["-HUP", &up.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(hup.success());
+    signal(up.id(), libc::SIGHUP);
     let out = up.wait_with_output().unwrap();
-    let err = text(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("interrupted by SIGHUP") && err.contains("everything made so far is removed"),
         "{err}"
     );
     bed.assert_gone_but_logs(&pids);
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    bed.assert_gone(&pids);
-    let _ = std::fs::remove_dir_all(&bed.root);
+    bed.take_down(&pids);
 }
 
 #[test]
@@ -803,8 +758,7 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
              [[service]]\nhost = \"a\"\nname = \"s\"\ncommand = [\"sleep\", \"300\"]\n",
             "",
         );
-        let out = bed.up(&file);
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        bed.up_ok(&file);
         let pids = status_pids(&bed);
         assert_eq!(pids.len(), 1, "{what}");
         let state = bed.root.join(&bed.name).join("state.json");
@@ -814,8 +768,8 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
             bed.name,
             bed.root.display()
         );
-        let status = bed.cmd("status").output().unwrap();
-        let err = text(&status.stderr);
+        let status = bed.status();
+        let err = stderr(&status);
         assert_eq!(status.status.code(), Some(1), "{what}: {err}");
         assert_eq!(err.lines().count(), 1, "{what}: {err}");
         assert!(
@@ -826,8 +780,8 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
             "{what}: {err}"
         );
         let down = bed.down();
-        let said = text(&down.stdout);
-        assert!(down.status.success(), "{what}: {}", text(&down.stderr));
+        let said = stdout(&down);
+        assert!(down.status.success(), "{what}: {}", stderr(&down));
         let ns = |node: &str| format!("db-{}-{node}", bed.name);
         assert!(
             said.contains(&format!(
@@ -841,7 +795,6 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
             "{what}: {said}"
         );
         bed.assert_gone(&pids);
-        let _ = std::fs::remove_dir_all(&bed.root);
     }
 }
 
@@ -856,10 +809,9 @@ fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
         "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n",
         "",
     );
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let healthy = bed.cmd("status").output().unwrap();
-    assert!(healthy.status.success(), "{}", text(&healthy.stderr));
+    bed.up_ok(&file);
+    let healthy = bed.status();
+    assert!(healthy.status.success(), "{}", stderr(&healthy));
     // Deleted from outside, by its exact name (the namespace is this test's own).
     let b = format!("db-{}-b", bed.name);
     assert!(Command::new("ip")
@@ -867,8 +819,8 @@ fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
         .status()
         .unwrap()
         .success());
-    let status = bed.cmd("status").output().unwrap();
-    let report = text(&status.stdout);
+    let status = bed.status();
+    let report = stdout(&status);
     assert_eq!(status.status.code(), Some(1), "{report}");
     assert!(
         report
@@ -883,7 +835,7 @@ fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
         "{report}"
     );
     assert_eq!(
-        text(&status.stderr),
+        stderr(&status),
         format!(
             "dualbench: testbed '{}' is degraded: namespace {b} is missing; take it down (`dualbench testbed down --name {} --state-dir {}`) and bring it up again\n",
             bed.name,
@@ -891,10 +843,7 @@ fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
             bed.root.display()
         )
     );
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
+    bed.take_down(&[]);
 }
 
 /// A number after `"key":` in compact JSON, starting the search at `after`.
@@ -916,9 +865,8 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
         return;
     }
     let bed = Bed::new("w");
-    let up = bed.up(&repo("testbeds/wan.toml"));
-    assert!(up.status.success(), "{}", text(&up.stderr));
-    let status = text(&bed.cmd("status").output().unwrap().stdout);
+    let up = bed.up_ok(&repo("testbeds/wan.toml"));
+    let status = stdout(&bed.status());
     let by = if status.contains("(netem)") {
         "netem"
     } else {
@@ -932,29 +880,12 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
         )),
         "{status}"
     );
-    let out = bed.exec(
-        "client",
-        &[
-            "dualbench",
-            "run",
-            "-n",
-            "10",
-            "-c",
-            "2",
-            "--format",
-            "json",
-            "http://server/",
-        ],
-    );
-    let compact: String = text(&out.stdout)
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let out = bed.run("client", ("10", "2"), "json", "http://server/");
+    let compact = compact(&out);
     std::thread::sleep(Duration::from_millis(1100)); // the wire writes its counters every second
-    let status = text(&bed.cmd("status").output().unwrap().stdout);
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let status = stdout(&bed.status());
+    bed.down_ok();
+    assert!(out.status.success(), "{}", stderr(&out));
     // A connection needs SYN and SYN-ACK, each crossing the 40 ms link once: at least 80 ms.
     for family in ["ipv4", "ipv6"] {
         let connect_min =
@@ -969,7 +900,7 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
         assert!(status.contains("delay mean 40.0"), "{status}");
     }
     // `up` says which links the wire emulates, and why (a netem user would assume netem).
-    let said = text(&up.stdout);
+    let said = stdout(&up);
     let notice = format!(
         "link 2 (r1 <-> server): delay 40ms loss 0.1% each way by the userspace wire in namespace db-{}-wire2, not netem (no netem on this kernel)\n",
         bed.name
@@ -983,38 +914,20 @@ fn wan_delay_works_for_both_families_through_the_chosen_emulator() {
     assert!(said.starts_with(&notice) || by == "netem", "{said}");
     assert_eq!(stranger.status.code(), Some(2));
     assert_eq!(
-        text(&stranger.stderr),
+        stderr(&stranger),
         format!(
             "dualbench: testbed '{}' has no node 'nosuchnode' (its nodes: hosts client, server; router r1)\n",
             bed.name
         )
     );
     bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 /// The connect time (µs) of one `dualbench run -n 1` request from `host` to `url`.
 fn first_connect_us(bed: &Bed, host: &str, url: &str) -> f64 {
-    let out = bed.exec(
-        host,
-        &[
-            "dualbench",
-            "run",
-            "-n",
-            "1",
-            "-c",
-            "1",
-            "--format",
-            "json",
-            url,
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let compact: String = text(&out.stdout)
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    json_number(&compact, "\"ipv6\":{\"requests\"", "min").unwrap_or(f64::MAX)
+    let out = bed.run(host, ("1", "1"), "json", url);
+    succeeded(&out);
+    json_number(&compact(&out), "\"ipv6\":{\"requests\"", "min").unwrap_or(f64::MAX)
 }
 
 #[test]
@@ -1036,15 +949,11 @@ fn ipv6_works_at_once_after_up_across_a_link_and_a_router() {
                 [[router]]\nname = \"r1\"\n\
                 [[link]]\na = \"client\"\nb = \"r1\"\n[[link]]\na = \"r1\"\nb = \"server\"\n";
     let file = topology(&bed, body, &format!("{}{}", serve("r1"), serve("server")));
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&file);
     // r1 (node 3) on link 1, next to the client; the server (node 2) behind r1.
     let link = first_connect_us(&bed, "client", "http://[2001:2:0:1::3]/");
     let routed = first_connect_us(&bed, "client", "http://[2001:2:0:2::2]/");
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
+    bed.take_down(&[]);
     assert!(
         link < 100_000.0,
         "first IPv6 connect across a link: {link} us"
@@ -1065,16 +974,11 @@ fn a_namespace_of_a_live_testbed_is_named_as_such_and_hints_carry_the_state_dir(
     // `ip netns del` on it.
     let bed = Bed::new("o");
     let file = topology(&bed, "[[host]]\nname = \"a\"\n", "");
-    let live = Bed {
-        name: bed.name.clone(),
-        root: PathBuf::from("/run/dualbench/testbeds"),
-    };
-    let out = live.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let live = Bed::under(&bed.name, "/run/dualbench/testbeds");
+    live.up_ok(&file);
     let refused = bed.up(&file);
-    let down = live.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    let err = text(&refused.stderr);
+    live.down_ok();
+    let err = stderr(&refused);
     assert_eq!(refused.status.code(), Some(2), "{err}");
     assert!(
         err.contains(&format!(
@@ -1088,9 +992,9 @@ fn a_namespace_of_a_live_testbed_is_named_as_such_and_hints_carry_the_state_dir(
     // Under a state root of its own, the hint must work as given: with --state-dir.
     let out = bed.up(&file);
     let down = bed.down();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    let said = text(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(down.status.success(), "{}", stderr(&down));
+    let said = stdout(&out);
     let hint = format!(
         "1 node, 0 links; `dualbench testbed status --name {} --state-dir {}` shows it",
         bed.name,
@@ -1098,7 +1002,6 @@ fn a_namespace_of_a_live_testbed_is_named_as_such_and_hints_carry_the_state_dir(
     );
     assert!(said.contains(&hint), "{said}");
     bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
 }
 
 #[test]
@@ -1123,12 +1026,11 @@ fn waiting_for_a_ready_port_costs_little_cpu() {
         .arg(&file)
         .output()
         .unwrap();
-    let said = text(&out.stdout);
+    let said = stdout(&out);
     let down = bed.down();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(down.status.success(), "{}", text(&down.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(down.status.success(), "{}", stderr(&down));
     bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
     // `times`: the shell's user and system time, then its children's (`up` and the `ip`
     // commands it ran): "0m0.010000s 0m0.020000s".
     let children = said.lines().last().unwrap_or_default();
@@ -1150,8 +1052,8 @@ fn sysctl_in(bed: &Bed, node: &str, key: &str) -> String {
         .args(["netns", "exec", &ns, "sysctl", "-n", key])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    text(&out.stdout).trim().to_string()
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_string()
 }
 
 #[test]
@@ -1163,17 +1065,13 @@ fn a_nodes_own_sysctl_is_set_in_its_namespace_only() {
     let body = "[[host]]\nname = \"a\"\nsysctl = { \"net.ipv4.tcp_no_metrics_save\" = \"1\" }\n\
                 [[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
     let file = topology(&bed, body, "");
-    let out = bed.up(&file);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    bed.up_ok(&file);
     let on_a = sysctl_in(&bed, "a", "net.ipv4.tcp_no_metrics_save");
     let on_b = sysctl_in(&bed, "b", "net.ipv4.tcp_no_metrics_save");
-    let status = bed.cmd("status").output().unwrap();
-    let down = bed.down();
-    assert!(down.status.success(), "{}", text(&down.stderr));
-    bed.assert_gone(&[]);
-    let _ = std::fs::remove_dir_all(&bed.root);
+    let status = bed.status();
+    bed.take_down(&[]);
     assert_eq!((on_a.as_str(), on_b.as_str()), ("1", "0"));
-    let shown = text(&status.stdout);
+    let shown = stdout(&status);
     assert!(
         shown.contains("    sysctl net.ipv4.tcp_no_metrics_save=1\n"),
         "{shown}"
@@ -1196,7 +1094,7 @@ fn a_sysctl_the_kernel_lacks_fails_up_in_one_line_and_leaves_nothing() {
         );
         let file = topology(&bed, &body, "");
         let out = bed.up(&file);
-        let err = text(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         let path = format!("/proc/sys/{}", key.replace('.', "/"));
@@ -1209,9 +1107,6 @@ fn a_sysctl_the_kernel_lacks_fails_up_in_one_line_and_leaves_nothing() {
         );
         assert!(err.contains("everything made so far is removed"), "{err}");
         bed.assert_gone_but_logs(&[]);
-        let down = bed.down();
-        assert!(down.status.success(), "{}", text(&down.stderr));
-        bed.assert_gone(&[]);
+        bed.take_down(&[]);
     }
-    let _ = std::fs::remove_dir_all(&bed.root);
 }

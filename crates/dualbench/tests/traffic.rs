@@ -2,27 +2,18 @@
 //! (ephemeral ports), a script and a profile sent to it for about two seconds, and exact
 //! per-flow accounting between what the sender scheduled and what the sink received.
 
+mod support;
+
 use dualbench_traffic::serde_json::{self, Value};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Child, Command, Output, Stdio};
+use support::netns::Netns;
+use support::process::{hup_ignored, rest_of_stderr, signal, spawn_announcing, wait_until_or_kill};
+use support::{bin, bin_path, one_line, stderr, TempDir};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dualbench")
-}
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// A scratch directory unique to this test process and call.
-fn scratch(name: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "dualbench-traffic-{}-{n}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory unique to this test process and call, removed when dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("traffic-{name}"))
 }
 
 struct Sink {
@@ -48,29 +39,9 @@ fn start_sink(dir: &Path) -> Sink {
 
 /// `start_sink` with its MGEN log at `log`.
 fn start_sink_logging(dir: &Path, log: &Path) -> Sink {
-    let output = dir.join("sink.json");
-    let mut child = Command::new(bin())
-        .args([
-            "traffic",
-            "sink",
-            "--listen",
-            "127.0.0.1:0",
-            "[::1]:0",
-            "--duration",
-            "30",
-            "--mgen-log",
-        ])
-        .arg(log)
-        .arg("--output")
-        .arg(&output)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addrs: Vec<String> = line
+    let listen = ["127.0.0.1:0", "[::1]:0"];
+    let (mut sink, line) = spawn_sink(bin(), &listen, "30", Some(log), dir);
+    sink.addrs = line
         .trim()
         .rsplit("listening on ")
         .next()
@@ -78,41 +49,59 @@ fn start_sink_logging(dir: &Path, log: &Path) -> Sink {
         .split(' ')
         .map(String::from)
         .collect();
-    assert_eq!(addrs.len(), 2, "{line}");
-    Sink {
-        child,
-        addrs,
-        output,
+    assert_eq!(sink.addrs.len(), 2, "{line}");
+    sink
+}
+
+/// Spawn `dualbench traffic sink --listen LISTEN… --duration SECONDS [--mgen-log LOG]
+/// --output DIR/sink.json` (`dualbench` may run it inside a namespace): the sink, its
+/// addresses not yet read, and the line it says where it listens with.
+fn spawn_sink(
+    mut dualbench: Command,
+    listen: &[&str],
+    seconds: &str,
+    log: Option<&Path>,
+    dir: &Path,
+) -> (Sink, String) {
+    let output = dir.join("sink.json");
+    dualbench
+        .args(["traffic", "sink", "--listen"])
+        .args(listen)
+        .args(["--duration", seconds]);
+    if let Some(log) = log {
+        dualbench.arg("--mgen-log").arg(log);
     }
+    dualbench.arg("--output").arg(&output);
+    let (child, line) = spawn_announcing(&mut dualbench);
+    let sink = Sink {
+        child,
+        addrs: Vec::new(),
+        output,
+    };
+    (sink, line)
+}
+
+/// The port of a sink's only address, from the line it says it with.
+fn port_of(line: &str) -> String {
+    line.trim().rsplit(':').next().unwrap().to_string()
 }
 
 /// SIGTERM the sink (it must still write its summary) and read the summary.
 fn stop_sink(sink: Sink) -> Value {
-    let (code, err, v) = signal_sink(sink, "TERM");
+    let (code, err, v) = signal_sink(sink, (libc::SIGTERM, "SIGTERM"));
     assert_eq!(code, Some(0), "sink failed: {err}");
     v
 }
 
-/// Send the sink SIG`signal`: its exit code, the rest of its stderr, and its summary,
-/// which must say that signal ended it.
-fn signal_sink(mut sink: Sink, signal: &str) -> (Option<i32>, String, Value) {
-    let pid = sink.child.id().to_string();
-    assert!(Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status()
-        .unwrap()
-        .success());
+/// Send the sink signal `sig` (named `name`): its exit code, the rest of its stderr, and
+/// its summary, which must say that signal ended it.
+fn signal_sink(mut sink: Sink, (sig, name): (i32, &str)) -> (Option<i32>, String, Value) {
+    signal(sink.child.id(), sig);
     let status = sink.child.wait().unwrap();
-    let mut err = String::new();
-    sink.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = rest_of_stderr(&mut sink.child);
     let text = std::fs::read_to_string(&sink.output).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?} {err}"));
-    assert_eq!(v["interrupted"], format!("interrupted by SIG{signal}"));
+    assert_eq!(v["interrupted"], format!("interrupted by {name}"));
     (status.code(), err, v)
 }
 
@@ -125,21 +114,41 @@ fn slash(addr: &str) -> String {
     )
 }
 
-fn send(dir: &Path, args: &[&str]) -> (Value, String) {
-    let out = dir.join("send.json");
-    let o = Command::new(bin())
+/// `traffic send ARGS --output OUT` through `dualbench` (the binary, or the binary inside
+/// a namespace), to add to and run.
+fn send_cmd(mut dualbench: Command, args: &[&std::ffi::OsStr], out: &Path) -> Command {
+    dualbench
         .args(["traffic", "send"])
         .args(args)
         .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        .arg(out);
+    dualbench
+}
+
+/// A send report written to `path`.
+fn report(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn send(dir: &Path, args: &[&str]) -> (Value, String) {
+    let out = dir.join("send.json");
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    let o = send_cmd(bin(), &args, &out).output().unwrap();
+    let stderr = stderr(&o);
     assert!(o.status.success(), "send failed: {stderr}");
-    (
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap(),
-        stderr,
-    )
+    (report(&out), stderr)
+}
+
+/// `traffic send SCRIPT --output DIR/send.json`, sent signal `sig` after `ms`
+/// milliseconds: how it ended.
+fn send_interrupted(script: &Path, dir: &Path, ms: u64, sig: i32) -> Output {
+    let child = send_cmd(bin(), &[script.as_os_str()], &dir.join("send.json"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    signal(child.id(), sig);
+    child.wait_with_output().unwrap()
 }
 
 fn sink_flow<'a>(sink: &'a Value, proto: &str, flow: u64) -> &'a Value {
@@ -233,7 +242,6 @@ fn script_over_both_families_is_counted_exactly() {
             .count(),
         1000
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -273,7 +281,6 @@ fn profile_mix_reaches_the_sink_in_its_shares() {
             "{class}: {got_share}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -305,7 +312,7 @@ fn separate_send_runs_are_separate_flows_at_one_sink() {
     send(&dir, &[pinned.to_str().unwrap()]);
     let (a, b) = (scratch("runs-a"), scratch("runs-b"));
     let (pa, pb) = (pinned.clone(), plain.clone());
-    let (da, db) = (a.clone(), b.clone());
+    let (da, db) = (a.to_path_buf(), b.to_path_buf());
     let ta = std::thread::spawn(move || send(&da, &[pa.to_str().unwrap()]));
     let tb = std::thread::spawn(move || send(&db, &[pb.to_str().unwrap()]));
     ta.join().unwrap();
@@ -329,9 +336,6 @@ fn separate_send_runs_are_separate_flows_at_one_sink() {
         }
     }
     assert_eq!(got["total"]["flows"], 8);
-    for d in [dir, a, b] {
-        std::fs::remove_dir_all(&d).unwrap();
-    }
 }
 
 #[test]
@@ -343,28 +347,19 @@ fn bad_script_names_file_line_and_token() {
         "0.0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n1.0 MOD 1 PERIODIK [5 100]\n",
     )
     .unwrap();
-    let o = Command::new(bin())
+    let o = bin()
         .args(["traffic", "send"])
         .arg(&path)
         .args(["--duration", "1"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains(&format!(
-            "{}:2: at 'PERIODIK': unknown option",
-            path.display()
-        )),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    let wanted = format!("{}:2: at 'PERIODIK': unknown option", path.display());
+    one_line(&o, 2, &wanted);
 }
 
 #[test]
 fn preset_dry_run_lists_ten_flows() {
-    let o = Command::new(bin())
+    let o = bin()
         .args([
             "traffic",
             "send",
@@ -389,7 +384,7 @@ fn preset_dry_run_lists_ten_flows() {
         4,
         "{out}"
     );
-    let o = Command::new(bin())
+    let o = bin()
         .args(["traffic", "send", "C1B", "--duration", "1"])
         .output()
         .unwrap();
@@ -402,7 +397,7 @@ fn shipped_examples_parse_and_plan() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/traffic");
     for (file, flows) in [("two-families.mgn", 6), ("c1b-testbed.toml", 10)] {
         let path = format!("{root}/{file}");
-        let o = Command::new(bin())
+        let o = bin()
             .args(["traffic", "send", &path, "--dry-run"])
             .output()
             .unwrap();
@@ -424,7 +419,7 @@ fn shipped_examples_parse_and_plan() {
 fn the_testbed_profile_aims_at_the_congestion_testbeds_receivers() {
     let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let dry_run = |args: &[&str]| {
-        let o = Command::new(bin()).args(args).output().unwrap();
+        let o = bin().args(args).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
@@ -482,59 +477,36 @@ fn the_testbed_profile_aims_at_the_congestion_testbeds_receivers() {
     assert_eq!(aimed, ["recv4a", "recv4b", "recv6a", "recv6b"]);
 }
 
-/// A network namespace this test creates (only its loopback up) and removes on drop.
-struct Netns(String);
-
-impl Netns {
-    fn create(tag: &str) -> Option<Netns> {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("dbtr-{}-{n}-{tag}", std::process::id());
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            return None;
-        }
-        let ns = Netns(name);
-        assert!(Command::new("ip")
-            .args(["-n", &ns.0, "link", "set", "lo", "up"])
-            .status()
-            .unwrap()
-            .success());
-        Some(ns)
-    }
+/// A network namespace this test creates (only its loopback up) and removes on drop;
+/// `None` where it cannot (not root, no iproute2).
+fn netns(tag: &str) -> Option<Netns> {
+    let ns = Netns::try_new(&format!("dbtr-{tag}-"))?;
+    ns.ip(&["link", "set", "lo", "up"]);
+    Some(ns)
 }
 
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
+/// Say that a test is skipped for want of network namespaces.
+fn skip() {
+    eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
 }
 
 /// `traffic send SCRIPT` inside namespace `ns`, which must succeed: its JSON report (written
 /// into `dir`) and its stderr.
-fn send_in_ns(ns: &str, script: &std::path::Path, dir: &std::path::Path) -> (Value, String) {
+fn send_in_ns(ns: &Netns, script: &Path, dir: &Path) -> (Value, String) {
     let out = dir.join("send.json");
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns, bin(), "traffic", "send"])
-        .arg(script)
-        .arg("--output")
-        .arg(&out)
+    let o = send_cmd(ns.dualbench(), &[script.as_os_str()], &out)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let stderr = stderr(&o);
     assert!(o.status.success(), "{stderr}");
-    let report = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    (report, stderr)
+    (report(&out), stderr)
 }
 
 #[test]
 fn unreachable_destinations_are_reported_per_flow() {
     // In a namespace with no routes, testbed addresses are unreachable; loopback works.
-    let Some(ns) = Netns::create("unreach") else {
-        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
-        return;
+    let Some(ns) = netns("unreach") else {
+        return skip();
     };
     let dir = scratch("unreach");
     let script = "0.0 ON 1 UDP DST 198.18.0.1/5000 PERIODIC [100 100]\n\
@@ -543,7 +515,7 @@ fn unreachable_destinations_are_reported_per_flow() {
                   1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
     let path = dir.join("unreach.mgn");
     std::fs::write(&path, script).unwrap();
-    let (v, stderr) = send_in_ns(&ns.0, &path, &dir);
+    let (v, stderr) = send_in_ns(&ns, &path, &dir);
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
     assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
@@ -560,7 +532,6 @@ fn unreachable_destinations_are_reported_per_flow() {
         stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable"),
         "{stderr}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -568,9 +539,8 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
     // In a namespace of its own, a veth pair whose far end drops every frame (they are
     // addressed to a MAC that is not its own): a SYN to 198.18.9.2 is never answered and
     // the connect times out (after 3 s).
-    let Some(ns) = Netns::create("timeout") else {
-        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
-        return;
+    let Some(ns) = netns("timeout") else {
+        return skip();
     };
     for args in [
         vec!["link", "add", "d0", "type", "veth", "peer", "name", "d1"],
@@ -589,12 +559,7 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
             "permanent",
         ],
     ] {
-        assert!(Command::new("ip")
-            .args(["-n", &ns.0])
-            .args(&args)
-            .status()
-            .unwrap()
-            .success());
+        ns.ip(&args);
     }
     let dir = scratch("timeout");
     let path = dir.join("timeout.mgn");
@@ -603,7 +568,7 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
         "0.0 ON 1 TCP DST 198.18.9.2/5000 PERIODIC [100 100]\n4.0 OFF 1\n",
     )
     .unwrap();
-    let (v, stderr) = send_in_ns(&ns.0, &path, &dir);
+    let (v, stderr) = send_in_ns(&ns, &path, &dir);
     let flow = &v["flows"][0];
     assert_eq!(flow["status"], "timeout", "{flow}");
     assert_eq!(flow["errors"]["timeout"], 1, "{flow}");
@@ -614,100 +579,53 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
         stderr.contains("flow 1 (TCP to 198.18.9.2:5000): timeout"),
         "{stderr}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn ip_in(ns: &str, args: &[&str]) {
-    let out = Command::new("ip")
-        .args(["-n", ns])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ip -n {ns} {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]
 fn link_local_destinations_and_listeners_take_a_zone() {
     // Two namespaces joined by a veth pair, each end with a link-local address only
     // (fe80::a, fe80::b) and the other's as a static neighbour.
-    let (Some(a), Some(b)) = (Netns::create("lla"), Netns::create("llb")) else {
-        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
-        return;
+    let (Some(a), Some(b)) = (netns("lla"), netns("llb")) else {
+        return skip();
     };
-    ip_in(
-        &a.0,
-        &[
-            "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", &b.0,
-        ],
-    );
+    a.ip(&[
+        "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", &b.0,
+    ]);
     for (ns, me, peer, mac, peer_mac) in [
         (
-            &a.0,
+            &a,
             "fe80::a",
             "fe80::b",
             "02:00:00:00:00:0a",
             "02:00:00:00:00:0b",
         ),
         (
-            &b.0,
+            &b,
             "fe80::b",
             "fe80::a",
             "02:00:00:00:00:0b",
             "02:00:00:00:00:0a",
         ),
     ] {
-        ip_in(ns, &["link", "set", "eth0", "address", mac]);
-        ip_in(
-            ns,
-            &["addr", "add", &format!("{me}/64"), "dev", "eth0", "nodad"],
-        );
-        ip_in(
-            ns,
-            &[
-                "neigh",
-                "add",
-                peer,
-                "lladdr",
-                peer_mac,
-                "dev",
-                "eth0",
-                "nud",
-                "permanent",
-            ],
-        );
-        ip_in(ns, &["link", "set", "eth0", "up"]);
+        ns.ip(&["link", "set", "eth0", "address", mac]);
+        ns.ip(&["addr", "add", &format!("{me}/64"), "dev", "eth0", "nodad"]);
+        ns.ip(&[
+            "neigh",
+            "add",
+            peer,
+            "lladdr",
+            peer_mac,
+            "dev",
+            "eth0",
+            "nud",
+            "permanent",
+        ]);
+        ns.ip(&["link", "set", "eth0", "up"]);
     }
     let dir = scratch("linklocal");
-    let output = dir.join("sink.json");
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", &b.0, bin(), "traffic", "sink"])
-        .args([
-            "--listen",
-            "[fe80::b%eth0]:0",
-            "--duration",
-            "30",
-            "--output",
-        ])
-        .arg(&output)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
+    let (sink, line) = spawn_sink(b.dualbench(), &["[fe80::b%eth0]:0"], "30", None, &dir);
+    let port = port_of(&line);
     assert!(line.contains("listening on [fe80::b%"), "{line}");
-    let sink = Sink {
-        child,
-        addrs: Vec::new(),
-        output,
-    };
     let script = format!(
         "0 ON 1 UDP DST fe80::b%eth0/{port} PERIODIC [100 100] COUNT 50\n\
          0 ON 2 TCP DST [fe80::b%eth0]:{port} PERIODIC [100 100] COUNT 50\n"
@@ -716,14 +634,10 @@ fn link_local_destinations_and_listeners_take_a_zone() {
     std::fs::write(&path, script).unwrap();
     // Not send_in_ns: the sink is stopped before the send's result is asserted, so a
     // failing send leaves no sink behind.
-    let o = Command::new("ip")
-        .args(["netns", "exec", &a.0, bin(), "traffic", "send"])
-        .arg(&path)
-        .arg("--output")
-        .arg(dir.join("send.json"))
+    let o = send_cmd(a.dualbench(), &[path.as_os_str()], &dir.join("send.json"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let stderr = stderr(&o);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let got = stop_sink(sink);
     assert!(o.status.success(), "{stderr}");
@@ -739,12 +653,12 @@ fn link_local_destinations_and_listeners_take_a_zone() {
         "0 ON 1 UDP DST fe80::b/5000 PERIODIC [1 100] COUNT 1\n",
     )
     .unwrap();
-    let o = Command::new(bin())
+    let o = bin()
         .args(["traffic", "send", "--dry-run"])
         .arg(&path)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = support::stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
@@ -752,7 +666,6 @@ fn link_local_destinations_and_listeners_take_a_zone() {
         ),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -768,21 +681,7 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     }
     let path = dir.join("ten.mgn");
     std::fs::write(&path, script).unwrap();
-    let child = Command::new(bin())
-        .args(["traffic", "send"])
-        .arg(&path)
-        .arg("--output")
-        .arg(dir.join("send.json"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    assert!(Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
+    let out = send_interrupted(&path, &dir, 700, libc::SIGINT);
     let _ = stop_sink(sink);
     let stderr = String::from_utf8_lossy(&out.stderr);
     // One line for the ten flows the signal cut short (it used to be ten, each with a
@@ -796,11 +695,8 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     assert!(lines.iter().all(|l| !l.ends_with(' ')), "{stderr}");
 
     let usage = |args: &[&str]| {
-        let o = Command::new(bin()).args(args).output().unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr).to_string(),
-        )
+        let o = bin().args(args).output().unwrap();
+        (o.status.code(), support::stderr(&o))
     };
     let (code, err) = usage(&["traffic", "send", "C1B", "--duration", "1e9", "--dry-run"]);
     assert_eq!(code, Some(2), "{err}");
@@ -814,24 +710,12 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the script has no flows"), "{err}");
     assert!(!err.contains("duration limit"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// Whether this process ignores SIGHUP (started under `nohup`): its children then do too.
-fn hup_ignored() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-        .is_some_and(|bits| bits & 1 != 0)
 }
 
 #[test]
 fn sighup_ends_send_and_sink_as_sigterm_does_and_both_write_their_summaries() {
     // A closed terminal used to kill both (exit 129), leaving their -o files empty.
-    if hup_ignored() {
-        eprintln!("skipped: SIGHUP is ignored here (nohup), and so it is by the commands");
+    if hup_ignored("the commands") {
         return;
     }
     let dir = scratch("hup");
@@ -843,37 +727,21 @@ fn sighup_ends_send_and_sink_as_sigterm_does_and_both_write_their_summaries() {
         format!("0 ON 1 UDP DST {v4} PERIODIC [100 100] COUNT 20\n0 ON 2 UDP DST {v4} PERIODIC [100 100]\n10 OFF 2\n"),
     )
     .unwrap();
-    let child = Command::new(bin())
-        .args(["traffic", "send"])
-        .arg(&path)
-        .arg("--output")
-        .arg(dir.join("send.json"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    assert!(Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = send_interrupted(&path, &dir, 600, libc::SIGHUP);
+    let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains("dualbench traffic: interrupted by SIGHUP: 1 flow stopped early"),
         "{err}"
     );
-    let sent: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("send.json")).unwrap()).unwrap();
+    let sent = report(&dir.join("send.json"));
     assert_eq!(sent["interrupted"], "interrupted by SIGHUP");
     assert_eq!(sent["flows"][0]["status"], "completed");
     assert_eq!(sent["flows"][1]["status"], "interrupted");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let (code, err, got) = signal_sink(sink, "HUP");
+    let (code, err, got) = signal_sink(sink, (libc::SIGHUP, "SIGHUP"));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(sink_flow(&got, "udp", 1)["messages"], 20, "{got}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -884,7 +752,7 @@ fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
     // `prefix` runs the sink through another command (`ip netns exec NS`).
     let sink = |prefix: &[&str], listen: &[&str]| {
         let mut argv: Vec<&str> = prefix.to_vec();
-        argv.push(bin());
+        argv.push(bin_path());
         let o = Command::new(argv[0])
             .args(&argv[1..])
             .args(["traffic", "sink", "--duration", "1", "--output"])
@@ -893,10 +761,7 @@ fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
             .args(listen)
             .output()
             .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr).to_string(),
-        )
+        (o.status.code(), stderr(&o))
     };
     // One hint, the one for --listen (it used to add a script's "DST must be ...").
     let (code, err) = sink(&[], &["garbage"]);
@@ -919,7 +784,7 @@ fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept");
     // An address on no interface of the namespace (one the test creates).
-    if let Some(ns) = Netns::create("nonlocal") {
+    if let Some(ns) = netns("nonlocal") {
         let (code, err) = sink(&["ip", "netns", "exec", &ns.0], &["198.18.77.7:5000"]);
         assert_eq!(code, Some(2), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -929,7 +794,6 @@ fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
         );
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -952,7 +816,7 @@ fn an_mgen_log_that_cannot_be_written_is_said_once_and_the_sink_exits_1_with_its
     .unwrap();
     let _ = send(&dir, &[path.to_str().unwrap()]);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let (code, err, got) = signal_sink(sink, "TERM");
+    let (code, err, got) = signal_sink(sink, (libc::SIGTERM, "SIGTERM"));
     assert_eq!(code, Some(1), "{err}");
     let said: Vec<&str> = err
         .lines()
@@ -968,23 +832,19 @@ fn an_mgen_log_that_cannot_be_written_is_said_once_and_the_sink_exits_1_with_its
     // Measuring went on after the log stopped.
     assert_eq!(sink_flow(&got, "udp", 1)["messages"], 300, "{got}");
     assert!(got["mgen_log_error"].is_string(), "{got}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Two namespaces the test creates, joined by a veth pair `d0`: 198.18.51.1 (a) and
 /// 198.18.51.2 (b).
 fn veth_pair() -> Option<(Netns, Netns)> {
-    let (a, b) = (Netns::create("pa")?, Netns::create("pb")?);
-    ip_in(
-        &a.0,
-        &[
-            "link", "add", "d0", "type", "veth", "peer", "name", "d0", "netns", &b.0,
-        ],
-    );
-    ip_in(&a.0, &["addr", "add", "198.18.51.1/24", "dev", "d0"]);
-    ip_in(&b.0, &["addr", "add", "198.18.51.2/24", "dev", "d0"]);
-    ip_in(&a.0, &["link", "set", "d0", "up"]);
-    ip_in(&b.0, &["link", "set", "d0", "up"]);
+    let (a, b) = (netns("pa")?, netns("pb")?);
+    a.ip(&[
+        "link", "add", "d0", "type", "veth", "peer", "name", "d0", "netns", &b.0,
+    ]);
+    a.ip(&["addr", "add", "198.18.51.1/24", "dev", "d0"]);
+    b.ip(&["addr", "add", "198.18.51.2/24", "dev", "d0"]);
+    a.ip(&["link", "set", "d0", "up"]);
+    b.ip(&["link", "set", "d0", "up"]);
     // TCP buffers of at most 1 MB in both namespaces (they inherit the machine's, which
     // may be large), so a dead path fills them within a fraction of a second.
     for ns in [&a.0, &b.0] {
@@ -1006,48 +866,32 @@ fn veth_pair() -> Option<(Netns, Netns)> {
 /// `after`; the report, stderr and how long the send took. A send still running 15 s
 /// after its duration is killed and the test fails.
 fn timed_send(
-    ns: &str,
+    ns: &Netns,
     script: &Path,
     seconds: f64,
     out: &Path,
     (after, meanwhile): (std::time::Duration, &dyn Fn()),
 ) -> (Value, String, f64) {
     let start = std::time::Instant::now();
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, bin(), "traffic", "send"])
-        .arg(script)
-        .args(["--duration", &seconds.to_string(), "--output"])
-        .arg(out)
+    let duration = seconds.to_string();
+    let args = [script.as_os_str(), "--duration".as_ref(), duration.as_ref()];
+    let mut child = send_cmd(ns.dualbench(), &args, out)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(after);
     meanwhile();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed().as_secs_f64() > seconds + 15.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "traffic send --duration {seconds} still ran after {:?}",
-                start.elapsed()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    let deadline = start + std::time::Duration::from_secs_f64(seconds + 15.0);
+    let Some(status) = wait_until_or_kill(&mut child, deadline) else {
+        panic!(
+            "traffic send --duration {seconds} still ran after {:?}",
+            start.elapsed()
+        );
     };
     let took = start.elapsed().as_secs_f64();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = rest_of_stderr(&mut child);
     assert!(status.success(), "{err}");
-    let report = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    (report, err, took)
+    (report(out), err, took)
 }
 
 /// The flows of a send report cut with data unsent: each accounted for exactly.
@@ -1082,29 +926,12 @@ fn a_send_whose_path_dies_ends_at_its_duration_and_counts_what_it_cut() {
     // came back (or for ever), far past --duration. They must end within about a second
     // of it and say what was left unsent.
     let Some((a, b)) = veth_pair() else {
-        eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
-        return;
+        return skip();
     };
     let dir = scratch("deadpath");
-    let output = dir.join("sink.json");
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", &b.0, bin(), "traffic", "sink"])
-        .args(["--listen", "198.18.51.2:0", "--duration", "60", "--output"])
-        .arg(&output)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().rsplit(':').next().unwrap().to_string();
-    let sink = Sink {
-        child,
-        addrs: Vec::new(),
-        output,
-    };
-    let pid = sink.child.id().to_string();
+    let (sink, line) = spawn_sink(b.dualbench(), &["198.18.51.2:0"], "60", None, &dir);
+    let port = port_of(&line);
+    let pid = sink.child.id();
     let path = dir.join("tcp.mgn");
     std::fs::write(
         &path,
@@ -1114,36 +941,28 @@ fn a_send_whose_path_dies_ends_at_its_duration_and_counts_what_it_cut() {
         ),
     )
     .unwrap();
-    let signal = |sig: &str| {
-        assert!(Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-            .success());
-    };
     let half = std::time::Duration::from_millis(500);
     // A frozen receiver holds the path: its windows close.
     let (frozen, err, took) = timed_send(
-        &a.0,
+        &a,
         &path,
         2.0,
         &dir.join("s1.json"),
-        (half, &|| signal("-STOP")),
+        (half, &|| signal(pid, libc::SIGSTOP)),
     );
-    signal("-CONT");
+    signal(pid, libc::SIGCONT);
     assert!(
         took < 3.0,
         "--duration 2 took {took:.2} s with the receiver frozen"
     );
     assert_cut(&frozen, &err, 2);
     // The path itself deleted.
-    let del = || ip_in(&b.0, &["link", "del", "d0"]);
-    let (dead, err, took) = timed_send(&a.0, &path, 2.0, &dir.join("s2.json"), (half, &del));
+    let del = || b.ip(&["link", "del", "d0"]);
+    let (dead, err, took) = timed_send(&a, &path, 2.0, &dir.join("s2.json"), (half, &del));
     assert!(
         took < 3.0,
         "--duration 2 took {took:.2} s with the path deleted"
     );
     assert_cut(&dead, &err, 2);
     let _ = stop_sink(sink);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,38 +3,23 @@
 //! assertion fails), the emulator running in W, and a UDP probe measuring delay and loss
 //! for IPv4 and IPv6. Needs root, iproute2 and ethtool.
 
+mod support;
+
 use dualbench_wire::probe::{self, Probe, ProbeResult};
 use dualbench_wire::stats::{self, Report};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .expect("running ip (install iproute2)");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use support::netns::{ip, Netns};
+use support::process::{eventually, hup_ignored, rest_of_stderr, signal, wait_until_or_kill};
+use support::{bin, one_line, unique};
 
 /// Namespaces A, W, B and the wire process; all removed on drop.
 struct Link {
-    a: String,
-    w: String,
-    b: String,
+    a: Netns,
+    w: Netns,
+    b: Netns,
     wire: Option<Child>,
     stats: PathBuf,
 }
@@ -43,27 +28,19 @@ impl Link {
     /// Build A(wa0: 198.18.0.1, 2001:2::1) — W(wwa, wwb) — B(wb0: .2, ::2), with offloads
     /// off and static neighbours, so the probe's frames are the only steady traffic.
     fn new() -> Link {
-        let tag = format!(
-            "wt{}x{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let (a, w, b) = (format!("{tag}a"), format!("{tag}w"), format!("{tag}b"));
-        let stats = std::env::temp_dir().join(format!("{tag}-stats.json"));
+        let stats = std::env::temp_dir().join(format!("{}-stats.json", unique("wt")));
         let link = Link {
-            a,
-            w,
-            b,
+            a: Netns::new("wta"),
+            w: Netns::new("wtw"),
+            b: Netns::new("wtb"),
             wire: None,
             stats,
         };
-        for ns in [&link.a, &link.w, &link.b] {
-            ip(&["netns", "add", ns]);
-        }
-        let veth = |dev: &str, ns: &str, mac: &str, peer: &str| {
+        let veth = |dev: &str, ns: &Netns, mac: &str, peer: &str| {
+            let (ns, w) = (ns.name(), link.w.name());
             ip(&[
                 "link", "add", dev, "netns", ns, "address", mac, "type", "veth", "peer", "name",
-                peer, "netns", &link.w,
+                peer, "netns", w,
             ]);
         };
         veth("wa0", &link.a, "02:00:00:00:00:01", "wwa");
@@ -71,33 +48,23 @@ impl Link {
         ip(&[
             "netns",
             "exec",
-            &link.w,
+            link.w.name(),
             "sysctl",
             "-qw",
             "net.ipv6.conf.all.disable_ipv6=1",
         ]);
         for dev in ["wwa", "wwb"] {
-            ip(&["-n", &link.w, "link", "set", dev, "up"]);
+            link.w.ip(&["link", "set", dev, "up"]);
         }
-        link.host(&link.a, "wa0", 1, 2);
-        link.host(&link.b, "wb0", 2, 1);
+        Link::host(&link.a, "wa0", 1, 2);
+        Link::host(&link.b, "wb0", 2, 1);
         link
     }
 
-    fn host(&self, ns: &str, dev: &str, me: u8, peer: u8) {
-        ip(&["-n", ns, "link", "set", "lo", "up"]);
-        ip(&[
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("198.18.0.{me}/24"),
-            "dev",
-            dev,
-        ]);
-        ip(&[
-            "-n",
-            ns,
+    fn host(ns: &Netns, dev: &str, me: u8, peer: u8) {
+        ns.ip(&["link", "set", "lo", "up"]);
+        ns.ip(&["addr", "add", &format!("198.18.0.{me}/24"), "dev", dev]);
+        ns.ip(&[
             "addr",
             "add",
             &format!("2001:2::{me}/64"),
@@ -107,9 +74,7 @@ impl Link {
         ]);
         let mac = format!("02:00:00:00:00:0{peer}");
         for addr in [format!("198.18.0.{peer}"), format!("2001:2::{peer}")] {
-            ip(&[
-                "-n",
-                ns,
+            ns.ip(&[
                 "neigh",
                 "add",
                 &addr,
@@ -121,27 +86,17 @@ impl Link {
                 "permanent",
             ]);
         }
-        ip(&["-n", ns, "link", "set", dev, "up"]);
+        ns.ip(&["link", "set", dev, "up"]);
         // Offloads off, as the testbed sets them: every frame is at most MTU-sized.
-        let ethtool = [
-            "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
-        ];
-        let _ = Command::new("ip").args(ethtool).output();
+        let ethtool = ["-K", dev, "tso", "off", "gso", "off", "gro", "off"];
+        let _ = ns.exec("ethtool").args(ethtool).output();
     }
 
     fn start_wire(&mut self, args: &[&str]) {
-        let child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &self.w,
-                env!("CARGO_BIN_EXE_dualbench"),
-                "wire",
-                "--a",
-                "wwa",
-                "--b",
-                "wwb",
-            ])
+        let child = self
+            .w
+            .dualbench()
+            .args(["wire", "--a", "wwa", "--b", "wwb"])
             .arg("--stats")
             .arg(&self.stats)
             .args(args)
@@ -150,18 +105,16 @@ impl Link {
             .expect("starting dualbench wire");
         self.wire = Some(child);
         // Forwarding once the first stats file appears (written as soon as the sockets are open).
-        let start = Instant::now();
-        while !self.stats.exists() && start.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let stats = || self.stats.exists();
+        eventually(Duration::from_secs(5), Duration::from_millis(20), stats);
         assert!(self.stats.exists(), "wire wrote no stats within 5 s");
     }
 
     /// SIGTERM the wire; returns its exit code, stderr and the final stats.
     fn stop_wire(&mut self) -> (Option<i32>, String, Report) {
         let child = self.wire.take().expect("wire running");
-        // SAFETY: kill(2) on the pid of the child we started (`ip netns exec` execs it).
-        unsafe { kill(child.id() as i32, 15) };
+        // The pid of the child we started (`ip netns exec` execs it).
+        signal(child.id(), libc::SIGTERM);
         let out = child.wait_with_output().expect("waiting for wire");
         let stats = stats::read(&self.stats).expect("final stats");
         (
@@ -173,8 +126,8 @@ impl Link {
 
     fn probe(&self, target: &str, count: u32, interval_us: u64, echo: bool) -> ProbeResult {
         let p = Probe {
-            from_ns: self.a.clone(),
-            to_ns: self.b.clone(),
+            from_ns: self.a.0.clone(),
+            to_ns: self.b.0.clone(),
             target: target.parse::<SocketAddr>().expect("literal address"),
             count,
             interval: Duration::from_micros(interval_us),
@@ -192,21 +145,9 @@ impl Drop for Link {
             let _ = child.kill();
             let _ = child.wait();
         }
-        for ns in [&self.a, &self.w, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
+        // The namespaces go with the fields.
         let _ = std::fs::remove_file(&self.stats);
     }
-}
-
-/// Whether this process ignores SIGHUP (started under `nohup`): its children then do too.
-fn hup_ignored() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-        .is_some_and(|bits| bits & 1 != 0)
 }
 
 fn ms(ns: u64) -> f64 {
@@ -288,15 +229,8 @@ fn seeded_10pct_loss_for_ipv4_and_ipv6() {
 #[test]
 fn bad_arguments_exit_2_with_one_line() {
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_dualbench"))
-            .arg("wire")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let out = bin().arg("wire").args(args).output().unwrap();
+        (out.status.code(), support::stderr(&out))
     };
     let (code, err) = run(&["--a", "x", "--b", "y", "--both", "delay=10"]);
     assert_eq!(code, Some(2));
@@ -330,27 +264,22 @@ fn bad_arguments_exit_2_with_one_line() {
 #[test]
 fn an_unwritable_stats_path_is_a_usage_error_before_the_wire_starts() {
     let link = Link::new();
-    let out = Command::new("ip")
-        .args(["netns", "exec", &link.w, env!("CARGO_BIN_EXE_dualbench")])
+    let out = link
+        .w
+        .dualbench()
         .args(["wire", "--a", "wwa", "--b", "wwb", "--duration", "5"])
         .args(["--stats", "/nonexistent-dualbench-dir/w.json"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("--stats /nonexistent-dualbench-dir/w.json: cannot write there"),
-        "{err}"
-    );
+    let wanted = "--stats /nonexistent-dualbench-dir/w.json: cannot write there";
+    one_line(&out, 2, wanted);
 }
 
 #[test]
 fn sighup_ends_the_wire_as_sigterm_does() {
     // A closed terminal used to kill the wire (exit 129) with its stats file saying
     // "final": false and no reason.
-    if hup_ignored() {
-        eprintln!("skipped: SIGHUP is ignored here (nohup), and so it is by the wire");
+    if hup_ignored("the wire") {
         return;
     }
     let mut link = Link::new();
@@ -358,8 +287,7 @@ fn sighup_ends_the_wire_as_sigterm_does() {
     let r = link.probe("198.18.0.2:7007", 20, 2_000, false);
     assert_eq!(r.received, 20);
     let child = link.wire.take().expect("wire running");
-    // SAFETY: kill(2) on the pid of the child we started.
-    unsafe { kill(child.id() as i32, 1) };
+    signal(child.id(), libc::SIGHUP);
     let out = child.wait_with_output().expect("waiting for wire");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -379,7 +307,7 @@ fn an_interface_deleted_under_traffic_ends_the_wire_with_one_line() {
     // interface down first, then deleting it, makes that order certain.
     let mut link = Link::new();
     link.start_wire(&["--both", "delay=1ms"]);
-    let (from, to) = (link.a.clone(), link.b.clone());
+    let (from, to) = (link.a.0.clone(), link.b.0.clone());
     let traffic = std::thread::spawn(move || {
         let p = Probe {
             from_ns: from,
@@ -394,24 +322,12 @@ fn an_interface_deleted_under_traffic_ends_the_wire_with_one_line() {
         let _ = probe::run(&p);
     });
     std::thread::sleep(Duration::from_millis(300));
-    ip(&["-n", &link.w, "link", "set", "wwb", "down"]);
+    link.w.ip(&["link", "set", "wwb", "down"]);
     std::thread::sleep(Duration::from_millis(300));
-    ip(&["-n", &link.b, "link", "del", "wb0"]);
+    link.b.ip(&["link", "del", "wb0"]);
     let mut child = link.wire.take().expect("wire running");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if start.elapsed() > Duration::from_secs(3) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+    let status = wait_until_or_kill(&mut child, Instant::now() + Duration::from_secs(3));
+    let stderr = rest_of_stderr(&mut child);
     traffic.join().unwrap();
     let status = status.expect("the wire still ran 3 s after wwb was deleted");
     assert_eq!(status.code(), Some(1), "{stderr}");
@@ -425,19 +341,18 @@ fn a_second_wire_on_the_same_interface_is_refused() {
     let mut link = Link::new();
     link.start_wire(&[]);
     let holder = link.wire.as_ref().unwrap().id();
-    let out = Command::new("ip")
-        .args(["netns", "exec", &link.w, env!("CARGO_BIN_EXE_dualbench")])
+    let out = link
+        .w
+        .dualbench()
         .args(["wire", "--a", "wwb", "--b", "wwa", "--duration", "1"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains(&format!(
+    one_line(
+        &out,
+        2,
+        &format!(
             "interface wwb is already used by another dualbench wire in this network namespace (pid {holder})"
-        )),
-        "{err}"
+        ),
     );
     // The first wire still forwards, once.
     let r = link.probe("198.18.0.2:7006", 50, 2_000, false);

@@ -9,7 +9,7 @@ pub mod report;
 pub mod summary;
 
 use crate::packet::{self, Transport};
-use crate::pcap::{ReadError, Reader};
+use crate::pcap::{Position, ReadError, Reader, Record};
 use dualbench_common::{Failure, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -100,16 +100,7 @@ pub fn analyze<R: Read>(
             Ok(Some(record)) => record,
             Ok(None) => break,
             Err(e @ (ReadError::Truncated | ReadError::Corrupt(_))) => {
-                let at = reader.position();
-                damage = Some(Damage {
-                    offset: at.offset,
-                    packets_before: at.packets,
-                    kind: match e {
-                        ReadError::Truncated => "cut",
-                        _ => "corrupt",
-                    },
-                    reason: e.to_string(),
-                });
+                damage = Some(damage_at(reader.position(), &e));
                 break;
             }
             Err(e) => return Err(e.to_string()),
@@ -119,31 +110,7 @@ pub fn analyze<R: Read>(
         if !link_types.contains(&record.link_type) {
             link_types.push(record.link_type);
         }
-        match packet::parse(record.link_type, record.data) {
-            Ok(Some(p)) => match p.transport {
-                Transport::Tcp(seg) => {
-                    counts.tcp += 1;
-                    // With --port, a segment with that port on neither end belongs to no
-                    // connection that will be reported: do not track it at all.
-                    if port.is_none_or(|want| seg.src_port == want || seg.dst_port == want) {
-                        tracker.add(record.ts_ns, &p, &seg);
-                    }
-                }
-                Transport::Udp { .. } => counts.udp += 1,
-                Transport::Unreachable(quote) => {
-                    counts.other += 1;
-                    tracker.unreachable(record.ts_ns, &quote);
-                }
-                Transport::Other(_) => counts.other += 1,
-            },
-            Ok(None) => counts.other += 1,
-            Err(packet::ParseError::UnknownLink(t)) => {
-                return Err(format!(
-                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP are)"
-            ))
-            }
-            Err(_) => counts.unreadable += 1,
-        }
+        take_packet(&record, port, &mut counts, &mut tracker)?;
     }
     let connections: Vec<ConnectionReport> = tracker
         .connections
@@ -163,6 +130,57 @@ pub fn analyze<R: Read>(
         families: summary::by_family(&connections),
         connections,
     })
+}
+
+/// Where a file cut short (`e` is [`ReadError::Truncated`]) or with a corrupt record
+/// stops being read, and why.
+fn damage_at(at: Position, e: &ReadError) -> Damage {
+    Damage {
+        offset: at.offset,
+        packets_before: at.packets,
+        kind: match e {
+            ReadError::Truncated => "cut",
+            _ => "corrupt",
+        },
+        reason: e.to_string(),
+    }
+}
+
+/// One captured frame: counted by what it carries; its TCP segment (on `port`, when
+/// given) or ICMP error handed to the tracker. An unsupported link type is an error.
+fn take_packet(
+    record: &Record,
+    port: Option<u16>,
+    counts: &mut PacketCounts,
+    tracker: &mut flow::Tracker,
+) -> std::result::Result<(), String> {
+    let ts_ns = record.ts_ns;
+    match packet::parse(record.link_type, record.data) {
+        Ok(Some(p)) => match p.transport {
+            Transport::Tcp(seg) => {
+                counts.tcp += 1;
+                // With --port, a segment with that port on neither end belongs to no
+                // connection that will be reported: do not track it at all.
+                if port.is_none_or(|want| seg.src_port == want || seg.dst_port == want) {
+                    tracker.add(ts_ns, &p, &seg);
+                }
+            }
+            Transport::Udp { .. } => counts.udp += 1,
+            Transport::Unreachable(quote) => {
+                counts.other += 1;
+                tracker.unreachable(ts_ns, &quote);
+            }
+            Transport::Other(_) => counts.other += 1,
+        },
+        Ok(None) => counts.other += 1,
+        Err(packet::ParseError::UnknownLink(t)) => {
+            return Err(format!(
+                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP are)"
+            ))
+        }
+        Err(_) => counts.unreadable += 1,
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,14 +5,15 @@
 //! Traffic is this test's own: UDP between two sockets on 127.0.0.1, or pings between two
 //! namespaces this test creates and removes.
 
-use crate::support::{bin_path, kill, temp_file, unique};
-use crate::{ended, finish, start_capture, started, stop};
+use crate::support::netns::{ip, Netns};
+use crate::support::process::signal;
+use crate::support::{bin_path, temp_file};
+use crate::{capture_port, ended, signalled, start_capture, started, stop, tshark_fields};
 use serde_json::Value;
-use std::io::Read;
 use std::net::UdpSocket;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// A UDP socket of this test's own on 127.0.0.1 to send datagrams to (so no ICMP error
@@ -46,19 +47,27 @@ fn analyze_json(file: &Path) -> (Value, String) {
 
 /// The frames tshark reads in `file` (it must read it without an error).
 fn tshark_frames(file: &Path) -> u64 {
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(file)
-        .args(["-T", "fields", "-e", "frame.number"])
-        .stderr(Stdio::null())
-        .output()
-        .expect("tshark is needed for this test (Debian package tshark)");
+    let out = tshark_fields(file, "frame.number");
     assert!(
         out.status.success(),
         "tshark cannot read {}",
         file.display()
     );
     String::from_utf8(out.stdout).unwrap().lines().count() as u64
+}
+
+/// Wait for a capture that must fail (exit 1) with two lines after its first: the summary,
+/// stopped by `reason`, and one line of error. Those two lines.
+fn failed(child: &mut Child, reason: &str) -> [String; 2] {
+    let (status, err) = ended(child);
+    assert_eq!(status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains(&format!("(stopped by {reason})")),
+        "{err}"
+    );
+    [lines[0].to_string(), lines[1].to_string()]
 }
 
 /// The packet count of a summary line, `captured N packets (...) ...`.
@@ -77,25 +86,9 @@ fn packets_in(summary: &str) -> u64 {
 fn sighup_stops_a_capture_as_sigterm_does() {
     let (dir, file) = temp_file("hup.pcap");
     let (to, port) = receiver();
-    let path = file.to_str().unwrap();
-    let mut capture = start_capture(&[
-        "--iface",
-        "lo",
-        "--port",
-        &port,
-        "-w",
-        path,
-        "--json",
-        "--duration",
-        "60s",
-    ]);
+    let mut capture = capture_port("lo", &port, &file, &["--json", "--duration", "60s"]);
     send(&to, 3000, 32);
-    // SAFETY: signalling the child we spawned, by its pid.
-    unsafe { kill(capture.id() as i32, 1) };
-    let mut json = String::new();
-    let mut stdout = capture.stdout.take().unwrap();
-    stdout.read_to_string(&mut json).unwrap();
-    let summary = finish(&mut capture);
+    let (json, summary) = signalled(&mut capture, libc::SIGHUP);
     let doc: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["stopped_by"], "SIGHUP", "{json}");
     assert_eq!(doc["packets"], 3000, "{json}");
@@ -114,8 +107,8 @@ fn sighup_stops_a_capture_as_sigterm_does() {
     let mut command = Command::new("sh");
     command.args(["-c", &script]);
     let mut capture = started(command);
-    // SAFETY: signalling the child we spawned (the shell has exec'd the capture), by its pid.
-    unsafe { kill(capture.id() as i32, 1) };
+    // The shell has exec'd the capture: its pid is the capture's.
+    signal(capture.id(), libc::SIGHUP);
     std::thread::sleep(Duration::from_millis(300));
     let still = capture.try_wait().unwrap();
     assert!(
@@ -133,21 +126,10 @@ fn sighup_stops_a_capture_as_sigterm_does() {
 fn a_killed_capture_leaves_a_readable_file() {
     let (_dir, file) = temp_file("killed.pcap");
     let (to, port) = receiver();
-    let path = file.to_str().unwrap();
-    let mut capture = start_capture(&[
-        "--iface",
-        "lo",
-        "--port",
-        &port,
-        "-w",
-        path,
-        "--duration",
-        "60s",
-    ]);
+    let mut capture = capture_port("lo", &port, &file, &["--duration", "60s"]);
     send(&to, 3000, 32);
     std::thread::sleep(Duration::from_millis(300)); // 15 block timeouts of 20 ms
-                                                    // SAFETY: signalling the child we spawned, by its pid.
-    unsafe { kill(capture.id() as i32, 9) };
+    signal(capture.id(), libc::SIGKILL);
     let (status, _) = ended(&mut capture);
     assert_eq!(status.signal(), Some(9));
     let (doc, warning) = analyze_json(&file);
@@ -166,20 +148,18 @@ fn a_killed_capture_leaves_a_readable_file() {
 /// Two namespaces of this test's own joined by a veth pair: `cap0` (198.18.7.1/24) in
 /// `near`, `cap1` (198.18.7.2/24) in `far`; both removed when dropped.
 struct Pair {
-    near: String,
-    far: String,
+    near: Netns,
+    far: Netns,
 }
 
 impl Pair {
     fn new() -> Pair {
         let pair = Pair {
-            near: unique("cn"),
-            far: unique("cf"),
+            near: Netns::new("cn"),
+            far: Netns::new("cf"),
         };
-        let (n, f) = (pair.near.as_str(), pair.far.as_str());
-        let steps: [&[&str]; 7] = [
-            &["netns", "add", n],
-            &["netns", "add", f],
+        let (n, f) = (pair.near.name(), pair.far.name());
+        let steps: [&[&str]; 5] = [
             &[
                 "-n", n, "link", "add", "cap0", "type", "veth", "peer", "name", "cap1", "netns", f,
             ],
@@ -188,22 +168,8 @@ impl Pair {
             &["-n", n, "link", "set", "cap0", "up"],
             &["-n", f, "link", "set", "cap1", "up"],
         ];
-        for step in steps {
-            let ok = Command::new("ip")
-                .args(step)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "ip {} failed (needs root and iproute2)", step.join(" "));
-        }
+        steps.into_iter().for_each(ip);
         pair
-    }
-}
-
-impl Drop for Pair {
-    fn drop(&mut self) {
-        for ns in [&self.near, &self.far] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
     }
 }
 
@@ -217,7 +183,7 @@ fn a_deleted_interface_ends_the_capture() {
     let path = file.to_str().unwrap();
     let mut capture = start_capture(&[
         "--netns",
-        &pair.near,
+        pair.near.name(),
         "--iface",
         "cap0",
         "-w",
@@ -225,44 +191,28 @@ fn a_deleted_interface_ends_the_capture() {
         "--duration",
         "60s",
     ]);
-    let ping = Command::new("ip")
-        .args(["netns", "exec", &pair.near])
-        .args([
-            "ping",
-            "-q",
-            "-c",
-            "5",
-            "-i",
-            "0.05",
-            "-W",
-            "2",
-            "198.18.7.2",
-        ])
+    let ping = pair
+        .near
+        .exec("ping")
+        .args(["-q", "-c", "5", "-i", "0.05", "-W", "2", "198.18.7.2"])
         .output()
         .unwrap();
     assert!(ping.status.success(), "ping across the veth pair failed");
     std::thread::sleep(Duration::from_millis(100)); // the last block handed over
     let deleted = Instant::now();
-    let ok = Command::new("ip")
-        .args(["-n", &pair.near, "link", "del", "cap0"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "ip link del cap0 failed");
-    let (status, err) = ended(&mut capture);
+    pair.near.ip(&["link", "del", "cap0"]);
+    let lines = failed(&mut capture, "interface_gone");
     let took = deleted.elapsed();
+    let err = lines.join("\n");
     assert!(
         took < Duration::from_secs(2),
         "noticed after {took:?}: {err}"
     );
-    assert_eq!(status.code(), Some(1), "{err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].contains("(stopped by interface_gone)"), "{err}");
     assert!(
         lines[1].starts_with("dualbench: interface cap0 disappeared"),
         "{err}"
     );
-    let packets = packets_in(lines[0]);
+    let packets = packets_in(&lines[0]);
     assert!(packets >= 10, "5 pings and their replies: {err}");
     let (doc, warning) = analyze_json(&file);
     assert_eq!(warning, "");
@@ -291,16 +241,13 @@ fn a_full_disk_ends_the_capture_on_a_whole_packet() {
     let mut capture = started(command);
     // 258 bytes a packet in the file (16 + 14 + 20 + 8 + 200): four times the room.
     send(&to, 1000, 200);
-    let (status, err) = ended(&mut capture);
-    assert_eq!(status.code(), Some(1), "{err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].contains("(stopped by write_error)"), "{err}");
+    let lines = failed(&mut capture, "write_error");
+    let err = lines.join("\n");
     assert!(
         lines[1].starts_with("dualbench: writing ") && lines[1].contains("No space left"),
         "{err}"
     );
-    let packets = packets_in(lines[0]);
+    let packets = packets_in(&lines[0]);
     assert!(packets > 100, "{err}");
     let size = std::fs::metadata(&copy).unwrap().len();
     assert_eq!(size, 24 + packets * 258, "whole records only");

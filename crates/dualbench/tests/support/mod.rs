@@ -1,13 +1,18 @@
 //! Helpers the end-to-end test binaries share: running `dualbench run` for its JSON
 //! report, throwaway loopback servers that answer request heads as a test needs,
-//! `dualbench serve` on 127.0.0.1 and ::1, unique names, temporary files, and a check that
-//! bad input fails with one clear line.
+//! `dualbench serve` on 127.0.0.1 and ::1, unique names, temporary files and folders, a
+//! command's output checked (success, or one clear line and an exit code), and — in
+//! [`process`] and [`netns`] — children signalled and waited for, and network namespaces
+//! this test creates and removes.
 #![allow(dead_code)] // each test binary uses its own share of them
+
+pub mod netns;
+pub mod process;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -100,6 +105,30 @@ pub fn unique(prefix: &str) -> String {
 /// A directory of this test's own, removed (with what is in it) when dropped.
 pub struct TempDir(pub PathBuf);
 
+impl TempDir {
+    /// A fresh, empty directory under the system's temporary directory, named after `tag`
+    /// and unique to this process and call.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(unique(&format!("dualbench-{tag}-")));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    /// A directory not made yet, removed when dropped if something made it.
+    pub fn unmade(tag: &str) -> TempDir {
+        TempDir(std::env::temp_dir().join(unique(&format!("dualbench-{tag}-"))))
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -121,6 +150,33 @@ pub fn fails_with(args: &[&str], code: i32, words: &str) {
     assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(words), "{args:?}: {err}");
+}
+
+/// A command's standard output, as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A command's standard error, as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The command must have succeeded (its stderr says why not); its stdout, which must be
+/// UTF-8.
+#[track_caller]
+pub fn succeeded(out: &Output) -> String {
+    assert!(out.status.success(), "{}", stderr(out));
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// The command must have exited with `code` and one line of stderr containing `words`.
+#[track_caller]
+pub fn one_line(out: &Output, code: i32, words: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(words), "{words:?} in {err}");
 }
 
 /// Listeners on 127.0.0.1 and ::1 sharing one port (so one capture filter sees both).
@@ -151,36 +207,38 @@ pub fn start_server() -> (Server, u16) {
         let (v4, v6) = listeners();
         let port = v4.local_addr().unwrap().port();
         drop((v4, v6));
-        let mut child = Command::new(bin_path())
-            .args([
-                "serve",
-                "--workers",
-                "1",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--listen",
-                &format!("[::1]:{port}"),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let up = (0..2).all(|_| {
-            lines
-                .next()
-                .is_some_and(|l| l.is_ok_and(|l| l.starts_with("listening on")))
-        });
-        if up {
-            return (Server(child), port);
+        let mut command = Command::new(bin_path());
+        command.args([
+            "serve",
+            "--workers",
+            "1",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--listen",
+            &format!("[::1]:{port}"),
+        ]);
+        if let Some(server) = serve_listening(&mut command) {
+            return (server, port);
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
     panic!("dualbench serve did not start");
 }
 
-extern "C" {
-    /// libc's kill(2): send signal `sig` to process `pid` (a negative `pid`: its group).
-    pub fn kill(pid: i32, sig: i32) -> i32;
+/// Spawn `command`, a `dualbench serve` on two addresses (its stderr dropped): the server
+/// once it has said it listens on both; `None`, it killed, when it has not.
+pub fn serve_listening(command: &mut Command) -> Option<Server> {
+    let mut server = Server(
+        command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
+    let up = (0..2).all(|_| {
+        lines
+            .next()
+            .is_some_and(|l| l.is_ok_and(|l| l.starts_with("listening on")))
+    });
+    up.then_some(server)
 }

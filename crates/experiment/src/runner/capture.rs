@@ -44,9 +44,10 @@ pub fn argv(dualbench: &Path, t: &Testbed, iface: &str, port: u16, pcap: &str) -
 }
 
 /// A running server-side capture; stopped on drop when [`ServerCapture::stop`] was not
-/// called.
+/// called. Once its child has been waited for, `Child` keeps the exit status, so stopping
+/// it again (on drop, after [`ServerCapture::stop`]) finds it ended and does nothing.
 pub struct ServerCapture {
-    child: Option<Child>,
+    child: Child,
     dir: std::path::PathBuf,
 }
 
@@ -66,7 +67,7 @@ impl ServerCapture {
             .spawn()
             .map_err(|e| Failure::runtime(format!("cannot start {} ({e})", argv[0])))?;
         let mut capture = ServerCapture {
-            child: Some(child),
+            child,
             dir: dir.to_path_buf(),
         };
         let deadline = Instant::now() + READY_WITHIN;
@@ -79,7 +80,7 @@ impl ServerCapture {
                 Some(l) => return Err(capture.failure(&format!("did not start: {l}"))),
                 None => {}
             }
-            if let Some(status) = capture.child_mut().try_wait()? {
+            if let Some(status) = capture.child.try_wait()? {
                 return Err(capture.failure(&format!("ended before capturing ({status})")));
             }
             if Instant::now() >= deadline {
@@ -93,12 +94,11 @@ impl ServerCapture {
     /// the capture ended during the run or failed, so the run is not stored with a
     /// capture that missed part of it.
     pub fn stop(mut self) -> Result<()> {
-        if let Some(status) = self.child_mut().try_wait()? {
+        if let Some(status) = self.child.try_wait()? {
             return Err(self.failure(&format!("ended during the run ({status})")));
         }
         std::thread::sleep(LINGER);
-        let mut child = self.child.take().expect("a capture not yet stopped");
-        let status = terminate(&mut child, &self.dir)?;
+        let status = terminate(&mut self.child, &self.dir)?;
         match status {
             Some(s) if !s.success() => {
                 let last = self.last_line();
@@ -109,10 +109,6 @@ impl ServerCapture {
             }
             _ => Ok(()),
         }
-    }
-
-    fn child_mut(&mut self) -> &mut Child {
-        self.child.as_mut().expect("a capture not yet stopped")
     }
 
     fn stderr(&self) -> String {
@@ -143,9 +139,7 @@ impl ServerCapture {
 
 impl Drop for ServerCapture {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = terminate(&mut child, &self.dir);
-        }
+        let _ = terminate(&mut self.child, &self.dir);
     }
 }
 

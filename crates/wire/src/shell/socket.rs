@@ -135,7 +135,7 @@ impl PacketSocket {
     /// says a bound interface is gone only once (one ENETDOWN, which any receive or send
     /// may take, even before the name is unlisted), so the wire asks by name and index.
     pub fn interface_exists(&self) -> bool {
-        interface_index(&self.name).ok() == Some(self.index)
+        dualbench_common::netif::still_there(&self.name, self.index as u32)
     }
 
     /// Frames the kernel dropped because our receive buffer was full (since the last call).
@@ -298,7 +298,7 @@ pub fn interface_index(name: &str) -> Result<i32> {
 /// error naming `flag`. Asked of the kernel in the current network namespace (SIOCGIFHWADDR).
 pub fn require_ethernet(flag: &str, name: &str) -> Result<()> {
     interface_index(name)?;
-    let kind = hardware_type(name).map_err(|e| {
+    let kind = dualbench_common::netif::hardware_type(name).map_err(|e| {
         Failure::runtime(format!(
             "{flag} {name}: cannot read the interface's type: {e}"
         ))
@@ -316,30 +316,4 @@ pub fn require_ethernet(flag: &str, name: &str) -> Result<()> {
     Err(Failure::usage(format!(
         "{flag} {name}: not an Ethernet interface ({what}): the wire forwards Ethernet frames, so give a veth or another Ethernet device (one whose /sys/class/net/IF/type is 1)"
     )))
-}
-
-/// The ARPHRD_* type of interface `name`.
-fn hardware_type(name: &str) -> io::Result<u16> {
-    // SAFETY: ifreq is plain data; all-zero is a valid starting value.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    let bytes = name.as_bytes();
-    if bytes.len() >= req.ifr_name.len() {
-        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
-    }
-    for (dst, src) in req.ifr_name.iter_mut().zip(bytes) {
-        *dst = *src as libc::c_char;
-    }
-    // SAFETY: a plain datagram socket, closed by OwnedFd.
-    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `raw` is a fresh descriptor we own.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: SIOCGIFHWADDR reads the name from and writes the address into `req`.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel filled ifru_hwaddr for this request.
-    Ok(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
 }
