@@ -37,17 +37,19 @@ pub struct Schedule {
     max_ns: Option<u64>,
     next: u64,
     next_ns: u64,
-    rng: Option<StdRng>,
+    /// Draws the Poisson gaps, seeded with the arrival's seed (unused by the other arrivals).
+    rng: StdRng,
 }
 
 impl Schedule {
     /// A schedule of at most `max_slots` slots and at most `max_ns` nanoseconds (at least one
     /// bound should be given; a schedule with neither runs until its user stops it).
     pub fn new(arrival: Arrival, max_slots: Option<u64>, max_ns: Option<u64>) -> Schedule {
-        let rng = match arrival {
-            Arrival::Poisson { seed, .. } => Some(StdRng::seed_from_u64(seed)),
-            _ => None,
+        let seed = match arrival {
+            Arrival::Poisson { seed, .. } => seed,
+            _ => 0,
         };
+        let rng = StdRng::seed_from_u64(seed);
         let mut s = Schedule {
             arrival,
             max_slots,
@@ -77,8 +79,7 @@ impl Schedule {
     }
 
     fn exp_gap(&mut self, rate: f64) -> u64 {
-        let rng = self.rng.as_mut().expect("poisson schedule has an rng");
-        let u: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+        let u: f64 = self.rng.gen_range(f64::MIN_POSITIVE..1.0);
         (-u.ln() / rate * 1e9) as u64
     }
 
