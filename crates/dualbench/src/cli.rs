@@ -220,12 +220,12 @@ mod tests {
     fn a_panic_is_one_line_naming_thread_place_and_message() {
         let line = bug_line(
             Some("dualbench-w0"),
-            Some(("crates/load/src/engine/worker.rs", 770)),
+            Some(("crates/load/src/engine/worker/mod.rs", 770)),
             &"injected",
         );
         assert_eq!(
             line,
-            "dualbench: bug: thread 'dualbench-w0' panicked at crates/load/src/engine/worker.rs:770: injected; please report it with the command line (RUST_BACKTRACE=1 adds a backtrace)"
+            "dualbench: bug: thread 'dualbench-w0' panicked at crates/load/src/engine/worker/mod.rs:770: injected; please report it with the command line (RUST_BACKTRACE=1 adds a backtrace)"
         );
         let owned = bug_line(None, None, &String::from("index 3 out of range"));
         assert!(
