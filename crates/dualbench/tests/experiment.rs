@@ -1136,6 +1136,41 @@ fn each_round_gets_a_fresh_background_that_both_families_share() {
 }
 
 #[test]
+fn a_background_or_service_that_ends_fails_the_experiment_before_a_run_is_stored() {
+    if !is_root() {
+        return;
+    }
+    let dir = scratch("bgdead");
+    let head = "[experiment]\nname = \"ci-bgdead\"\nrepeats = 2\nwarmup = 0\n\
+                [load]\nrequests = 5\nconcurrency = 1\n\
+                [axes]\nserver = [\"dualbench\"]\nplacement = [\"testbed\"]\ncongestion = [\"busy\"]\n\
+                family = [\"ipv4\"]\n";
+    for (tail, words) in [
+        (
+            "settle_s = 0.3\nbackground = [[\"sh\", \"-c\", \"exit 3\"]]\n",
+            "ci-bgdead (0 runs stored; --resume continues): before run 1/2 (single point repeat 1/2): \
+             the background traffic has ended: `sh -c exit 3` ended (exit status: 3); its log: ",
+        ),
+        (
+            "settle_s = 0.3\nservices = [[\"sh\", \"-c\", \"exit 5\"]]\n",
+            "ci-bgdead (0 runs stored; --resume continues): before run 1/2 (single point repeat 1/2): \
+             a testbed service has ended: `sh -c exit 5` ended (exit status: 5); its log: ",
+        ),
+    ] {
+        let (plan, name) = in_a_testbed(&dir, "bgdead.toml", "xd", head, tail);
+        let db = dir.join("results.db");
+        let _ = std::fs::remove_file(&db);
+        let out = experiment(&plan, &db, &dir, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(last.contains(words), "{words:?} in {err}");
+        assert_eq!(db_runs(&db), 0, "no run stored: {err}");
+        assert_taken_down(&name, "client");
+    }
+}
+
+#[test]
 fn a_server_side_capture_brackets_each_counted_run() {
     if !is_root() {
         return;

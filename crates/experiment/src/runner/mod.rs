@@ -443,10 +443,14 @@ impl Context<'_> {
             group.iter().copied().zip(seqs.iter().copied()).collect();
         for round in runs.chunk_by(|a, b| a.0.repeat == b.0.repeat) {
             let repeat = round[0].0.repeat;
-            let _background = self.background(first, &dir, &format!("repeat-{repeat}"))?;
+            let mut background = self.background(first, &dir, &format!("repeat-{repeat}"))?;
             for &(spec, seq) in round {
+                let alongside = Alongside {
+                    server: &mut running,
+                    background: background.as_mut(),
+                };
                 if self.stopped()
-                    || !self.run_counted(spec, seq, &mut running, &serving, progress, started)?
+                    || !self.run_counted(spec, seq, alongside, &serving, progress, started)?
                 {
                     return Ok(());
                 }
@@ -493,11 +497,15 @@ impl Context<'_> {
         &mut self,
         spec: &RunSpec,
         seq: usize,
-        running: &mut server::Running,
+        alongside: Alongside,
         at: &Serving,
         progress: &mut Progress,
         started: Instant,
     ) -> Result<bool> {
+        let Alongside {
+            server: running,
+            mut background,
+        } = alongside;
         let point = &spec.point;
         let what = format!(
             "{} repeat {}/{}",
@@ -507,6 +515,14 @@ impl Context<'_> {
         );
         note(&progress.line(&what, started.elapsed()));
         running.check_alive()?;
+        self.check_background(background.as_deref_mut())
+            .map_err(|e| {
+                e.context(format!(
+                    "before run {}/{} ({what})",
+                    progress.done_runs + 1,
+                    progress.total
+                ))
+            })?;
         let run_started = now();
         let argv = self.run_argv(point, running, at.bases, at.route.path);
         let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
@@ -524,6 +540,15 @@ impl Context<'_> {
             running.check_alive().map_err(|e| {
                 e.context(format!(
                     "the server died during run {}/{} ({what}), which is not stored",
+                    progress.done_runs + 1,
+                    progress.total
+                ))
+            })?;
+            // Nor does one that lost its background traffic or a testbed service measure
+            // the point it is stored as.
+            self.check_background(background).map_err(|e| {
+                e.context(format!(
+                    "during run {}/{} ({what}), which is not stored",
                     progress.done_runs + 1,
                     progress.total
                 ))
@@ -549,6 +574,21 @@ impl Context<'_> {
         progress.done_runs += 1;
         progress.done_executions += 1;
         Ok(true)
+    }
+
+    /// The testbed's services and the round's background traffic (`background`) all
+    /// still running.
+    fn check_background(&mut self, background: Option<&mut testbed::Background>) -> Result<()> {
+        if let Some(t) = self.testbed.as_mut() {
+            t.check_services()
+                .map_err(|e| e.context("a testbed service has ended"))?;
+        }
+        match background {
+            Some(b) => b
+                .check_alive()
+                .map_err(|e| e.context("the background traffic has ended")),
+            None => Ok(()),
+        }
     }
 
     /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, the
@@ -735,6 +775,13 @@ impl Context<'_> {
         }
         Ok(())
     }
+}
+
+/// What a counted run needs running alongside it: the server, and the round's background
+/// traffic when the point is congested.
+struct Alongside<'a> {
+    server: &'a mut server::Running,
+    background: Option<&'a mut testbed::Background>,
 }
 
 /// A group's server as its runs use it: what answers, its version, its URLs, its folder.

@@ -80,6 +80,14 @@ impl Session {
         session.services = Some(Background::spawn(commands, dir, "service")?);
         Ok(session)
     }
+
+    /// Every service still running (see [`Background::check_alive`]).
+    pub fn check_services(&mut self) -> Result<()> {
+        match self.services.as_mut() {
+            Some(services) => services.check_alive(),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Drop for Session {
@@ -128,6 +136,8 @@ pub fn run_to_end(program: &Path, args: &[String], what: &str) -> Result<()> {
 /// pid, then reaped) on drop.
 pub struct Background {
     children: Vec<Child>,
+    /// Each child's command line and log file, for [`Background::check_alive`].
+    started: Vec<(String, PathBuf)>,
 }
 
 impl Background {
@@ -135,9 +145,11 @@ impl Background {
     pub fn spawn(commands: Vec<Vec<String>>, dir: &Path, tag: &str) -> Result<Background> {
         let mut background = Background {
             children: Vec::new(),
+            started: Vec::new(),
         };
         for (i, argv) in commands.iter().enumerate() {
-            let log = std::fs::File::create(dir.join(format!("{tag}-{i}.log")))?;
+            let path = dir.join(format!("{tag}-{i}.log"));
+            let log = std::fs::File::create(&path)?;
             let mut cmd = Command::new(&argv[0]);
             cmd.args(&argv[1..])
                 .stdin(Stdio::null())
@@ -148,8 +160,24 @@ impl Background {
                 .spawn()
                 .map_err(|e| Failure::runtime(format!("cannot start {tag} {} ({e})", argv[0])))?;
             background.children.push(child);
+            background.started.push((argv.join(" "), path));
         }
         Ok(background)
+    }
+
+    /// Every process still running: one that has ended (it is meant to run until it is
+    /// stopped) is an error naming its command, how it ended and its log, since the runs
+    /// since it ended did not have it alongside them.
+    pub fn check_alive(&mut self) -> Result<()> {
+        for (child, (command, log)) in self.children.iter_mut().zip(&self.started) {
+            if let Some(status) = child.try_wait()? {
+                return Err(Failure::runtime(format!(
+                    "`{command}` ended ({status}); its log: {}",
+                    log.display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The plan's background commands for `point`, logging to `dir/<tag>-<i>.log`; none
@@ -164,6 +192,7 @@ impl Background {
         if point.congestion == "none" {
             return Ok(Background {
                 children: Vec::new(),
+                started: Vec::new(),
             });
         }
         Background::spawn(
