@@ -428,5 +428,7 @@ fn time_limit_takes_a_unit_and_b_and_r_are_abs() {
         .trim_end_matches(" seconds")
         .parse()
         .unwrap();
-    assert!((0.3..1.5).contains(&secs), "{secs}");
+    // 300 ms, not 300 s or 0.3 ms: the report's time runs from the first request's start,
+    // which a loaded machine may delay by a few ms after the clock (0.297 s seen in CI).
+    assert!((0.25..1.5).contains(&secs), "{secs}");
 }

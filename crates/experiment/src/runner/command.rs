@@ -1,9 +1,9 @@
 //! The `dualbench run` command line of a point, as a pure function of the plan, the point,
 //! the server's base URLs and the server's pids for `--monitor` (one per process of the
-//! server: a master and its workers).
+//! server: a master and its workers); and any command line as a shell would take it.
 
 use crate::plan::{CaptureHost, Plan, Point, Selector};
-use dualbench_common::Family;
+use dualbench_common::{shell_word, Family};
 use std::net::SocketAddr;
 
 /// The server's base URL per family, e.g. `http://127.0.0.1:8080` and `http://[::1]:8080`.
@@ -82,6 +82,14 @@ pub fn run_args(
         }
     }
     a
+}
+
+/// `argv` as a shell would take it.
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
