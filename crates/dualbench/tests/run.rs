@@ -789,8 +789,10 @@ fn the_clock_starts_when_the_workers_are_ready() {
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("r.csv");
     let csv_arg = csv.to_str().unwrap();
-    // Open loop at a low rate: nothing is late, and slot 0 starts at its intended time (0),
-    // not after the threads' start-up (it started 1.4 to 6 ms late, and counted late).
+    // Open loop at a low rate: slot 0 starts at its intended time (0), not after the
+    // threads' start-up (it started 1.4 to 6 ms late, and counted late). Whether a later
+    // slot is late is the scheduler's doing on a busy machine (tests run in parallel), so
+    // the late count is held to the records rather than to 0.
     let doc = run_json(&[
         "--rate",
         "5",
@@ -802,7 +804,6 @@ fn the_clock_starts_when_the_workers_are_ready() {
         csv_arg,
         &s.urls("/")[1],
     ]);
-    assert_eq!(fam(&doc, "ipv6", "late"), 0, "{}", doc["families"]["ipv6"]);
     let recs = records_of(&csv);
     let slot0 = recs.iter().find(|r| r.slot == 0).expect("slot 0 ran");
     assert_eq!(slot0.intended_ns, 0);
@@ -810,6 +811,16 @@ fn the_clock_starts_when_the_workers_are_ready() {
         slot0.start_ns < 500_000,
         "slot 0 started {} µs after its intended time",
         slot0.start_ns / 1000
+    );
+    let late = recs
+        .iter()
+        .filter(|r| r.start_ns.saturating_sub(r.intended_ns) > dualbench_load::engine::LATE_NS)
+        .count() as u64;
+    assert_eq!(
+        fam(&doc, "ipv6", "late"),
+        late,
+        "{}",
+        doc["families"]["ipv6"]
     );
     // Closed loop: "Time taken" is the records' span, first start to last end (it held
     // the start-up too).
