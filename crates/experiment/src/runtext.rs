@@ -262,7 +262,9 @@ fn histograms(encoded: &BTreeMap<String, String>) -> Result<Histograms> {
     ];
     for (phase, hist) in phases {
         if let Some(text) = encoded.get(phase) {
-            *hist = decode_histogram(text).map_err(|e| e.context(format!("histogram {phase}")))?;
+            *hist = decode_histogram(text)
+                .map_err(|e| e.context(format!("histogram {phase}")))?
+                .into();
         }
     }
     Ok(h)

@@ -377,7 +377,7 @@ fn loopback_works(f: Family) -> bool {
 }
 
 /// The run's summary. The families' counts and histograms are moved, not copied: a copy
-/// is 14 histograms of 188 KiB to write, most of a short run's fixed cost.
+/// writes 188 KiB for each histogram that holds values (up to 14).
 fn summarize(plan: &Plan, s: &Settings, m: Measured, cores: usize) -> RunSummary {
     let model = match plan.arrival {
         dualbench_pace::Arrival::Closed => LoadModel::Closed,

@@ -4,43 +4,79 @@
 use crate::record::{Outcome, Record};
 use dualbench_common::Family;
 use hdrhistogram::Histogram;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Latency histograms of one family, in microseconds (3 significant digits, up to 1 hour).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Histograms {
     /// Connection establishment (new connections only).
-    pub connect: Histogram<u64>,
+    pub connect: Hist,
     /// Request sent to first response byte (ab's "Waiting"; time to first byte).
-    pub waiting: Histogram<u64>,
+    pub waiting: Hist,
     /// Total minus connect (ab's "Processing").
-    pub processing: Histogram<u64>,
+    pub processing: Hist,
     /// Start to end of each completed request (ab's "Total"); in open loop measured from the
     /// intended start, i.e. corrected for coordinated omission.
-    pub total: Histogram<u64>,
+    pub total: Hist,
     /// Actual start to end of each completed request (uncorrected service time).
-    pub service: Histogram<u64>,
+    pub service: Hist,
     /// First response byte to the end of the response.
-    pub transfer: Histogram<u64>,
+    pub transfer: Hist,
     /// Connection continuation time: connect to close, one value per connection.
-    pub lifetime: Histogram<u64>,
+    pub lifetime: Hist,
 }
 
 fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
 }
 
-impl Default for Histograms {
-    fn default() -> Self {
-        Histograms {
-            connect: new_hist(),
-            waiting: new_hist(),
-            processing: new_hist(),
-            total: new_hist(),
-            service: new_hist(),
-            transfer: new_hist(),
-            lifetime: new_hist(),
+/// One latency histogram, allocated when its first value is recorded.
+///
+/// A histogram of this range is 188 KiB of counts, written out when it is made. A worker
+/// keeps seven per family, so an IPv4-only run would otherwise write (and fault in) seven
+/// that stay empty, per worker, before its first request. Reading an empty one gives a
+/// shared empty histogram; writing (through `DerefMut`) allocates it.
+#[derive(Debug, Clone, Default)]
+pub struct Hist(Option<Box<Histogram<u64>>>);
+
+impl Hist {
+    /// Whether any value was ever recorded (an empty histogram holds no allocation).
+    pub fn is_allocated(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Add `other`'s counts; an empty `other` costs nothing, and into an empty `self` it
+    /// is copied.
+    pub fn merge(&mut self, other: &Hist) {
+        match (&mut self.0, &other.0) {
+            (_, None) => {}
+            (None, Some(b)) => self.0 = Some(b.clone()),
+            (Some(a), Some(b)) => a.add(&**b).expect("histograms share bounds"),
         }
+    }
+}
+
+impl From<Histogram<u64>> for Hist {
+    fn from(h: Histogram<u64>) -> Self {
+        Hist(Some(Box::new(h)))
+    }
+}
+
+impl std::ops::Deref for Hist {
+    type Target = Histogram<u64>;
+
+    fn deref(&self) -> &Histogram<u64> {
+        static EMPTY: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+        self.0
+            .as_deref()
+            .unwrap_or_else(|| EMPTY.get_or_init(new_hist))
+    }
+}
+
+impl std::ops::DerefMut for Hist {
+    fn deref_mut(&mut self) -> &mut Histogram<u64> {
+        self.0.get_or_insert_with(|| Box::new(new_hist()))
     }
 }
 
@@ -48,13 +84,13 @@ impl Histograms {
     /// The phases by name, in report order.
     pub fn named(&self) -> [(&'static str, &Histogram<u64>); 7] {
         [
-            ("connect", &self.connect),
-            ("waiting", &self.waiting),
-            ("processing", &self.processing),
-            ("total", &self.total),
-            ("service", &self.service),
-            ("transfer", &self.transfer),
-            ("lifetime", &self.lifetime),
+            ("connect", &*self.connect),
+            ("waiting", &*self.waiting),
+            ("processing", &*self.processing),
+            ("total", &*self.total),
+            ("service", &*self.service),
+            ("transfer", &*self.transfer),
+            ("lifetime", &*self.lifetime),
         ]
     }
 
@@ -68,7 +104,7 @@ impl Histograms {
             (&mut self.transfer, &other.transfer),
             (&mut self.lifetime, &other.lifetime),
         ] {
-            a.add(b).expect("histograms share bounds");
+            a.merge(b);
         }
     }
 }
@@ -286,14 +322,89 @@ impl RunSummary {
             .collect()
     }
 
-    /// Both families merged.
-    pub fn total(&self) -> FamilyStats {
-        let mut t = self.families[0].clone();
-        t.merge(&self.families[1]);
-        t
+    /// Both families merged; a run of one family is that family's counts, not a copy.
+    pub fn total(&self) -> Cow<'_, FamilyStats> {
+        match self.families_used()[..] {
+            [only] => Cow::Borrowed(self.family(only)),
+            _ => {
+                let mut t = self.families[0].clone();
+                t.merge(&self.families[1]);
+                Cow::Owned(t)
+            }
+        }
     }
 
     pub fn duration_s(&self) -> f64 {
         self.duration_ns as f64 / 1e9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_histogram_reads_as_empty_and_holds_nothing() {
+        let h = Hist::default();
+        assert!(!h.is_allocated());
+        assert_eq!((h.len(), h.max(), h.mean()), (0, 0, 0.0));
+        assert_eq!((h.low(), h.high()), (new_hist().low(), new_hist().high()));
+    }
+
+    #[test]
+    fn recording_allocates_and_merging_adds_without_allocating_for_empties() {
+        let mut a = Hist::default();
+        a.merge(&Hist::default());
+        assert!(!a.is_allocated());
+        let mut b = Hist::default();
+        b.saturating_record(7);
+        b.saturating_record(1_000);
+        a.merge(&b);
+        a.merge(&b);
+        assert!(a.is_allocated());
+        assert_eq!((a.len(), a.min(), a.max()), (4, 7, 1_000));
+        assert_eq!(a.count_at(7), 2);
+    }
+
+    #[test]
+    fn a_worker_allocates_only_the_phases_its_records_have() {
+        let mut f = FamilyStats::default();
+        let r = Record {
+            slot: 0,
+            family: Family::V4,
+            target: 0,
+            conn: 0,
+            reused: true,
+            intended_ns: 0,
+            start_ns: 0,
+            connect_ns: 0,
+            sent_ns: 1_000,
+            first_byte_ns: 50_000,
+            end_ns: 60_000,
+            status: 200,
+            bytes: 100,
+            body_bytes: 45,
+            outcome: Outcome::Normal,
+        };
+        f.add(&r, Some(45));
+        let allocated: Vec<&str> = [
+            ("connect", &f.hist.connect),
+            ("waiting", &f.hist.waiting),
+            ("processing", &f.hist.processing),
+            ("total", &f.hist.total),
+            ("service", &f.hist.service),
+            ("transfer", &f.hist.transfer),
+            ("lifetime", &f.hist.lifetime),
+        ]
+        .into_iter()
+        .filter(|(_, h)| h.is_allocated())
+        .map(|(name, _)| name)
+        .collect();
+        assert_eq!(
+            allocated,
+            ["waiting", "processing", "total", "service", "transfer"]
+        );
+        assert_eq!(f.hist.total.max(), 60);
+        assert_eq!(f.hist.waiting.max(), 49);
     }
 }

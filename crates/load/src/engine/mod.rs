@@ -265,7 +265,8 @@ fn merge(
     let mut records = Vec::with_capacity(results.iter().map(|r| r.records.len()).sum());
     let mut samples = Vec::with_capacity(results.iter().map(|r| r.samples.len()).sum());
     // The first worker's counts and histograms become the run's, and the others are merged
-    // into them: starting from empty ones would write 14 more histograms of 188 KiB.
+    // into them: starting from empty ones would copy each of the first worker's histograms
+    // (188 KiB each) once more.
     let mut families: Option<[FamilyStats; 2]> = None;
     let (mut server_software, mut cpu_user_s, mut cpu_sys_s) = (String::new(), 0.0, 0.0);
     let mut fatal = None;

@@ -131,12 +131,12 @@ fn histograms_in_json_decode_to_the_summarys_own() {
         .unwrap();
     assert_eq!(
         json::decode_histogram(encoded).unwrap(),
-        s.families[1].hist.waiting
+        *s.families[1].hist.waiting
     );
     let encoded = doc["total"]["histograms"]["lifetime"].as_str().unwrap();
     assert_eq!(
         json::decode_histogram(encoded).unwrap(),
-        s.total().hist.lifetime
+        *s.total().hist.lifetime
     );
 }
 
