@@ -423,7 +423,9 @@ fn has_port(link_type: u16, data: &[u8], port: u16) -> bool {
             Transport::Unreachable(q) => q.src_port == port || q.dst_port == port,
             Transport::Other(_) => false,
         },
-        _ => false,
+        Ok(None) => false,
+        // Cut by the snap length inside the transport header: the ports may still be there.
+        Err(_) => packet::ports(link_type, data).is_some_and(|(s, d)| s == port || d == port),
     }
 }
 
@@ -442,6 +444,20 @@ mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn the_port_check_reads_frames_cut_inside_the_tcp_header() {
+        // Ethernet, IPv6 ::1 → ::1, TCP 40000 → 8080 with 12 bytes of options, cut at 64
+        // bytes (the smallest --snaplen): 10 bytes of the TCP header are in the frame.
+        let mut f = vec![0u8; 12];
+        f.extend([0x86, 0xdd, 0x60, 0, 0, 0, 0, 32, 6, 64]);
+        f.extend(std::net::Ipv6Addr::LOCALHOST.octets());
+        f.extend(std::net::Ipv6Addr::LOCALHOST.octets());
+        f.extend([0x9c, 0x40, 0x1f, 0x90, 0, 0, 0, 1, 0, 0]);
+        assert!(has_port(packet::link::ETHERNET, &f, 8080));
+        assert!(has_port(packet::link::ETHERNET, &f, 40000));
+        assert!(!has_port(packet::link::ETHERNET, &f, 80));
+    }
 
     /// The library API as `run --capture` uses it: start, traffic, stop, stats, analysis.
     #[test]

@@ -271,3 +271,61 @@ fn icmp_unreachable_quotes_the_tcp_segment() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Ethernet + IPv4 + TCP with 12 bytes of options (timestamps, as Linux sends) and 5
+/// bytes of payload: 71 bytes, so a snap length of 64 cuts inside the options.
+fn v4_with_options() -> Vec<u8> {
+    let mut f = V4_ETH[..14].to_vec();
+    f.extend([
+        0x45, 0, 0, 57, 0, 1, 0x40, 0, 64, 6, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2,
+    ]);
+    f.extend(&V4_ETH[34..46]);
+    f.extend([0x80, 0x18, 0xff, 0xff, 0, 0, 0, 0]); // data offset 32
+    f.extend([1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]);
+    f.extend(b"GET /");
+    f
+}
+
+#[test]
+fn tcp_options_cut_by_the_snap_length_leave_the_header_readable() {
+    let f = v4_with_options();
+    let t = tcp_of(parse(link::ETHERNET, &f[..64]).unwrap().unwrap());
+    assert_eq!(
+        (t.src_port, t.dst_port, t.seq, t.flags),
+        (40000, 80, 100, TCP_PSH | TCP_ACK)
+    );
+    assert_eq!((t.payload_len, t.payload), (5, &[][..]));
+}
+
+#[test]
+fn ports_of_a_frame_cut_inside_its_transport_header() {
+    // IPv6 over Ethernet: 14 + 40 bytes of headers leave 10 bytes of TCP at a snap of 64.
+    let mut f = V4_ETH[..12].to_vec();
+    f.extend([0x86, 0xdd, 0x60, 0, 0, 0, 0, 23, 6, 64]);
+    f.extend(&V6_EXT[8..40]);
+    f.extend(&V6_EXT[72..]);
+    assert_eq!(
+        parse(link::ETHERNET, &f[..64]),
+        Err(ParseError::Truncated("TCP"))
+    );
+    assert_eq!(ports(link::ETHERNET, &f[..64]), Some((12345, 443)));
+    assert_eq!(ports(link::ETHERNET, &f[..57]), None, "3 bytes of TCP");
+    // Behind extension headers too, once the headers are whole.
+    let mut e = V4_ETH[..12].to_vec();
+    e.extend([0x86, 0xdd]);
+    e.extend(V6_EXT);
+    assert_eq!(ports(link::ETHERNET, &e[..14 + 72 + 4]), Some((12345, 443)));
+    assert_eq!(
+        ports(link::ETHERNET, &e[..64]),
+        None,
+        "cut inside the extension headers"
+    );
+    assert_eq!(ports(link::ETHERNET, &V4_ETH[..38]), Some((40000, 80)));
+    let mut later = V4_ETH;
+    later[20..22].copy_from_slice(&[0x00, 0x10]);
+    assert_eq!(
+        ports(link::ETHERNET, &later),
+        None,
+        "a later fragment has no ports"
+    );
+}

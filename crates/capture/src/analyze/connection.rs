@@ -4,6 +4,7 @@
 //! before its FIN). [`Connection::close`] classifies the ending with `run`'s close classes.
 
 use super::http::Http;
+use super::sequence::Sequence;
 use crate::packet::{TcpSegment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
 use dualbench_common::Family;
 use std::net::SocketAddr;
@@ -53,7 +54,7 @@ pub fn end_key(c: &Connection) -> &'static str {
 }
 
 /// One direction of a connection.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Direction {
     pub packets: u64,
     /// IP bytes (headers included).
@@ -65,61 +66,7 @@ pub struct Direction {
     pub retransmitted_bytes: u64,
     pub fin_ns: Option<u64>,
     pub rst_ns: Option<u64>,
-    /// The highest sequence number sent so far, plus one.
-    next_seq: Option<u32>,
-}
-
-/// What a segment's sequence numbers say about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seen {
-    /// No payload, SYN or FIN.
-    Empty,
-    /// New sequence space; the first `skip` payload bytes were seen before.
-    New {
-        skip: u32,
-    },
-    Retransmission,
-}
-
-impl Direction {
-    fn sequence(&mut self, seg: &TcpSegment<'_>) -> Seen {
-        let syn = (seg.flags & TCP_SYN != 0) as u32;
-        let length = seg.payload_len + syn + (seg.flags & TCP_FIN != 0) as u32;
-        if length == 0 {
-            return Seen::Empty;
-        }
-        let end = seg.seq.wrapping_add(length);
-        let Some(next) = self.next_seq else {
-            self.next_seq = Some(end);
-            self.unique_bytes += seg.payload_len as u64;
-            return Seen::New { skip: 0 };
-        };
-        if (end.wrapping_sub(next) as i32) > 0 {
-            self.next_seq = Some(end);
-            let behind = next.wrapping_sub(seg.seq) as i32;
-            let skip = if behind > 0 {
-                (behind as u32).saturating_sub(syn).min(seg.payload_len)
-            } else {
-                0
-            };
-            if skip > 0 {
-                self.retransmissions += 1;
-                self.retransmitted_bytes += skip as u64;
-            }
-            self.unique_bytes += (seg.payload_len - skip) as u64;
-            return Seen::New { skip };
-        }
-        let keepalive = seg.payload_len <= 1
-            && syn == 0
-            && seg.flags & TCP_FIN == 0
-            && seg.seq == next.wrapping_sub(1);
-        if keepalive {
-            return Seen::Empty;
-        }
-        self.retransmissions += 1;
-        self.retransmitted_bytes += seg.payload_len as u64;
-        Seen::Retransmission
-    }
+    sequence: Sequence,
 }
 
 /// One TCP connection.
@@ -164,7 +111,7 @@ impl Connection {
             response_ns: None,
             last_client_ack_ns: None,
             unreachable_ns: None,
-            dirs: [Direction::default(); 2],
+            dirs: Default::default(),
             http: Http::default(),
             syn_seq: None,
             synack_seq: None,
@@ -187,10 +134,21 @@ impl Connection {
         self.handshake(ts_ns, from_client, seg);
         let side = if from_client { 0 } else { 1 };
         let client_closed = self.dirs[0].fin_ns.is_some() || self.dirs[0].rst_ns.is_some();
-        let dir = &mut self.dirs[side];
+        let (dir, http) = (&mut self.dirs[side], &mut self.http);
         dir.packets += 1;
         dir.ip_bytes += ip_len as u64;
-        let seen = dir.sequence(seg);
+        let seen = dir.sequence.track(seg, &mut |data, len| {
+            if from_client {
+                http.client(data);
+            } else {
+                http.server(data, len);
+            }
+        });
+        dir.unique_bytes += seen.new_bytes as u64;
+        if seen.retransmission {
+            dir.retransmissions += 1;
+            dir.retransmitted_bytes += seen.seen_bytes as u64;
+        }
         if seg.flags & TCP_RST != 0 {
             dir.rst_ns.get_or_insert(ts_ns);
         }
@@ -200,42 +158,41 @@ impl Connection {
         if from_client && !client_closed && seg.flags & (TCP_ACK | TCP_FIN | TCP_RST) == TCP_ACK {
             self.last_client_ack_ns = Some(ts_ns);
         }
-        if let Seen::New { skip: 0 } = seen {
-            if seg.payload_len > 0 {
-                self.payload(ts_ns, from_client, seg);
+        if seen.new_bytes > 0 {
+            if from_client {
+                self.request_ns.get_or_insert(ts_ns);
+            } else if self.request_ns.is_some() {
+                self.response_ns.get_or_insert(ts_ns);
             }
         }
-        if !from_client && seg.flags & TCP_FIN != 0 {
+        if !from_client && seen.fin_delivered {
             self.http.server_closed();
         }
     }
 
+    /// The handshake's times. A SYN or SYN/ACK sent again before the handshake completes
+    /// moves its time to the latest copy, as tshark's `tcp.analysis.initial_rtt` takes it:
+    /// the handshake RTT is that of the exchange that succeeded, not the retransmission
+    /// timeout before it.
     fn handshake(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>) {
         let flags = seg.flags & (TCP_SYN | TCP_ACK);
-        if from_client && flags == TCP_SYN && self.syn_ns.is_none() {
-            (self.syn_ns, self.syn_seq) = (Some(ts_ns), Some(seg.seq));
-        } else if !from_client && flags == TCP_SYN | TCP_ACK && self.synack_ns.is_none() {
-            (self.synack_ns, self.synack_seq) = (Some(ts_ns), Some(seg.seq));
+        let open = self.handshake_ack_ns.is_none();
+        if from_client && flags == TCP_SYN {
+            if self.syn_seq.is_none() || (open && self.syn_seq == Some(seg.seq)) {
+                (self.syn_ns, self.syn_seq) = (Some(ts_ns), Some(seg.seq));
+            }
+        } else if !from_client && flags == TCP_SYN | TCP_ACK {
+            if self.synack_seq.is_none() || (open && self.synack_seq == Some(seg.seq)) {
+                (self.synack_ns, self.synack_seq) = (Some(ts_ns), Some(seg.seq));
+            }
         } else if from_client
             && flags == TCP_ACK
-            && self.handshake_ack_ns.is_none()
+            && open
             && self
                 .synack_seq
                 .is_some_and(|s| seg.ack == s.wrapping_add(1))
         {
             self.handshake_ack_ns = Some(ts_ns);
-        }
-    }
-
-    fn payload(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>) {
-        if from_client {
-            self.request_ns.get_or_insert(ts_ns);
-            self.http.client(seg.payload);
-        } else {
-            if self.request_ns.is_some() {
-                self.response_ns.get_or_insert(ts_ns);
-            }
-            self.http.server(seg.payload, seg.payload_len);
         }
     }
 

@@ -207,3 +207,65 @@ fn without_a_request_throughput_is_over_the_lifetime() {
     let expected = 11.0 * 8.0 / lifetime_s / 1e6;
     assert!((c.throughput_mbps().unwrap() - expected).abs() < 1e-9);
 }
+
+#[test]
+fn a_segment_lost_before_the_capture_point_and_sent_again_is_counted_once_in_order() {
+    // Captured at the client: the server's middle segment was lost upstream, so its
+    // resend arrives after the FIN. Every byte arrived once: a normal response.
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let (cs, ss) = (101 + REQUEST.len() as u32, 501u32);
+    let (a, b, tail) = (&RESPONSE[..20], &RESPONSE[20..30], &RESPONSE[30..]);
+    c.add(4_000, false, &seg(ss, cs, TCP_ACK, a), 72);
+    c.add(4_100, false, &seg(ss + 30, cs, TCP_ACK | TCP_FIN, tail), 72);
+    c.add(4_200, true, &seg(cs, ss + 20, TCP_ACK, b""), 52);
+    c.add(5_000, false, &seg(ss + 20, cs, TCP_ACK, b), 62);
+    let end = ss + RESPONSE.len() as u32 + 1;
+    c.add(5_100, true, &seg(cs, end, TCP_ACK, b""), 52);
+    c.add(5_200, true, &seg(cs, end, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!(c.dirs[1].unique_bytes, RESPONSE.len() as u64);
+    assert_eq!(
+        (c.dirs[1].retransmissions, c.dirs[1].retransmitted_bytes),
+        (1, 0),
+        "sent again after the segments beyond it, but new at the capture point"
+    );
+    assert_eq!((c.http.responses, c.http.complete), (1, 1));
+    assert_eq!(c.close(), Close::Normal);
+    assert_eq!(c.delay_ns(), Some(5_100 - 3_000));
+}
+
+#[test]
+fn a_resend_that_repacketizes_is_read_for_its_new_bytes() {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let cs = 101 + REQUEST.len() as u32;
+    respond(&mut c, &RESPONSE[..20]);
+    respond(&mut c, RESPONSE); // the first 20 bytes again, then the rest
+    let end = 501 + RESPONSE.len() as u32;
+    c.add(6_000, false, &seg(end, cs, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!((c.http.responses, c.http.complete), (1, 1));
+    assert_eq!(c.close(), Close::Normal);
+}
+
+#[test]
+fn the_handshake_rtt_is_timed_from_the_syn_that_was_answered() {
+    // The first SYN was lost past the capture point; the client sent it again 1 s later.
+    let mut c = connection();
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.add(1_000_001_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.add(
+        1_000_001_500,
+        false,
+        &seg(500, 101, TCP_SYN | TCP_ACK, b""),
+        60,
+    );
+    c.add(1_000_002_200, true, &seg(101, 501, TCP_ACK, b""), 52);
+    assert_eq!(c.handshake_ns(), Some(1_200), "as tshark's initial_rtt");
+    assert_eq!(c.dirs[0].retransmissions, 1);
+    assert_eq!(
+        c.first_ns, 1_000,
+        "the connection still began with the first SYN"
+    );
+}

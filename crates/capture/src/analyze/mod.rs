@@ -6,6 +6,7 @@ pub mod connection;
 pub mod flow;
 pub mod http;
 pub mod report;
+pub mod sequence;
 pub mod summary;
 
 use crate::packet::{self, Transport};
