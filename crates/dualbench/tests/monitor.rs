@@ -338,7 +338,10 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
         .output()
         .unwrap();
     assert_eq!(wrong.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&wrong.stderr).contains("no such process"));
+    assert_eq!(
+        String::from_utf8_lossy(&wrong.stderr),
+        "dualbench: --monitor 999999999: no such process (see 'ps -e')\n"
+    );
     assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "old samples\n");
 }
 

@@ -263,15 +263,37 @@ impl ResponseParser {
         // costs no 2 KiB of zeroing before the parse.
         let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; 64];
         let mut resp = httparse::Response::new(&mut []);
-        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        match httparse::ParserConfig::default().parse_response_with_uninit_headers(
             &mut resp,
             head,
             &mut headers,
         ) {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => return Ok(None),
-            Err(_) => return Err(ParseError::Malformed),
-        };
+            Ok(httparse::Status::Complete(len)) => self.take_head(&resp, len).map(Some),
+            Ok(httparse::Status::Partial) => Ok(None),
+            Err(httparse::Error::TooManyHeaders) => self.parse_long_head(head),
+            Err(_) => Err(ParseError::Malformed),
+        }
+    }
+
+    /// A header block of more than 64 fields (rare, but valid): parsed again with a slot
+    /// for every line it has, so the response counts like any other.
+    #[cold]
+    fn parse_long_head(&mut self, head: &[u8]) -> Result<Option<usize>, ParseError> {
+        let end = find_head_end(&[], head).unwrap_or(head.len());
+        let lines = head[..end].iter().filter(|&&b| b == b'\n').count();
+        let mut headers = vec![httparse::EMPTY_HEADER; lines + 1];
+        let mut resp = httparse::Response::new(&mut headers);
+        match resp.parse(head) {
+            Ok(httparse::Status::Complete(len)) => self.take_head(&resp, len).map(Some),
+            Ok(httparse::Status::Partial) => Ok(None),
+            Err(_) => Err(ParseError::Malformed),
+        }
+    }
+
+    /// Take what matters from a parsed header block of `len` bytes: status, framing,
+    /// keep-alive and (when asked for) the `Server:` header.
+    #[inline]
+    fn take_head(&mut self, resp: &httparse::Response, len: usize) -> Result<usize, ParseError> {
         let status = resp.code.ok_or(ParseError::Malformed)?;
         let http10 = resp.version == Some(0);
         let mut length = None;
@@ -281,7 +303,12 @@ impl ResponseParser {
             // The names that matter differ in length: compare only names of that length.
             match h.name.len() {
                 14 if h.name.eq_ignore_ascii_case("content-length") => {
-                    length = Some(parse_length(h.value)?);
+                    // Two different lengths leave the body's end unknown (RFC 9112 6.3).
+                    let n = parse_length(h.value)?;
+                    if length.is_some_and(|l| l != n) {
+                        return Err(ParseError::Malformed);
+                    }
+                    length = Some(n);
                 }
                 17 if h.name.eq_ignore_ascii_case("transfer-encoding") => {
                     chunked = contains_ignore_case(h.value, b"chunked");
@@ -302,7 +329,7 @@ impl ResponseParser {
         self.status = status;
         if (100..200).contains(&status) && status != 101 {
             self.interim = true;
-            return Ok(Some(len));
+            return Ok(len);
         }
         self.close = !keepalive || status == 101;
         let no_body = self.head_request || status == 101 || status == 204 || status == 304;
@@ -320,7 +347,7 @@ impl ResponseParser {
             self.close = true;
             Body::UntilClose
         });
-        Ok(Some(len))
+        Ok(len)
     }
 
     /// Consume body bytes; returns (bytes used, response complete).
@@ -645,6 +672,55 @@ mod tests {
         for bad in ["-1", "+4", "4 4", "", "0x10", "99999999999999999999"] {
             let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {bad}\r\n\r\n");
             assert_eq!(body(&head), Err(Some(ParseError::Malformed)), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn differing_content_lengths_are_malformed_equal_ones_are_not() {
+        // Taking either length would misframe the body: a keep-alive connection would wait
+        // for bytes that never come and end as a TIMEOUT instead of a PROTOCOL_ERROR.
+        let mut p = ResponseParser::new();
+        p.reset(false, false);
+        let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok";
+        assert_eq!(p.feed(msg), Err(ParseError::Malformed));
+        for split in 1..msg.len() {
+            p.reset(false, false);
+            let r = feed_all(&mut p, &[&msg[..split], &msg[split..]]);
+            assert_eq!(r, Err(ParseError::Malformed), "split {split}");
+        }
+        p.reset(false, false);
+        let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(p.feed(msg), Ok(Feed::Done { used: msg.len() }));
+        assert_eq!(p.body_bytes, 2);
+    }
+
+    #[test]
+    fn a_head_of_many_fields_is_parsed_in_one_read_or_several() {
+        let mut msg = b"HTTP/1.1 200 OK\r\nServer: many\r\n".to_vec();
+        for i in 0..500 {
+            msg.extend_from_slice(format!("Set-Cookie: c{i}=v\r\n").as_bytes());
+        }
+        msg.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+        let mut p = ResponseParser::new();
+        p.reset(false, true);
+        assert_eq!(p.feed(&msg), Ok(Feed::Done { used: msg.len() }));
+        assert_eq!(
+            (p.status, p.body_bytes, p.bytes),
+            (200, 2, msg.len() as u64)
+        );
+        assert_eq!(p.server.as_deref(), Some("many"));
+        for split in [10, 100, 1000, msg.len() - 3] {
+            p.reset(false, false);
+            assert_eq!(p.feed(&msg[..split]), Ok(Feed::NeedMore), "split {split}");
+            let r = p.feed(&msg[split..]);
+            assert_eq!(
+                r,
+                Ok(Feed::Done {
+                    used: msg.len() - split
+                }),
+                "split {split}"
+            );
+            assert_eq!(p.body_bytes, 2, "split {split}");
         }
     }
 

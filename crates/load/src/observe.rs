@@ -35,6 +35,16 @@ impl Observers {
         let monitor = if cfg.monitor_pids.is_empty() {
             None
         } else {
+            // Named by run's own flag: the monitor's check would name its `--tree`.
+            if let Some(pid) = cfg
+                .monitor_pids
+                .iter()
+                .find(|&&pid| dualbench_monitor::snapshot::comm_of(pid).is_none())
+            {
+                return Err(Failure::usage(format!(
+                    "--monitor {pid}: no such process (see 'ps -e')"
+                )));
+            }
             let mc = dualbench_monitor::MonitorConfig::for_trees(
                 &cfg.monitor_pids,
                 cfg.monitor_interval,

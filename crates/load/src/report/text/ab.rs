@@ -174,7 +174,7 @@ impl Row {
             // ab truncates the mean to whole microseconds before rounding to ms.
             mean: round_ms(l.mean as u64),
             sd: l.sample_stdev() / 1000.0,
-            median: round_ms(value_at_rank(h, l.count / 2 + 1)),
+            median: round_ms(ab_median(h)),
             max: round_ms(l.max),
         }
     }
@@ -207,6 +207,18 @@ impl Row {
         } else {
             None
         }
+    }
+}
+
+/// ab's median (µs): `sorted[n / 2]`, but for an odd n above 1 the mean of `sorted[n / 2]`
+/// and `sorted[n / 2 + 1]`, as ab 2.3 computes it (one place past the middle).
+fn ab_median(h: &Histogram<u64>) -> u64 {
+    let n = h.len();
+    let at = value_at_rank(h, n / 2 + 1);
+    if n > 1 && n % 2 == 1 {
+        (at + value_at_rank(h, n / 2 + 2)) / 2
+    } else {
+        at
     }
 }
 
@@ -297,6 +309,16 @@ mod tests {
             wide.short_line("Total:"),
             "Total:      12345 543211234567\n"
         );
+    }
+
+    #[test]
+    fn median_is_abs_for_odd_and_even_counts() {
+        // ab 2.3: odd n > 1 averages sorted[n/2] and sorted[n/2 + 1]; even n takes sorted[n/2].
+        assert_eq!(Row::of(&hist(&[1000, 1000, 3000])).median, 2);
+        assert_eq!(Row::of(&hist(&[1000, 2000, 4000, 9000, 9000])).median, 7);
+        assert_eq!(Row::of(&hist(&[1000, 1000, 3000, 3000])).median, 3);
+        assert_eq!(Row::of(&hist(&[4000])).median, 4);
+        assert_eq!(Row::of(&hist(&[])).median, 0);
     }
 
     #[test]
