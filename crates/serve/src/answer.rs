@@ -115,6 +115,12 @@ impl Answer {
         }
     }
 
+    /// A request body of `len` bytes is one this answer can only refuse (413): `/echo` of
+    /// more than [`MAX_ECHO`]. Known from `Content-Length` before the body is read.
+    pub fn refuses_body_of(&self, len: u64) -> bool {
+        self.endpoint == Endpoint::Echo && len > MAX_ECHO as u64
+    }
+
     /// Take a piece of the request body: kept (up to [`MAX_ECHO`]) for `/echo`, else dropped.
     pub fn take_body(&mut self, data: &[u8]) {
         if self.endpoint != Endpoint::Echo || self.echo_too_large {

@@ -356,6 +356,13 @@ impl Conn {
         self.input.consume(used);
         let decoder = match framing {
             Framing::None => return self.answer(answer, ctx),
+            // A body that could only be refused: say so now, before the client sends it
+            // (and without a 100 Continue asking for it); the close discards what comes.
+            Framing::Length(n) if answer.refuses_body_of(n) => {
+                let reply = answer::refuse(413, ctx.date, &mut self.out);
+                self.follow(reply);
+                return true;
+            }
             Framing::Length(n) => BodyDecoder::length(n),
             Framing::Chunked => BodyDecoder::chunked(),
         };

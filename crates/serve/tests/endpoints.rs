@@ -222,6 +222,30 @@ fn expect_continue_gets_100_first() {
 }
 
 #[test]
+fn echo_refuses_a_declared_body_over_16_mib_at_once() {
+    let server = loopback_server(None);
+    // No body follows: the answer must not wait for 100 GB (or ask for them with 100).
+    for expect in ["", "Expect: 100-continue\r\n"] {
+        let mut client = Client::connect(server.addrs()[0]);
+        client.send(
+            format!("POST /echo HTTP/1.1\r\nContent-Length: 99999999999\r\n{expect}\r\n")
+                .as_bytes(),
+        );
+        let r = client.response(false);
+        assert_eq!(r.status, 413, "{expect:?}");
+        assert_eq!(r.field("connection"), Some("close"));
+        assert!(client.closed());
+    }
+    // At the limit, the body is still read and sent back.
+    let mut client = Client::connect(server.addrs()[0]);
+    let max = 16 * 1024 * 1024; // docs/serve.md: up to 16 MiB
+    client.send(format!("POST /echo HTTP/1.1\r\nContent-Length: {max}\r\n\r\n").as_bytes());
+    client.send(&vec![b'e'; max]);
+    let r = client.response(false);
+    assert_eq!((r.status, r.body.len()), (200, max));
+}
+
+#[test]
 fn bodies_sent_to_other_endpoints_are_read_and_ignored() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
