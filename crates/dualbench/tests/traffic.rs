@@ -244,6 +244,39 @@ fn script_over_both_families_is_counted_exactly() {
     );
 }
 
+/// Scripts take TCP messages up to 16 MiB; the sink once took any header longer than a UDP
+/// datagram (65,487 B) for foreign bytes and reset the connection, so such a flow ended
+/// `reset` after one message and the sink counted nothing of it.
+#[test]
+fn tcp_messages_longer_than_a_datagram_reach_the_sink_whole() {
+    let dir = scratch("bigtcp");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let script = format!(
+        "0 ON 1 TCP DST {v4} PERIODIC [20 100000]\n\
+         0 ON 2 TCP DST {v6} PERIODIC [20 65488]\n\
+         0.5 OFF 1\n0.5 OFF 2\n"
+    );
+    let path = dir.join("big.mgn");
+    std::fs::write(&path, script).unwrap();
+    let (sent, _) = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    for (i, (flow, size)) in [(1u64, 100_000u64), (2, 65_488)].into_iter().enumerate() {
+        let f = &sent["flows"][i];
+        assert_eq!(f["status"], "completed", "flow {flow}: {f}");
+        assert_eq!(
+            (f["scheduled"].as_u64(), f["sent"].as_u64()),
+            (Some(10), Some(10))
+        );
+        let s = sink_flow(&got, "tcp", flow);
+        assert_eq!(s["messages"], 10, "flow {flow} at the sink: {s}");
+        assert_eq!(s["bytes"]["payload"], 10 * size);
+    }
+    assert_eq!(got["foreign"], 0);
+    assert_eq!(got["truncated_bytes"], 0);
+}
+
 #[test]
 fn profile_mix_reaches_the_sink_in_its_shares() {
     let dir = scratch("profile");

@@ -21,7 +21,19 @@ pub fn parse_destination(t: &str) -> Result<SocketAddr, String> {
 /// A listening address: as a destination, but port 0 asks the kernel for a free port. Its
 /// errors name the cause only: the caller adds the form it expects.
 pub fn parse_listen(t: &str) -> Result<SocketAddr, String> {
-    parse(t, &format!("'{t}' is not an address with a port"))
+    let addr = parse(t, &format!("'{t}' is not an address with a port"))?;
+    // The sink's IPv6 sockets are v6-only, which cannot bind an IPv4-mapped address (the
+    // kernel says only "Invalid argument"); it is an IPv4 address in IPv6's clothes.
+    if let SocketAddr::V6(v6) = addr {
+        if let Some(v4) = v6.ip().to_ipv4_mapped() {
+            return Err(format!(
+                "'{}' is an IPv4-mapped IPv6 address, which an IPv6 listener cannot take: listen on {v4}:{} instead",
+                v6.ip(),
+                v6.port()
+            ));
+        }
+    }
+    Ok(addr)
 }
 
 /// `unsplit` is the error for text that is no address-and-port at all.
@@ -150,6 +162,16 @@ mod tests {
         assert!(parse_destination("127.0.0.1%lo/5000")
             .unwrap_err()
             .contains("not to IPv4"));
+    }
+
+    #[test]
+    fn a_mapped_listen_address_is_refused_with_its_ipv4_form() {
+        assert_eq!(
+            parse_listen("[::ffff:127.0.0.1]:5000").unwrap_err(),
+            "'::ffff:127.0.0.1' is an IPv4-mapped IPv6 address, which an IPv6 listener cannot take: listen on 127.0.0.1:5000 instead"
+        );
+        assert!(parse_listen("[::1]:5000").is_ok());
+        assert!(parse_listen("[::]:0").is_ok());
     }
 
     #[test]

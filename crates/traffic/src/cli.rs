@@ -100,6 +100,25 @@ fn seconds(flag: &str, s: f64) -> Result<u64> {
     }
 }
 
+/// Most rate windows a sink keeps per flow: each flow holds, and its summary lists, one
+/// entry per window from the sink's start, so a tiny `--window` over a long `--duration`
+/// once asked for tens of gigabytes at the first message and aborted the sink.
+const MAX_WINDOWS: u64 = 100_000;
+
+/// `--duration` over `--window` (each as given, and in ns) is at most [`MAX_WINDOWS`].
+fn check_windows(
+    (duration, duration_ns): (f64, u64),
+    (window, window_ns): (f64, u64),
+) -> Result<()> {
+    let windows = duration_ns.div_ceil(window_ns.max(1));
+    if windows <= MAX_WINDOWS {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "--window {window} over --duration {duration} makes {windows} windows per flow, more than the {MAX_WINDOWS} a sink keeps (each flow holds and reports every one): give a longer --window or a shorter --duration"
+    )))
+}
+
 fn send_main(a: SendArgs) -> Result<()> {
     let limit_ns = a.duration.map(|d| seconds("--duration", d)).transpose()?;
     let (script, counting) = load_source(&a)?;
@@ -249,6 +268,7 @@ fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
 fn sink_main(a: SinkArgs) -> Result<()> {
     let duration_ns = seconds("--duration", a.duration)?;
     let window_ns = seconds("--window", a.window)?;
+    check_windows((a.duration, duration_ns), (a.window, window_ns))?;
     let listen: Vec<SocketAddr> = a
         .listen
         .iter()
@@ -329,4 +349,27 @@ fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Resul
     writeln!(out, "{text}")
         .and_then(|_| out.flush())
         .map_err(|e| Failure::runtime(format!("writing the summary: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_bounded_per_flow() {
+        let s = |x: f64| (x, seconds("x", x).unwrap());
+        assert!(check_windows(s(3600.0), s(1.0)).is_ok());
+        assert!(check_windows(s(60.0), s(0.001)).is_ok());
+        assert!(check_windows(s(100.0), s(0.001)).is_ok());
+        // 1 ns windows: the first message a second in once asked for 97 GB.
+        let e = check_windows(s(15.0), s(1e-9)).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "--window 0.000000001 over --duration 15 makes 15000000000 windows per flow, more than the 100000 a sink keeps (each flow holds and reports every one): give a longer --window or a shorter --duration"
+        );
+        // A window that rounds to 0 ns is refused the same way, not divided by.
+        assert!(check_windows(s(1.0), s(1e-12)).is_err());
+        assert!(check_windows(s(3600.0), s(0.01)).is_err());
+    }
 }

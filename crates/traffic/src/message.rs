@@ -21,6 +21,9 @@ pub const HEADER_LEN: usize = 28;
 pub const MIN_SIZE: u64 = HEADER_LEN as u64;
 /// The largest: what one UDP datagram can carry over IPv6 without jumbograms.
 pub const MAX_SIZE: u64 = 65_487;
+/// The largest TCP message (MGEN allows multi-megabyte TCP messages; a TCP sink buffers
+/// one whole, so this also bounds what a foreign length can make it hold).
+pub const MAX_TCP_SIZE: u64 = 16 << 20;
 /// Run ids are 24 bits (the flags word's bits 8–31).
 pub const RUN_MASK: u32 = 0x00FF_FFFF;
 
@@ -50,8 +53,9 @@ impl Header {
     }
 
     /// Read a header; `None` when the bytes are too short, the magic is wrong or the
-    /// length is outside [`MIN_SIZE`]..=[`MAX_SIZE`] (a TCP sink buffers a message whole,
-    /// so a foreign length must not make it buffer gigabytes).
+    /// length is outside [`MIN_SIZE`]..=[`MAX_SIZE`] ([`MAX_TCP_SIZE`] for a TCP message:
+    /// a TCP sink buffers a message whole, so a foreign length must not make it buffer
+    /// gigabytes).
     pub fn parse(buf: &[u8]) -> Option<Header> {
         if buf.len() < HEADER_LEN || buf[0..4] != MAGIC {
             return None;
@@ -60,15 +64,15 @@ impl Header {
         let mut sent = [0u8; 8];
         sent.copy_from_slice(&buf[16..24]);
         let len = u32_at(12);
-        if !(MIN_SIZE..=MAX_SIZE).contains(&u64::from(len)) {
+        let flags = u32_at(24);
+        let (proto, max) = if flags & 1 == 1 {
+            (Proto::Tcp, MAX_TCP_SIZE)
+        } else {
+            (Proto::Udp, MAX_SIZE)
+        };
+        if !(MIN_SIZE..=max).contains(&u64::from(len)) {
             return None;
         }
-        let flags = u32_at(24);
-        let proto = if flags & 1 == 1 {
-            Proto::Tcp
-        } else {
-            Proto::Udp
-        };
         Some(Header {
             flow: u32_at(4),
             seq: u32_at(8),
@@ -134,5 +138,29 @@ mod tests {
             Header::parse(&largest).map(|h| h.len),
             Some(MAX_SIZE as u32)
         );
+    }
+
+    /// Scripts allow TCP messages up to 16 MiB; the sink once took every header longer
+    /// than a UDP datagram for foreign bytes and reset the connection.
+    #[test]
+    fn tcp_lengths_go_up_to_the_tcp_limit_udp_ones_do_not() {
+        let header = |proto, len: u64| {
+            let mut buf = [0u8; 28];
+            Header {
+                flow: 1,
+                seq: 0,
+                len: len as u32,
+                sent_ns: 0,
+                proto,
+                run: 0,
+            }
+            .emit(&mut buf);
+            Header::parse(&buf).map(|h| (h.proto, u64::from(h.len)))
+        };
+        for len in [MAX_SIZE + 1, 100_000, MAX_TCP_SIZE] {
+            assert_eq!(header(Proto::Tcp, len), Some((Proto::Tcp, len)));
+            assert_eq!(header(Proto::Udp, len), None);
+        }
+        assert_eq!(header(Proto::Tcp, MAX_TCP_SIZE + 1), None);
     }
 }

@@ -14,14 +14,12 @@
 //! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Errors name
 //! the line and the token; [`ScriptError::into_failure`] adds the file name.
 
+pub use crate::message::MAX_TCP_SIZE;
 use crate::message::{MAX_SIZE, MIN_SIZE};
 use crate::rate::Proto;
 use dualbench_common::Failure;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-
-/// Largest TCP message a script may ask for (MGEN allows multi-megabyte TCP messages).
-pub const MAX_TCP_SIZE: u64 = 16 << 20;
 
 /// A parsed script: global defaults and events sorted by time (stable for equal times).
 #[derive(Debug, Clone, PartialEq, Default)]

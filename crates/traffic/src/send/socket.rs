@@ -56,6 +56,12 @@ pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
         if let Some(bytes) = plan.txbuffer {
             sock.set_send_buffer_size(bytes)?;
         }
+        // The first phase's TOS and TTL before connecting, so a TCP flow's handshake (SYN,
+        // its retransmissions, the ACK) is marked as its data is; refused values are
+        // ignored here as in `enter_phase`.
+        if let Some(first) = plan.phases.first() {
+            let _ = apply_phase(&sock, family, first);
+        }
         Ok(sock)
     };
     let sock = setup().map_err(|e| error(&e, true))?;
@@ -301,4 +307,33 @@ fn await_room(sock: &Socket, wait: &Wait, progress: u64) -> bool {
     // for the next send to report, a timeout, EINTR), the caller tries again.
     unsafe { libc::poll(&mut pfd, 1, slice_ms) };
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::plan;
+    use crate::script::parse;
+
+    /// The socket of a flow leaves `open` marked with its first phase's TOS and TTL: a TCP
+    /// handshake used to go out with TOS 0 and the default TTL, the data with the flow's.
+    #[test]
+    fn a_flows_tos_and_ttl_are_set_before_it_connects() {
+        for host in ["127.0.0.1", "[::1]"] {
+            let listener = std::net::TcpListener::bind(format!("{host}:0")).unwrap();
+            let dst = listener.local_addr().unwrap();
+            let script = format!(
+                "0 ON 1 TCP DST {}/{} PERIODIC [10 100] TOS 0x20 TTL 7\n1 OFF 1\n",
+                dst.ip(),
+                dst.port()
+            );
+            let flow = plan(&parse(&script).unwrap(), None).unwrap().remove(0);
+            let sock = open(&flow, monotonic_ns() + 1_000_000_000).unwrap();
+            let (tos, ttl) = match Family::of_addr(&dst) {
+                Family::V4 => (sock.tos().unwrap(), sock.ttl().unwrap()),
+                Family::V6 => (sock.tclass_v6().unwrap(), sock.unicast_hops_v6().unwrap()),
+            };
+            assert_eq!((tos, ttl), (0x20, 7), "{host}");
+        }
+    }
 }

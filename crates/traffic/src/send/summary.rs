@@ -225,30 +225,44 @@ fn status(s: &SendStats) -> String {
     }
 }
 
-/// How long the flow was meant to be on: 0 if it sent nothing, its planned window (cut
-/// short by a stop), or for a COUNT-only flow the time to its last message plus one mean gap.
+/// How long the flow was meant to be on: 0 if it sent nothing; its planned window (cut
+/// short by a stop); for a flow its COUNT ended, or a COUNT-only flow, the time to its last
+/// message plus one mean gap (never past the planned window). A COUNT reached long before
+/// the flow's OFF or `--duration` must not spread its messages over the idle rest.
 fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
     if f.stats.sent == 0 {
         return 0;
     }
     let start = f.plan.start_ns();
     let run_end = run.end_ns.saturating_sub(run.t0_ns);
-    let end = if f.plan.end_ns() != u64::MAX {
-        if f.stats.interrupted {
-            f.plan.end_ns().min(run_end)
-        } else {
-            f.plan.end_ns()
-        }
+    let by_last = match (f.stats.first_sent_ns, f.stats.last_sent_ns, f.stats.sent) {
+        (Some(a), Some(b), n) if n > 1 => Some(b.saturating_sub(run.t0_ns) + (b - a) / (n - 1)),
+        _ => None,
+    };
+    let planned = f.plan.end_ns();
+    let end = if planned == u64::MAX {
+        by_last.unwrap_or(run_end)
     } else {
-        match (f.stats.first_sent_ns, f.stats.last_sent_ns, f.stats.sent) {
-            (Some(a), Some(b), n) if n > 1 => {
-                let last = b - run.t0_ns;
-                last + (b - a) / (n - 1)
-            }
-            _ => run_end,
+        let planned = if f.stats.interrupted {
+            planned.min(run_end)
+        } else {
+            planned
+        };
+        match by_last {
+            Some(last) if count_reached(f) => last.min(planned),
+            _ => planned,
         }
     };
     end.saturating_sub(start)
+}
+
+/// Whether the flow stopped because it had scheduled as many messages as its COUNT allows.
+fn count_reached(f: &FlowResult) -> bool {
+    f.plan
+        .phases
+        .iter()
+        .filter_map(|p| p.count)
+        .any(|c| c == f.stats.scheduled)
 }
 
 #[cfg(test)]
@@ -375,6 +389,42 @@ mod tests {
         assert_eq!(
             summarize(&fixed_run(), "x", Counting::Ip, 5, None).cut,
             None
+        );
+    }
+
+    /// A COUNT that ends a flow long before its OFF: the rate is over the time it sent,
+    /// not over the idle rest of its window (it was 1234 messages over 4 s, a quarter).
+    #[test]
+    fn a_flow_its_count_ends_early_has_the_rate_it_sent_at() {
+        let s = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [100 1000] COUNT 50\n4 OFF 1\n";
+        let t0 = 1_000;
+        let p = plan(&parse(s).unwrap(), None).unwrap().remove(0);
+        let mut tx = Sent(Family::V4, p.proto);
+        let mut pacer = FlowPacer::new(p.phases.clone(), 1);
+        let stats = crate::send::flow::run_flow(
+            &mut pacer,
+            t0,
+            0,
+            &mut Sim(t0),
+            &mut tx,
+            &AtomicBool::new(false),
+        );
+        let run = SendRun {
+            t0_ns: t0,
+            end_ns: t0 + 4_000_000_000,
+            flows: vec![FlowResult { plan: p, stats }],
+            cpu_user_s: 0.0,
+            cpu_sys_s: 0.0,
+        };
+        let s = summarize(&run, "x.mgn", Counting::Ip, 5, None);
+        assert_eq!((s.flows[0].scheduled, s.flows[0].sent), (50, 50));
+        assert_eq!(s.flows[0].active_s, 0.5);
+        assert_eq!(s.flows[0].rate_bps.payload, 800_000.0);
+        // A flow whose OFF comes first keeps its planned window.
+        let f = fixed_run();
+        assert_eq!(
+            summarize(&f, "x", Counting::Ip, 5, None).flows[0].active_s,
+            2.0
         );
     }
 }
