@@ -1110,3 +1110,43 @@ fn a_sysctl_the_kernel_lacks_fails_up_in_one_line_and_leaves_nothing() {
         bed.take_down(&[]);
     }
 }
+
+/// A `/etc/netns/<namespace>` directory that no state file lists (a leftover, or someone's
+/// own `resolv.conf` for a namespace of that name) is not ours: `up` used to write its
+/// hosts file into it (over any `hosts` there) and `down` then deleted that file and failed
+/// on the rest (exit 1, the state file kept). Now `up` refuses it in one line and makes
+/// nothing, as it does for a stranger's namespace.
+#[test]
+fn a_strangers_etc_netns_directory_is_refused_and_left_alone() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("q");
+    let file = topology(&bed, "[[host]]\nname = \"a\"\n", "");
+    let dir = PathBuf::from(format!("/etc/netns/db-{}-a", bed.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hosts"), "192.0.2.1 mine\n").unwrap();
+    std::fs::write(dir.join("resolv.conf"), "nameserver 192.0.2.53\n").unwrap();
+    let out = bed.up(&file);
+    let hosts = std::fs::read_to_string(dir.join("hosts"));
+    let others = std::fs::read_to_string(dir.join("resolv.conf"));
+    let namespaces = bed.namespaces();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = stderr(&out);
+    if out.status.success() {
+        bed.down();
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "dualbench: {} exists but no state file lists it: remove it (`rm -r {}`) if it is a leftover, or choose another --name",
+            dir.display(),
+            dir.display()
+        )
+    );
+    assert_eq!(hosts.unwrap(), "192.0.2.1 mine\n");
+    assert_eq!(others.unwrap(), "nameserver 192.0.2.53\n");
+    assert_eq!(namespaces, Vec::<String>::new());
+    assert!(!bed.root.join(&bed.name).exists());
+}

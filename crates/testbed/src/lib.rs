@@ -58,6 +58,18 @@ struct Which {
     state_dir: PathBuf,
 }
 
+/// The name `up` gives a testbed, and where it keeps the state (`Which` picks a testbed
+/// that is up; `up` names a new one, so its help says where the name comes from).
+#[derive(Debug, Args)]
+struct Naming {
+    /// Testbed name (default: the file's `name` key, else the file's stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// Directory holding one state directory per testbed.
+    #[arg(long, value_name = "DIR", default_value = state::DEFAULT_ROOT)]
+    state_dir: PathBuf,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum DelayBy {
     /// netem if the kernel has it, else the wire emulator.
@@ -77,7 +89,7 @@ struct UpArgs {
     #[arg(long, value_enum, default_value = "auto")]
     delay_by: DelayBy,
     #[command(flatten)]
-    which: Which,
+    which: Naming,
     /// Testing aid: stop after this many operations and wait to be killed.
     #[arg(long, hide = true)]
     stop_after: Option<usize>,
@@ -161,7 +173,7 @@ fn down_unreadable(which: &Which, dir: &Path, why: &str) -> Result<()> {
     }
     let state_file = dir.join("state.json");
     let removed = down::down_unreadable(&name, dir, |ns| {
-        owner_of(ns, &which.state_dir).is_some()
+        owner_of_namespace(ns, &which.state_dir).is_some()
     })
     .map_err(|e| {
         Failure::runtime(format!(
@@ -380,30 +392,66 @@ fn on_signals() -> Result<Arc<AtomicUsize>> {
 
 /// Namespaces with our names that no state file of ours knows are someone else's: never
 /// touch them. If a live testbed's state file (under `root` or the default root) lists
-/// one, say which testbed owns it rather than suggest removing it.
+/// one, say which testbed owns it rather than suggest removing it. The same goes for the
+/// `/etc/netns/<ns>` directories the hosts files go in: `up` would overwrite a `hosts`
+/// there and `down` would delete it (and fail on whatever else the directory holds).
 fn refuse_strangers(plan: &plan::Plan, root: &Path) -> Result<()> {
     for op in &plan.ops {
-        if let plan::Op::AddNamespace { ns } = op {
-            if system::namespace_exists(ns) {
-                let message = match owner_of(ns, root) {
-                    Some((testbed, dir)) => format!(
-                        "namespace {ns} belongs to testbed '{testbed}', which is up (state in {}): take it down (`dualbench testbed down --name {testbed}{}`) or choose another --name",
-                        dir.display(),
-                        state_dir_flag(dir.parent().unwrap_or(root))
-                    ),
-                    None => format!(
-                        "namespace {ns} exists but no state file lists it: remove it (`ip netns del {ns}`) if it is a leftover, or choose another --name"
-                    ),
-                };
-                return Err(Failure::usage(message));
+        let (what, exists, remove) = match op {
+            plan::Op::AddNamespace { ns } => (
+                format!("namespace {ns}"),
+                system::namespace_exists(ns),
+                format!("ip netns del {ns}"),
+            ),
+            plan::Op::WriteHosts { ns, .. } => {
+                let dir = plan::etc_netns_dir(ns);
+                let what = dir.display().to_string();
+                (what.clone(), dir.exists(), format!("rm -r {what}"))
             }
+            _ => continue,
+        };
+        if !exists {
+            continue;
         }
+        let message = match owner_of(op, root) {
+            Some((testbed, dir)) => format!(
+                "{what} belongs to testbed '{testbed}', which is up (state in {}): take it down (`dualbench testbed down --name {testbed}{}`) or choose another --name",
+                dir.display(),
+                state_dir_flag(dir.parent().unwrap_or(root))
+            ),
+            None => format!(
+                "{what} exists but no state file lists it: remove it (`{remove}`) if it is a leftover, or choose another --name"
+            ),
+        };
+        return Err(Failure::usage(message));
     }
     Ok(())
 }
 
-/// The testbed (name and state directory) whose state file lists namespace `ns`.
-fn owner_of(ns: &str, root: &Path) -> Option<(String, PathBuf)> {
+/// The testbed (name and state directory) whose state file lists what `op` would make:
+/// its namespace, or its `/etc/netns` directory.
+fn owner_of(op: &plan::Op, root: &Path) -> Option<(String, PathBuf)> {
+    let listed = |o: &state::Object| match (op, o) {
+        (plan::Op::AddNamespace { ns }, state::Object::Namespace { name }) => name == ns,
+        (plan::Op::WriteHosts { ns, .. }, state::Object::EtcNetns { dir }) => {
+            *dir == plan::etc_netns_dir(ns)
+        }
+        _ => false,
+    };
+    owner(root, listed)
+}
+
+/// The testbed whose state file lists namespace `ns`.
+fn owner_of_namespace(ns: &str, root: &Path) -> Option<(String, PathBuf)> {
+    owner(
+        root,
+        |o| matches!(o, state::Object::Namespace { name } if name == ns),
+    )
+}
+
+/// The first testbed (under `root`, then the default root) whose state file lists an
+/// object `listed` picks.
+fn owner(root: &Path, listed: impl Fn(&state::Object) -> bool) -> Option<(String, PathBuf)> {
     let default = Path::new(state::DEFAULT_ROOT);
     let roots = if root == default {
         vec![root]
@@ -414,12 +462,11 @@ fn owner_of(ns: &str, root: &Path) -> Option<(String, PathBuf)> {
         state::list(r).into_iter().find_map(|name| {
             let dir = state::testbed_dir(r, &name);
             let file = StateFile::load(&dir).ok()?;
-            let listed = file
-                .state
+            file.state
                 .objects
                 .iter()
-                .any(|o| matches!(o, state::Object::Namespace { name } if name == ns));
-            listed.then_some((name, dir))
+                .any(&listed)
+                .then_some((name, dir))
         })
     })
 }
@@ -650,6 +697,32 @@ mod tests {
         assert_eq!(
             no_such_node(&layout, "nosuchnode"),
             "testbed 'wan' has no node 'nosuchnode' (its nodes: hosts client, server; router r1; switches lan1, lan2)"
+        );
+    }
+
+    /// `up --help` once said the name defaults to "the only testbed that is up", which is
+    /// what `status`, `exec` and `down` do; `up` takes the file's `name`, else its stem.
+    #[test]
+    fn up_help_says_where_the_name_comes_from() {
+        use clap::CommandFactory;
+        #[derive(clap::Parser)]
+        struct Top {
+            #[command(subcommand)]
+            command: TestbedCommand,
+        }
+        let mut top = Top::command();
+        let help = |top: &mut clap::Command, sub: &str| {
+            let cmd = top.find_subcommand_mut(sub).unwrap();
+            let arg = cmd.get_arguments().find(|a| a.get_id() == "name").unwrap();
+            arg.get_help().unwrap().to_string()
+        };
+        assert_eq!(
+            help(&mut top, "up"),
+            "Testbed name (default: the file's `name` key, else the file's stem)"
+        );
+        assert_eq!(
+            help(&mut top, "status"),
+            "Testbed name (default: the only testbed that is up)"
         );
     }
 
