@@ -126,6 +126,11 @@ impl Link {
     pub fn keeps_order(&self) -> bool {
         self.a_to_b.keeps_order() || self.b_to_a.keeps_order()
     }
+
+    /// Whether this link joins nodes `x` and `y` (either way round).
+    pub fn joins(&self, x: usize, y: usize) -> bool {
+        (self.a, self.b) == (x, y) || (self.a, self.b) == (y, x)
+    }
 }
 
 /// How a service's command is given: an argv list, or one string for `/bin/sh -c`.
@@ -314,7 +319,25 @@ pub fn parse(text: &str) -> Result<Topology, FileError> {
     let (nodes, index) = nodes(&check, &raw)?;
     let mut links = Vec::new();
     for (i, raw_link) in raw.link.iter().enumerate() {
-        links.push(link(&check, raw_link, i as u32 + 1, &nodes, &index)?);
+        let l = link(&check, raw_link, i as u32 + 1, &nodes, &index)?;
+        // A switch's links share one subnet, where a node's address comes from its number:
+        // a second link between the same node and switch would put that address on two
+        // interfaces of the node.
+        let is_switch = |n: usize| nodes[n].kind == NodeKind::Switch;
+        if let Some(twin) = links
+            .iter()
+            .find(|o: &&Link| (is_switch(l.a) || is_switch(l.b)) && o.joins(l.a, l.b))
+        {
+            return Err(check.at(
+                raw_link.b.span(),
+                "b",
+                format!(
+                    "link {} joins '{}' and '{}' again (link {} does): a node has one port on a switch: two would carry the same addresses",
+                    l.number, nodes[l.a].name, nodes[l.b].name, twin.number
+                ),
+            ));
+        }
+        links.push(l);
     }
     if links.len() > MAX_LINKS {
         let span = raw.link[MAX_LINKS].a.span();

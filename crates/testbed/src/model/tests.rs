@@ -343,3 +343,18 @@ fn sysctl_values_are_one_word() {
     assert!(bad("1.5").contains("is a float"), "{}", bad("1.5"));
     assert!(bad("[1, 2]").contains("is an array"), "{}", bad("[1, 2]"));
 }
+
+#[test]
+fn a_second_link_between_a_node_and_a_switch_is_refused() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[switch]]\nname = \"sw\"\n\
+        [[link]]\na = \"a\"\nb = \"sw\"\n[[link]]\na = \"b\"\nb = \"sw\"\n";
+    assert_eq!(
+        error(&format!("{base}[[link]]\na = \"sw\"\nb = \"a\"\n")),
+        "t.toml:15:5: key 'b': link 3 joins 'sw' and 'a' again (link 1 does): a node has one port on a switch: two would carry the same addresses"
+    );
+    // Two links between hosts or routers are two subnets, two paths: allowed.
+    let t = parse(&format!(
+        "{base}[[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"a\"\n"
+    ));
+    assert_eq!(t.unwrap().links.len(), 4);
+}
