@@ -81,6 +81,24 @@ fn default_workers(machine: Machine, needed: u64, loopback: bool) -> usize {
     for_cores.max(for_fds.min(MAX_AUTO_WORKERS))
 }
 
+/// Most workers that `n` slots keep busy: slots go to workers a whole interleaving cycle at
+/// a time (so each keeps the ratio), and a worker past the last cycle would get none while
+/// its share of `-c` went unused (`-n 6 -c 6 --ratio 5:1 --workers 2` ran 3 at a time, and
+/// an address list of 1,000 with `-n 1000` ran on one worker's share of `-c`). Never fewer
+/// than the descriptor tables the connections need.
+fn workers_with_slots(
+    max_slots: Option<u64>,
+    cycle: usize,
+    needed: u64,
+    machine: Machine,
+) -> usize {
+    let Some(n) = max_slots else {
+        return usize::MAX;
+    };
+    let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit));
+    n.div_ceil(cycle.max(1) as u64).max(for_fds).max(1) as usize
+}
+
 /// Build the plan for these flags and URLs (URLs already chosen: the user's or the
 /// built-in server's).
 pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Settings)> {
@@ -224,7 +242,13 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let workers = cli
         .workers
         .unwrap_or_else(|| default_workers(machine, needed, loopback))
-        .clamp(1, concurrency);
+        .clamp(1, concurrency)
+        .min(workers_with_slots(
+            max_slots,
+            interleave.cycle().len(),
+            needed,
+            machine,
+        ));
     let bind = match &cli.bind {
         Some(s) => target::parse_bind(s)?,
         None => [Vec::new(), Vec::new()],
@@ -426,6 +450,18 @@ mod tests {
         assert_eq!(default_workers(machine(8, 20_000), 100, true), 4);
         assert_eq!(default_workers(machine(2, 20_000), 50, true), 1);
         assert_eq!(default_workers(machine(1, 20_000), 50, true), 1);
+    }
+
+    #[test]
+    fn workers_are_no_more_than_the_cycles_of_a_counted_run() {
+        let m = machine(8, 20_000);
+        // 5:1 is a cycle of 6 slots: -n 6 is one cycle, for one worker.
+        assert_eq!(workers_with_slots(Some(6), 6, 6, m), 1);
+        assert_eq!(workers_with_slots(Some(7), 6, 7, m), 2);
+        assert_eq!(workers_with_slots(Some(1_000), 1_000, 1_000, m), 1);
+        assert_eq!(workers_with_slots(None, 6, 100, m), usize::MAX);
+        // The connections still need their descriptor tables.
+        assert_eq!(workers_with_slots(Some(50_000), 50_000, 50_000, m), 3);
     }
 
     #[test]
