@@ -37,6 +37,7 @@ Endpoints:
   /bytes/N       exactly N body bytes (N up to 1073741824)
   /delay/MS      a small answer after MS milliseconds (MS up to 60000)
   /status/CODE   that status (200-599) with a small body
+  /vary/N        answers of 0..N body bytes in turn (ab's Length failures; N up to 65536)
   /reset         read the request, then reset the connection (RST)
   /stall         read the request, never answer
   /close         a head announcing 1024 bytes, then close without them
@@ -97,4 +98,52 @@ fn announce(server: &ServerHandle) {
         let _ = writeln!(out, "listening on http://{addr}/");
     }
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ENDPOINTS;
+    use crate::route::{route, Endpoint};
+
+    /// Every endpoint the router serves is in the help, with a path it answers.
+    #[test]
+    fn the_help_lists_every_endpoint() {
+        let listed: Vec<&str> = ENDPOINTS
+            .lines()
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "/",
+                "/bytes/N",
+                "/delay/MS",
+                "/status/CODE",
+                "/vary/N",
+                "/reset",
+                "/stall",
+                "/close",
+                "/echo"
+            ]
+        );
+        for path in [
+            "/bytes/1",
+            "/delay/1",
+            "/status/200",
+            "/vary/1",
+            "/reset",
+            "/stall",
+            "/close",
+            "/echo",
+        ] {
+            assert!(
+                !matches!(
+                    route(path, false),
+                    Endpoint::NotFound | Endpoint::Invalid(_)
+                ),
+                "{path}"
+            );
+        }
+    }
 }
