@@ -834,6 +834,52 @@ fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
     assert!(reports.join("ci-change-2.html").exists());
 }
 
+/// Two results databases, one runs' folder: each database numbers its experiments from 1,
+/// so the second's experiment would be `ci-change-1` too, and its runs (the same plan gives
+/// the same run ids) would overwrite the first's `run.json`, logs and captures. It is
+/// refused before any run, and its database keeps no experiment.
+#[test]
+fn a_runs_folder_another_database_filled_is_refused_not_overwritten() {
+    let dir = scratch("twodbs");
+    let plan = dir.join("p.toml");
+    std::fs::write(&plan, CHANGING).unwrap();
+    let (first_db, second_db) = (dir.join("first.db"), dir.join("second.db"));
+    let first = experiment(&plan, &first_db, &dir, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let files: Vec<(PathBuf, Vec<u8>)> = run_dirs(&dir)
+        .into_iter()
+        .map(|d| d.join("run.json"))
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
+    assert_eq!(files.len(), 2);
+
+    let second = experiment(&plan, &second_db, &dir, &[]);
+    let folder = dir.join("runs").join("ci-change-1");
+    one_line(
+        &second,
+        2,
+        &format!(
+            "{} already holds the runs of an experiment ci-change 1 that is not in {}",
+            folder.display(),
+            second_db.display()
+        ),
+    );
+    for (file, before) in &files {
+        assert_eq!(&std::fs::read(file).unwrap(), before, "{}", file.display());
+    }
+    assert_eq!(sql(&second_db, "SELECT COUNT(*) FROM experiments"), "0");
+
+    // A folder of its own, and it runs.
+    let own = experiment_cmd(&plan, &second_db, &dir.join("own"))
+        .output()
+        .unwrap();
+    assert!(own.status.success(), "{}", stderr(&own));
+    assert_eq!(
+        sql(&second_db, "SELECT id || ' ' || status FROM experiments"),
+        "1 complete"
+    );
+}
+
 /// Run `dualbench args…` with a stdout whose reading end is already closed.
 fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> Output {
     let (reader, writer) = std::io::pipe().unwrap();
@@ -1159,7 +1205,9 @@ fn a_background_or_service_that_ends_fails_the_experiment_before_a_run_is_stored
     ] {
         let (plan, name) = in_a_testbed(&dir, "bgdead.toml", "xd", head, tail);
         let db = dir.join("results.db");
+        // A fresh database numbers its experiment 1 again: its runs' folder goes too.
         let _ = std::fs::remove_file(&db);
+        let _ = std::fs::remove_dir_all(dir.join("runs"));
         let out = experiment(&plan, &db, &dir, &[]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");

@@ -151,6 +151,20 @@ impl Db {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Remove an experiment just created, before anything was stored with it (it could
+    /// not start); one that holds runs or environment facts is left as it is.
+    pub fn forget_new_experiment(&self, experiment: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM experiments WHERE id = ?1
+                   AND NOT EXISTS (SELECT 1 FROM runs WHERE experiment_id = ?1)
+                   AND NOT EXISTS (SELECT 1 FROM environment WHERE experiment_id = ?1)",
+                params![experiment],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
     /// Store (or replace) environment facts for an experiment.
     pub fn set_environment(&self, experiment: i64, facts: &[(String, String)]) -> Result<()> {
         for (k, v) in facts {

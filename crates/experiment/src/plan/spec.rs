@@ -189,8 +189,10 @@ fn one_of<T: Copy>(
     })
 }
 
-/// Convert an axis of strings with `conv`, or take `default` when the axis is absent.
-fn axis<T>(
+/// Convert an axis of strings with `conv`, or take `default` when the axis is absent. Two
+/// spellings of one value (`"4"` and `"ipv4"`, `"4:1"` and `"4: 1"`) are the same value:
+/// they would make the same points, whose runs share their ids.
+fn axis<T: PartialEq>(
     raw: Option<Spanned<Vec<String>>>,
     key: &str,
     default: Vec<T>,
@@ -203,24 +205,23 @@ fn axis<T>(
     if values.is_empty() {
         return Err(at.error(offset, key, "an axis needs at least one value"));
     }
-    let mut out = Vec::with_capacity(values.len());
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
     for v in &values {
-        out.push(conv(v).map_err(|m| at.error(offset, key, &m))?);
-    }
-    if has_duplicates(&values) {
-        return Err(at.error(offset, key, "a value appears twice"));
+        let value = conv(v).map_err(|m| at.error(offset, key, &m))?;
+        if let Some(i) = out.iter().position(|seen| *seen == value) {
+            let message = if values[i] == *v {
+                format!("{v:?} appears twice")
+            } else {
+                format!("{:?} and {v:?} are the same value", values[i])
+            };
+            return Err(at.error(offset, key, &message));
+        }
+        out.push(value);
     }
     Ok(out)
 }
 
-fn has_duplicates(values: &[String]) -> bool {
-    values
-        .iter()
-        .enumerate()
-        .any(|(i, v)| values[..i].contains(v))
-}
-
-fn numbers<T: Copy + PartialOrd + Default>(
+fn numbers<T: Copy + PartialOrd + Default + std::fmt::Display>(
     raw: Option<Spanned<Vec<T>>>,
     key: &str,
     default: Vec<T>,
@@ -234,6 +235,14 @@ fn numbers<T: Copy + PartialOrd + Default>(
     }
     if values.iter().any(|v| *v <= T::default()) {
         return Err(at.error(offset, key, "values must be greater than 0"));
+    }
+    // The same value twice makes the same points twice, whose runs share their ids.
+    if let Some(v) = values
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| values[..i].contains(v).then_some(v))
+    {
+        return Err(at.error(offset, key, &format!("{v} appears twice")));
     }
     Ok(values)
 }

@@ -142,6 +142,43 @@ fn errors_name_file_line_and_key() {
     );
 }
 
+/// Two spellings of one value, or a number given twice, would make the same points twice:
+/// their runs share an id, and the second one's storing fails after it ran.
+#[test]
+fn the_same_axis_value_twice_is_refused_whatever_its_spelling() {
+    for (axis, values, wanted) in [
+        (
+            "family",
+            "[\"ipv4\", \"4\"]",
+            "\"ipv4\" and \"4\" are the same value",
+        ),
+        (
+            "ratio",
+            "[\"4:1\", \"4: 1\"]",
+            "\"4:1\" and \"4: 1\" are the same value",
+        ),
+        (
+            "server",
+            "[\"nginx\", \"nginx\"]",
+            "\"nginx\" appears twice",
+        ),
+        ("concurrency", "[5, 5]", "5 appears twice"),
+        ("requests", "[10, 20, 10]", "10 appears twice"),
+        ("rate", "[100.0, 100]", "100 appears twice"),
+    ] {
+        let text = format!("[experiment]\nname = \"d\"\n[axes]\n{axis} = {values}\n");
+        let e = error(&text);
+        assert!(
+            e.starts_with(&format!("p.toml:4: axes.{axis}: {wanted}")),
+            "{axis}: {e}"
+        );
+    }
+    // Different values still make different points, with ids of their own.
+    let p = plan("[experiment]\nname = \"d\"\n[axes]\nratio = [\"4:1\", \"8:2\"]\n").unwrap();
+    let runs = expand(&p);
+    assert_ne!(runs[0].id, runs[1].id);
+}
+
 #[test]
 fn type_errors_name_the_key() {
     let e = error("[experiment]\nname = \"v\"\n[load]\nrequests = \"ten\"\n");

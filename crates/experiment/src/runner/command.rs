@@ -3,6 +3,7 @@
 //! server: a master and its workers); and any command line as a shell would take it.
 
 use crate::plan::{CaptureHost, Plan, Point, Selector};
+use crate::server::site::Route;
 use dualbench_common::{shell_word, Family};
 use std::net::SocketAddr;
 
@@ -30,16 +31,18 @@ impl Bases {
     }
 }
 
-/// Arguments after the binary: `run --format json -q -n N -c C ... URL...`; with
-/// `load.monitor`, one `--monitor` per entry of `monitor_pids`; with `load.capture` at
-/// the client (the default capture host), `--capture IFACE`.
+/// Arguments after the binary: `run --format json -q -n N -c C ... URL...` for the URL
+/// path of `route`; with `load.monitor`, one `--monitor` per entry of `monitor_pids`; with
+/// `load.capture` at the client (the default capture host), `--capture IFACE`; `-l` when
+/// the route's body changes length from response to response (Apache's mod_status page).
 pub fn run_args(
     plan: &Plan,
     point: &Point,
     bases: &Bases,
-    path: &str,
+    route: &Route,
     monitor_pids: &[String],
 ) -> Vec<String> {
+    let path = route.path;
     let l = &plan.load;
     let mut a: Vec<String> = vec!["run".into(), "--format".into(), "json".into(), "-q".into()];
     a.extend([
@@ -70,6 +73,10 @@ pub fn run_args(
     }
     if let (Some(iface), CaptureHost::Client) = (&l.capture, l.capture_host) {
         a.extend(["--capture".into(), iface.clone()]);
+    }
+    let variable = ["-l", "--variable-length"];
+    if route.variable_length && !l.extra_args.iter().any(|a| variable.contains(&a.as_str())) {
+        a.push("-l".into());
     }
     a.extend(l.extra_args.iter().cloned());
     let url = |base: &str| format!("{base}{path}");
@@ -106,7 +113,7 @@ mod tests {
         let runs = expand(&plan);
         let bases = Bases::of(&crate::server::loopback(8080));
         let pids = ["7".to_string()];
-        let args = run_args(&plan, &runs[0].point, &bases, "/index.html", &pids);
+        let args = run_args(&plan, &runs[0].point, &bases, &route("/index.html"), &pids);
         assert_eq!(
             args.join(" "),
             "run --format json -q -n 100 -c 2 -k --rate 500 http://[::1]:8080/index.html \
@@ -119,10 +126,51 @@ mod tests {
         .unwrap();
         let runs = expand(&plan);
         let pids = ["7".to_string(), "8".to_string()];
-        let args = run_args(&plan, &runs[1].point, &bases, "/", &pids);
+        let args = run_args(&plan, &runs[1].point, &bases, &route("/"), &pids);
         assert_eq!(
             args.join(" "),
             "run --format json -q -n 1000 -c 1 --monitor 7 --monitor 8 --capture lo http://[::1]:8080/"
         );
+    }
+
+    fn route(path: &'static str) -> Route {
+        Route {
+            path,
+            mechanism: "static file",
+            length: 45,
+            variable_length: false,
+        }
+    }
+
+    /// Apache's in-server handler without mod_perl is mod_status, whose page changes size
+    /// from response to response: without `-l` nearly every response would be a failed
+    /// request ("Length"), as ab counts them.
+    #[test]
+    fn a_page_of_varying_length_is_run_with_dash_l() {
+        use crate::plan::{Handler, ServerKind};
+        use crate::server::site;
+        let text = "[experiment]\nname = \"s\"\n[axes]\nserver = [\"apache-prefork\"]\n\
+                    handler = [\"in-server\"]\nfamily = [\"ipv4\"]\n";
+        let plan = parse(text, Path::new("s.toml")).unwrap();
+        let point = &expand(&plan)[0].point;
+        let bases = Bases::of(&crate::server::loopback(8080));
+        let status = site::route(ServerKind::ApachePrefork, Handler::InServer, false);
+        assert_eq!(
+            run_args(&plan, point, &bases, &status, &[]).join(" "),
+            "run --format json -q -n 1000 -c 1 -l http://127.0.0.1:8080/server-status?auto"
+        );
+        let perl = site::route(ServerKind::ApachePrefork, Handler::InServer, true);
+        assert_eq!(
+            run_args(&plan, point, &bases, &perl, &[]).join(" "),
+            "run --format json -q -n 1000 -c 1 http://127.0.0.1:8080/in-server"
+        );
+        // A plan that passes -l itself gets it once.
+        let plan = parse(
+            &text.replace("[axes]", "[load]\nextra_args = [\"-l\"]\n[axes]"),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let args = run_args(&plan, point, &bases, &status, &[]);
+        assert_eq!(args.iter().filter(|a| *a == "-l").count(), 1, "{args:?}");
     }
 }

@@ -114,7 +114,7 @@ pub const PID_PLACEHOLDER: &str = "PID";
 /// The command a run would be, with `PORT` for a loopback server's port and `PID` for the
 /// server's processes.
 fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
-    let path = site::route(point.server, point.handler, site::have_mod_perl()).path;
+    let route = site::route(point.server, point.handler, site::have_mod_perl());
     let (mut argv, bases) = match (point.placement, &plan.testbed) {
         (Placement::Testbed, Some(t)) => (
             testbed::exec_prefix(Path::new("dualbench"), t, &t.client),
@@ -133,7 +133,7 @@ fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
         plan,
         point,
         &bases,
-        path,
+        &route,
         &[PID_PLACEHOLDER.to_string()],
     ));
     Ok(shell_line(&argv))

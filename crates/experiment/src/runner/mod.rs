@@ -55,7 +55,7 @@ pub fn run(opts: &Options) -> Result<()> {
     check_programs(&plan)?;
     check_out(&opts.out)?;
     let mut db = Db::open(&opts.db)?;
-    let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts.resume)?;
+    let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts)?;
     db.set_environment(experiment, &crate::env::collect(&plan, &opts.dualbench))?;
     let todo: Vec<&RunSpec> = runs.iter().filter(|r| !stored.contains(&r.id)).collect();
     if todo.is_empty() {
@@ -181,9 +181,9 @@ fn open_experiment(
     db: &mut Db,
     plan: &Plan,
     runs: &[RunSpec],
-    resume: bool,
+    opts: &Options,
 ) -> Result<(i64, HashSet<String>)> {
-    if resume {
+    if opts.resume {
         if let Some(e) = db.latest_named(&plan.name)? {
             let dropped = db.adopt_plan(e.id, plan, runs)?;
             if dropped > 0 {
@@ -204,10 +204,27 @@ fn open_experiment(
             plan.name
         ));
     }
-    Ok((
-        db.create_experiment(plan, runs.len(), now())?,
-        HashSet::new(),
-    ))
+    let id = db.create_experiment(plan, runs.len(), now())?;
+    // A new experiment's folder exists only when another results database (or one since
+    // deleted) gave an experiment of this name the same id: its runs would overwrite that
+    // one's files (their run folders are named by run ids, the same for the same plan).
+    let folder = experiment_dir(&opts.out, &plan.name, id);
+    if folder.exists() {
+        db.forget_new_experiment(id)?;
+        return Err(Failure::usage(format!(
+            "--out {}: {} already holds the runs of an experiment {} {id} that is not in {}; give another --out (or --db), or move that folder away",
+            opts.out.display(),
+            folder.display(),
+            plan.name,
+            opts.db.display()
+        )));
+    }
+    Ok((id, HashSet::new()))
+}
+
+/// The folder of experiment `id` called `name`: its groups' servers and runs.
+fn experiment_dir(out: &Path, name: &str, id: i64) -> PathBuf {
+    out.join(format!("{name}-{id}"))
 }
 
 /// The server host's interface to capture on around each counted run at `point`: with
@@ -270,10 +287,7 @@ impl Context<'_> {
             point.server.key(),
             point.handler.key()
         );
-        self.opts
-            .out
-            .join(format!("{}-{}", self.plan.name, self.experiment))
-            .join(name)
+        experiment_dir(&self.opts.out, &self.plan.name, self.experiment).join(name)
     }
 
     /// One group (the points that differ only in family or ratio) under one server: the
@@ -352,7 +366,7 @@ impl Context<'_> {
                     "warmup-{w}-{}",
                     point.selector.key().replace(':', "-")
                 ));
-                let argv = self.run_argv(point, running, at.bases, at.route.path);
+                let argv = self.run_argv(point, running, at.bases, at.route);
                 if let Outcome::Interrupted = exec::run(&argv, &run_dir, self.stop, None)? {
                     return Ok(false);
                 }
@@ -393,7 +407,7 @@ impl Context<'_> {
                 ))
             })?;
         let run_started = now();
-        let argv = self.run_argv(point, running, at.bases, at.route.path);
+        let argv = self.run_argv(point, running, at.bases, at.route);
         let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
         std::fs::create_dir_all(&run_dir)?;
         let capture = match self.server_capture_argv(point, &run_dir)? {
@@ -469,14 +483,14 @@ impl Context<'_> {
         point: &Point,
         running: &server::Running,
         bases: &Bases,
-        path: &str,
+        route: &site::Route,
     ) -> Vec<String> {
         let pids: Vec<String> = match self.plan.load.monitor {
             true => vec![running.pid.to_string()],
             false => Vec::new(),
         };
         let mut argv = self.client_prefix(point);
-        argv.extend(run_args(self.plan, point, bases, path, &pids));
+        argv.extend(run_args(self.plan, point, bases, route, &pids));
         argv
     }
 
@@ -535,10 +549,7 @@ impl Context<'_> {
         }
         if self.testbed.is_none() {
             let plan_dir = self.plan.path.parent().unwrap_or(Path::new("."));
-            let dir = self
-                .opts
-                .out
-                .join(format!("{}-{}", self.plan.name, self.experiment));
+            let dir = experiment_dir(&self.opts.out, &self.plan.name, self.experiment);
             std::fs::create_dir_all(&dir)?;
             self.testbed = Some(testbed::Session::up(
                 t,

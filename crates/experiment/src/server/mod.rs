@@ -260,11 +260,16 @@ impl Running {
         Ok(())
     }
 
-    /// An error if the server process has exited.
+    /// An error if the server process has exited; what it left of its process group (the
+    /// workers of a master that crashed or was killed, which would keep its port and serve
+    /// on) is killed first.
     pub fn check_alive(&mut self) -> Result<()> {
         let Some(child) = self.child.as_mut() else {
             return Err(self.failure("was stopped"));
         };
+        if ended_unreaped(self.pid) == Some(true) {
+            kill_group(self.pid);
+        }
         match child.try_wait()? {
             None => Ok(()),
             Some(status) => Err(self.failure(&format!("exited ({status})"))),
@@ -302,25 +307,60 @@ impl Running {
         self.stop_child()
     }
 
+    /// SIGTERM to the first process (a master stops its workers), SIGKILL after 5 s; then,
+    /// before it is reaped, SIGKILL to whatever is left of its process group: the workers
+    /// of a master that died or had to be killed, which nothing else would stop.
     fn stop_child(&mut self) -> Result<()> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
-        if child.try_wait()?.is_some() {
-            return Ok(());
-        }
-        signal(self.pid, libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if child.try_wait()?.is_some() {
-                return Ok(());
+        let pid = self.pid;
+        // Ended (zombie, or reaped already by `check_alive`, which took its group along).
+        let ended = |child: &mut Child| -> Result<bool> {
+            Ok(match ended_unreaped(pid) {
+                Some(ended) => ended,
+                None => child.try_wait()?.is_some(),
+            })
+        };
+        if !ended(&mut child)? {
+            signal(pid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !ended(&mut child)? && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if !ended(&mut child)? {
+                signal(pid, libc::SIGKILL);
+            }
         }
-        signal(self.pid, libc::SIGKILL);
+        if ended_unreaped(pid).is_some() {
+            kill_group(pid);
+        }
         child.wait()?;
         Ok(())
     }
+}
+
+/// Whether our child `pid` has ended, without reaping it: `None` when it is no longer a
+/// child of ours to wait for (reaped). Until it is reaped its pid, which is also its
+/// process group's id (it was started with `process_group(0)`), names no other process.
+fn ended_unreaped(pid: u32) -> Option<bool> {
+    // SAFETY: waitid(2) with WNOWAIT only reads our child's state into `info`, a plain C
+    // struct for which all zeroes is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: waitid filled `info` (si_pid is 0 when the child has not changed state).
+    Some(unsafe { info.si_pid() } != 0)
+}
+
+/// SIGKILL to every process left in the server's process group; call it only while its
+/// first process is an unreaped child, so the group id cannot name another group.
+fn kill_group(pid: u32) {
+    // SAFETY: kill(2) on the process group our unreaped child leads.
+    unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
 }
 
 impl Drop for Running {

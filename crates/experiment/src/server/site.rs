@@ -109,8 +109,12 @@ fn io(path: &Path, e: std::io::Error) -> Failure {
 pub struct Route {
     pub path: &'static str,
     pub mechanism: &'static str,
-    /// Body length the server should answer with.
+    /// Body length the server should answer with (0: it varies).
     pub length: u64,
+    /// The body's length changes from response to response (mod_status's counters), so
+    /// runs must accept any length (`dualbench run -l`, ab's `-l`): else every response
+    /// whose length differs from the first one's is a failed request.
+    pub variable_length: bool,
 }
 
 /// The route of `handler` on `server` (`mod_perl` says whether Apache has mod_perl).
@@ -128,6 +132,7 @@ pub fn route(server: ServerKind, handler: Handler, mod_perl: bool) -> Route {
         path,
         mechanism,
         length,
+        variable_length: length == 0,
     }
 }
 
@@ -198,8 +203,20 @@ mod tests {
             (r.path, r.mechanism),
             ("/in-server", "mod_perl response handler")
         );
+        assert!(!r.variable_length);
         let r = route(ServerKind::ApacheEvent, Handler::InServer, false);
         assert!(r.mechanism.contains("mod_perl not installed"));
+        assert!(r.variable_length, "mod_status's page changes size");
+        for h in Handler::ALL {
+            let others = [
+                ServerKind::Nginx,
+                ServerKind::Lighttpd,
+                ServerKind::Dualbench,
+            ];
+            for s in others.into_iter().filter(|s| s.supports(h)) {
+                assert!(!route(s, h, false).variable_length, "{s:?} {h:?}");
+            }
+        }
         assert_eq!(
             route(ServerKind::Nginx, Handler::Static4k, false).length,
             4096

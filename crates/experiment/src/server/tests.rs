@@ -178,3 +178,87 @@ fn a_program_is_met_only_by_an_executable_on_the_path() {
     assert!(is_met(gcc, Some(&path)));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The processes of process group `pgid` (from /proc), the zombies left out.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command's closing parenthesis: state ppid pgrp ...
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        if fields[2] == pgid.to_string() && fields[0] != "Z" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn gone_within(pgid: u32, limit: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = group_members(pgid);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Apache's parent killed (a crash, the OOM killer): its prefork children would stay,
+/// listening on the port and serving, if nothing stopped them. Found dead, by the check
+/// after a run or when it is stopped, the server takes its whole process group along.
+#[test]
+fn a_server_whose_master_dies_leaves_no_worker_behind() {
+    for found_by in ["check_alive", "stop"] {
+        let dir = std::env::temp_dir().join(format!(
+            "dualbench-srv-orphans-{found_by}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = free_loopback_port().unwrap();
+        let setup = Setup {
+            kind: ServerKind::ApachePrefork,
+            dir: &dir,
+            handlers: &[Handler::Static],
+            listen: loopback(port),
+            wrap: vec![],
+            dualbench: Path::new("dualbench"),
+        };
+        let mut running = start(&setup).unwrap();
+        running.wait_ready(Duration::from_secs(10)).unwrap();
+        let pid = running.pid;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while group_members(pid).len() < 2 {
+            assert!(Instant::now() < deadline, "prefork started no child");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(pid, libc::SIGKILL);
+        std::thread::sleep(Duration::from_millis(200));
+        match found_by {
+            "check_alive" => {
+                let e = running.check_alive().unwrap_err();
+                assert!(e.message.contains("exited"), "{}", e.message);
+                drop(running);
+            }
+            _ => running.stop().unwrap(),
+        }
+        let left = gone_within(pid, Duration::from_secs(2));
+        assert!(left.is_empty(), "{found_by}: workers left: {left:?}");
+        assert!(
+            TcpStream::connect_timeout(&loopback(port)[0], Duration::from_millis(200)).is_err(),
+            "{found_by}: nothing serves on the port any more"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
