@@ -26,20 +26,33 @@ pub fn encode(h: &Histogram<u64>) -> Result<String> {
     Ok(STANDARD.encode(bytes))
 }
 
-/// Merge several histograms (repeats of one point) into one; `None` when there are none.
-pub fn merge<'a>(hists: impl IntoIterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
+/// Merge several histograms (repeats of one point) into one: `None` when there are none,
+/// the first failing addition's error otherwise. The sum grows to hold every addend
+/// (auto-resize), so histograms with different bounds merge losslessly.
+pub fn merge<'a>(
+    hists: impl IntoIterator<Item = &'a Histogram<u64>>,
+) -> Result<Option<Histogram<u64>>> {
     let mut out: Option<Histogram<u64>> = None;
     for h in hists {
         match out.as_mut() {
-            None => out = Some(h.clone()),
-            Some(acc) => {
-                // Histograms with different bounds: auto-resize keeps the merge lossless.
-                acc.auto(true);
-                let _ = acc.add(h);
-            }
+            None => out = Some(sum_from(h.clone())),
+            Some(acc) => add(acc, h)?,
         }
     }
-    out
+    Ok(out)
+}
+
+/// Start a sum of histograms from `first`: it grows to hold whatever is added to it.
+pub fn sum_from(mut first: Histogram<u64>) -> Histogram<u64> {
+    first.auto(true);
+    first
+}
+
+/// Add `h`'s counts to `acc`; an error when `acc` cannot hold them (its range is fixed
+/// and too small, or growing it fails), in which case `acc` is left as it was.
+pub fn add(acc: &mut Histogram<u64>, h: &Histogram<u64>) -> Result<()> {
+    acc.add(h)
+        .map_err(|e| Failure::runtime(format!("histograms do not merge: {e:?}")))
 }
 
 /// The percentiles the report plots, in percent.
@@ -111,11 +124,35 @@ mod tests {
 
     #[test]
     fn merge_adds_counts_and_keeps_extremes() {
-        let merged = merge([&hist(&[5, 6]), &hist(&[100, 7, 8])]).unwrap();
+        let merged = merge([&hist(&[5, 6]), &hist(&[100, 7, 8])])
+            .unwrap()
+            .unwrap();
         assert_eq!(merged.len(), 5);
         assert_eq!(merged.min(), 5);
         assert_eq!(merged.max(), 100);
-        assert!(merge(std::iter::empty()).is_none());
+        assert!(merge(std::iter::empty()).unwrap().is_none());
+    }
+
+    #[test]
+    fn merge_grows_to_hold_a_wider_histogram() {
+        let mut narrow = Histogram::<u64>::new_with_bounds(1, 1_000, 3).unwrap();
+        narrow.record(10).unwrap();
+        let merged = merge([&narrow, &hist(&[5_000_000])]).unwrap().unwrap();
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged.max(), merged.highest_equivalent(5_000_000));
+    }
+
+    /// An addition that fails is an error, not a sum that silently lacks the addend.
+    #[test]
+    fn an_addition_that_does_not_fit_is_an_error() {
+        let mut fixed = Histogram::<u64>::new_with_bounds(1, 1_000, 3).unwrap();
+        fixed.record(10).unwrap();
+        let err = add(&mut fixed, &hist(&[5_000_000])).unwrap_err();
+        assert!(
+            err.message.starts_with("histograms do not merge: "),
+            "{err}"
+        );
+        assert_eq!(fixed.len(), 1, "left as it was");
     }
 
     #[test]

@@ -3,12 +3,12 @@
 
 use super::html::head;
 use super::metrics::{self, Metric};
-use super::model::{self, AxisOrder};
-use super::study::{format_estimate, label, AXIS_ORDER};
+use super::model::{self, AxisOrder, Cell};
+use super::study::{format_cell, label, AXIS_ORDER, PARTIAL_NOTE};
 use super::svg::escape;
 use crate::db::{Db, Experiment, StoredRun};
 use crate::plan::{self, ReportSpec};
-use crate::stats::{self, Difference, Estimate};
+use crate::stats::{self, Difference};
 use dualbench_common::Result;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -18,9 +18,16 @@ pub const ALPHA: f64 = 0.05;
 
 pub struct Row {
     pub label: String,
-    pub a: Option<Estimate>,
-    pub b: Option<Estimate>,
+    pub a: Cell,
+    pub b: Cell,
     pub diff: Option<Difference>,
+}
+
+impl Row {
+    /// A side rests on fewer runs than the point had there.
+    pub fn partial(&self) -> bool {
+        self.a.partial() || self.b.partial()
+    }
 }
 
 pub struct Comparison {
@@ -60,8 +67,8 @@ pub fn compare(
         );
         Row {
             label: label(&axes, k),
-            a: stats::estimate(&va),
-            b: stats::estimate(&vb),
+            a: Cell::of(&va, model::count(&obs_a, &axes, k)),
+            b: Cell::of(&vb, model::count(&obs_b, &axes, k)),
             diff: stats::welch(&va, &vb),
         }
     };
@@ -92,8 +99,15 @@ pub fn verdict(metric: &Metric, diff: Option<&Difference>) -> &'static str {
     }
 }
 
-fn cell(e: Option<&Estimate>) -> String {
-    e.map(format_estimate).unwrap_or_else(|| "–".into())
+/// The difference, relative and p cells of a row.
+fn change_cells(r: &Row) -> [String; 3] {
+    let (a, b) = (r.a.estimate.as_ref(), r.b.estimate.as_ref());
+    let d = r.diff.as_ref();
+    [
+        super::format_difference(d, super::scale(a, b)),
+        super::format_relative(a, d),
+        super::format_p(d),
+    ]
 }
 
 /// The comparison as HTML.
@@ -118,14 +132,17 @@ pub fn html(c: &Comparison) -> String {
             } else {
                 format!(" class=\"sig {v}\"")
             };
+            let [change, relative, p] = change_cells(r);
             let _ = writeln!(
                 s,
-                "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{v}</td></tr>",
-                escape(&r.label), cell(r.a.as_ref()), cell(r.b.as_ref()), super::format_difference(r.diff.as_ref(), super::scale(r.a.as_ref(), r.b.as_ref())),
-                super::format_relative(r.a.as_ref(), r.diff.as_ref()), super::format_p(r.diff.as_ref())
+                "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{change}</td><td>{relative}</td><td>{p}</td><td class=\"l\">{v}</td></tr>",
+                escape(&r.label), escape(&format_cell(&r.a)), escape(&format_cell(&r.b)),
             );
         }
         s += "</table>\n";
+        if rows.iter().any(Row::partial) {
+            let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(PARTIAL_NOTE));
+        }
     }
     s + "</body></html>\n"
 }
@@ -141,16 +158,17 @@ pub fn markdown(c: &Comparison) -> String {
         for r in rows {
             let v = verdict(m, r.diff.as_ref());
             let b = if v.is_empty() { "" } else { "**" };
+            let [change, relative, p] = change_cells(r);
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {b}{}{b} | {} | {} | {b}{v}{b} |",
+                "| {} | {} | {} | {b}{change}{b} | {relative} | {p} | {b}{v}{b} |",
                 r.label,
-                cell(r.a.as_ref()),
-                cell(r.b.as_ref()),
-                super::format_difference(r.diff.as_ref(), super::scale(r.a.as_ref(), r.b.as_ref())),
-                super::format_relative(r.a.as_ref(), r.diff.as_ref()),
-                super::format_p(r.diff.as_ref())
+                format_cell(&r.a),
+                format_cell(&r.b),
             );
+        }
+        if rows.iter().any(Row::partial) {
+            let _ = write!(s, "\n{PARTIAL_NOTE}\n");
         }
         s.push('\n');
     }
@@ -223,6 +241,59 @@ mod tests {
             markdown(&c).contains("| family=ipv4 | 100.0 ± 2.5 | 150.0 ± 2.5 | **+50.0 ± 2.3** |"),
             "{}",
             markdown(&c)
+        );
+    }
+
+    /// A side whose runs lack the metric says how many of its runs it rests on.
+    #[test]
+    fn a_side_with_fewer_runs_says_so() {
+        let captured = |repeat: i64, delay_us: f64| {
+            let mut run = stored("nginx", repeat, 100.0, 90.0);
+            for f in run.doc.families.values_mut() {
+                f.capture = Some(serde_json::json!({"delay_us": {"count": 1, "mean": delay_us}}));
+            }
+            run
+        };
+        let a = vec![
+            captured(1, 50_000.0),
+            captured(2, 52_000.0),
+            captured(3, 54_000.0),
+        ];
+        let b = vec![
+            captured(1, 60_000.0),
+            captured(2, 62_000.0),
+            stored("nginx", 3, 100.0, 90.0),
+        ];
+        let spec = ReportSpec {
+            metrics: vec!["capture_delay_ms".into()],
+            ..ReportSpec::default()
+        };
+        let c = compare(
+            &experiment(1),
+            &experiment(2),
+            &a,
+            &b,
+            &spec,
+            &AxisOrder::default(),
+        );
+        let md = markdown(&c);
+        assert!(
+            md.contains("| family=ipv4 | 52.0 ± 5.0 | 61.0 ± 12.7 (n=2 of 3) | **+9.0 ± 5.0** |"),
+            "{md}"
+        );
+        assert!(md.contains(PARTIAL_NOTE), "{md}");
+        let none = vec![stored("nginx", 1, 100.0, 90.0)];
+        let md = markdown(&compare(
+            &experiment(1),
+            &experiment(2),
+            &a,
+            &none,
+            &spec,
+            &AxisOrder::default(),
+        ));
+        assert!(
+            md.contains("| 52.0 ± 5.0 | no value (n=0 of 1) | – |"),
+            "{md}"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! A report as one self-contained HTML file: inline CSS, inline SVG, no script, no network.
 
 use super::study::{
-    format_estimate, label, DiffTable, Report, Table, BY_RATIO_NOTE, RATIO_CELLS_NOTE,
+    format_cell, label, DiffTable, Report, Table, BY_RATIO_NOTE, PARTIAL_NOTE, RATIO_CELLS_NOTE,
 };
 use super::svg::{escape, line_chart};
 use crate::timefmt::utc;
@@ -85,17 +85,14 @@ fn table(t: &Table) -> String {
             let _ = write!(s, "<td class=\"l\">{}</td>", escape(v));
         }
         for c in cells {
-            let _ = write!(
-                s,
-                "<td>{}</td>",
-                c.as_ref()
-                    .map(format_estimate)
-                    .unwrap_or_else(|| "–".into())
-            );
+            let _ = write!(s, "<td>{}</td>", escape(&format_cell(c)));
         }
         s += "</tr>\n";
     }
     s += "</table>\n";
+    if t.partial() {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(PARTIAL_NOTE));
+    }
     if t.by_ratio {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(RATIO_CELLS_NOTE));
     }
@@ -117,11 +114,14 @@ fn differences(d: &DiffTable) -> String {
             "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{diff}</td><td>{relative}</td><td>{p}</td></tr>",
             if row.significant(0.05) { " class=\"sig\"" } else { "" },
             escape(&label(&d.row_axes, &row.key)),
-            row.v4.as_ref().map(format_estimate).unwrap_or_default(),
-            row.v6.as_ref().map(format_estimate).unwrap_or_default(),
+            escape(&format_cell(&row.v4)),
+            escape(&format_cell(&row.v6)),
         );
     }
     s += "</table>\n";
+    if d.rows.iter().any(|row| row.partial()) {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(PARTIAL_NOTE));
+    }
     if d.rows.iter().any(|row| row.by_ratio) {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(BY_RATIO_NOTE));
     }

@@ -1,7 +1,9 @@
 //! A report as Markdown: the same tables as the HTML page (results, differences,
 //! percentiles — as a table instead of plots —, servers and handlers, environment, runs).
 
-use super::study::{format_estimate, label, Report, Table, BY_RATIO_NOTE, RATIO_CELLS_NOTE};
+use super::study::{
+    format_cell, label, Report, Table, BY_RATIO_NOTE, PARTIAL_NOTE, RATIO_CELLS_NOTE,
+};
 use crate::timefmt::utc;
 use std::fmt::Write as _;
 
@@ -47,9 +49,12 @@ pub fn render(r: &Report) -> String {
                 s,
                 "| {} | {} | {} | {b}{diff}{b} | {relative} | {p} |",
                 label(&d.row_axes, &row.key),
-                row.v4.as_ref().map(format_estimate).unwrap_or_default(),
-                row.v6.as_ref().map(format_estimate).unwrap_or_default(),
+                format_cell(&row.v4),
+                format_cell(&row.v6),
             );
+        }
+        if d.rows.iter().any(|row| row.partial()) {
+            let _ = write!(s, "\n{PARTIAL_NOTE}\n");
         }
         if d.rows.iter().any(|row| row.by_ratio) {
             let _ = write!(s, "\n{BY_RATIO_NOTE}\n");
@@ -107,15 +112,12 @@ fn table(t: &Table) -> String {
             let _ = write!(s, " {v} |");
         }
         for c in cells {
-            let _ = write!(
-                s,
-                " {} |",
-                c.as_ref()
-                    .map(format_estimate)
-                    .unwrap_or_else(|| "–".into())
-            );
+            let _ = write!(s, " {} |", format_cell(c));
         }
         s.push('\n');
+    }
+    if t.partial() {
+        let _ = write!(s, "\n{PARTIAL_NOTE}\n");
     }
     if t.by_ratio {
         let _ = write!(s, "\n{}\n", RATIO_CELLS_NOTE);

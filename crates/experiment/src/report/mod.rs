@@ -123,8 +123,9 @@ pub fn format_difference(d: Option<&Difference>, scale: f64) -> String {
 /// decimals of the means beside it; marked "†" (and no p-value) when the ratio sets it.
 pub fn diff_cells(row: &study::DiffRow) -> [String; 3] {
     let d = row.diff.as_ref();
-    let diff = format_difference(d, scale(row.v4.as_ref(), row.v6.as_ref()));
-    let relative = format_relative(row.v4.as_ref(), d);
+    let (v4, v6) = (row.v4.estimate.as_ref(), row.v6.estimate.as_ref());
+    let diff = format_difference(d, scale(v4, v6));
+    let relative = format_relative(v4, d);
     if row.by_ratio {
         [format!("{diff} †"), format!("{relative} †"), "–".into()]
     } else {

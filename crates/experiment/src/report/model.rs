@@ -147,14 +147,45 @@ pub fn values(obs: &[Observation], axes: &[String], key: &[String], metric: &Met
         .collect()
 }
 
-/// Mean ± CI of the metric over the matching observations.
-pub fn cell(
-    obs: &[Observation],
-    axes: &[String],
-    key: &[String],
-    metric: &Metric,
-) -> Option<Estimate> {
-    stats::estimate(&values(obs, axes, key, metric))
+/// How many observations have `axes` equal to `key`: the runs of that point (and family).
+pub fn count(obs: &[Observation], axes: &[String], key: &[String]) -> usize {
+    obs.iter().filter(|o| o.key(axes) == key).count()
+}
+
+/// One table cell: the metric's mean ± CI over the runs that have it, and how many runs
+/// the point had. A run can lack a metric (no capture analysis, no completed request for
+/// a mean time), so the estimate may rest on fewer runs than that, or on none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    /// Over the runs that have the metric; `None` when none has it.
+    pub estimate: Option<Estimate>,
+    /// The point's runs (with this family); 0 when the point was not run.
+    pub runs: usize,
+}
+
+impl Cell {
+    /// The cell of a set of values read from `runs` runs.
+    pub fn of(values: &[f64], runs: usize) -> Cell {
+        Cell {
+            estimate: stats::estimate(values),
+            runs,
+        }
+    }
+
+    /// How many of the point's runs the estimate uses.
+    pub fn used(&self) -> usize {
+        self.estimate.map_or(0, |e| e.n)
+    }
+
+    /// The point was run but some of its runs lack the metric.
+    pub fn partial(&self) -> bool {
+        self.runs > 0 && self.used() < self.runs
+    }
+}
+
+/// Mean ± CI of the metric over the matching observations, and how many there were.
+pub fn cell(obs: &[Observation], axes: &[String], key: &[String], metric: &Metric) -> Cell {
+    Cell::of(&values(obs, axes, key, metric), count(obs, axes, key))
 }
 
 #[cfg(test)]
@@ -216,8 +247,10 @@ pub(crate) mod tests {
         assert_eq!(axes, vec!["server".to_string(), "family".to_string()]);
         let rps = find("rps").unwrap();
         let key = vec!["nginx".to_string(), "ipv4".to_string()];
-        let e = cell(&obs, &axes, &key, rps).unwrap();
-        assert_eq!((e.n, e.mean), (2, 105.0));
+        let c = cell(&obs, &axes, &key, rps);
+        let e = c.estimate.unwrap();
+        assert_eq!((e.n, e.mean, c.runs), (2, 105.0, 2));
+        assert!(!c.partial());
         assert_eq!(distinct_keys(&obs, &["server".to_string()]).len(), 2);
     }
 }

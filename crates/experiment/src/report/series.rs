@@ -1,16 +1,48 @@
-//! Time series for the report: requests/s and mean latency of each run against when it
-//! started, and the server's CPU from monitor samples (`dualbench run --monitor`), whose
-//! JSON lines carry `unix_ns`, `cpu.all.{idle,…}` and `processes[].cpu_pct`.
+//! Series for the report's charts: a family's line, named and coloured by its family in
+//! every chart (IPv4, IPv6, both together), whichever families a chart has; requests/s
+//! and mean latency of each run against when it started; and the server's CPU from
+//! monitor samples (`dualbench run --monitor`), whose JSON lines carry `unix_ns`,
+//! `cpu.all.{idle,…}` and `processes[].cpu_pct`.
 
-use super::svg::{Chart, Series};
+use super::svg::{Chart, Series, BOTH_COLOR, IPV4_COLOR, IPV6_COLOR, OTHER_COLORS};
 use crate::db::StoredRun;
 use serde_json::Value;
 
-fn family_name(key: &str) -> String {
+/// A family's name in legends: "IPv4", "IPv6", or the key as it is ("all" for a run's
+/// both families together).
+pub fn family_name(key: &str) -> String {
     match key {
         "ipv4" => "IPv4".into(),
         "ipv6" => "IPv6".into(),
         other => other.into(),
+    }
+}
+
+/// A family's colour, the same in every chart: IPv4's, IPv6's, and for anything else (a
+/// run's total of both families) the colour of both.
+pub fn family_color(key: &str) -> &'static str {
+    match key {
+        "ipv4" => IPV4_COLOR,
+        "ipv6" => IPV6_COLOR,
+        _ => BOTH_COLOR,
+    }
+}
+
+/// One family's line: named and coloured by the family.
+pub fn family_series(key: &str, points: Vec<(f64, f64)>) -> Series {
+    Series {
+        name: family_name(key),
+        color: family_color(key),
+        points,
+    }
+}
+
+/// Where a family's line goes among a chart's series: IPv4, IPv6, then the rest.
+fn family_rank(key: &str) -> u8 {
+    match key {
+        "ipv4" => 0,
+        "ipv6" => 1,
+        _ => 2,
     }
 }
 
@@ -24,21 +56,22 @@ fn per_run(
         .iter()
         .map(|r| r.started_unix)
         .fold(f64::INFINITY, f64::min);
-    let mut series: Vec<Series> = Vec::new();
+    let mut by_family: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
     for r in runs {
         for family in r.doc.families.keys() {
             let Some(y) = read(r, family) else { continue };
-            let name = family_name(family);
             let point = (r.started_unix - t0, y);
-            match series.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push(point),
-                None => series.push(Series {
-                    name,
-                    points: vec![point],
-                }),
+            match by_family.iter_mut().find(|(f, _)| f == family) {
+                Some((_, points)) => points.push(point),
+                None => by_family.push((family, vec![point])),
             }
         }
     }
+    by_family.sort_by_key(|(f, _)| family_rank(f));
+    let series = by_family
+        .into_iter()
+        .map(|(f, points)| family_series(f, points))
+        .collect();
     Chart {
         title: title.into(),
         x_label: "seconds since the first run started".into(),
@@ -97,10 +130,12 @@ pub fn server_cpu(samples: &[String], t0_unix: f64) -> Option<Chart> {
         series: vec![
             Series {
                 name: "server processes (% of one core)".into(),
+                color: OTHER_COLORS[0],
                 points: server,
             },
             Series {
                 name: "machine busy (% of all cores)".into(),
+                color: OTHER_COLORS[1],
                 points: busy,
             },
         ],

@@ -4,8 +4,9 @@
 //! Built from stored runs; rendered by `html` and `markdown`.
 
 use super::metrics::{self, Metric};
-use super::model::{self, AxisOrder, Observation};
-use super::svg::{Chart, Series};
+use super::model::{self, AxisOrder, Cell, Observation};
+use super::series::family_series;
+use super::svg::Chart;
 use crate::db::{Db, Experiment, StoredRun};
 use crate::hist;
 use crate::plan::{self, ReportSpec};
@@ -33,9 +34,19 @@ pub struct Table {
     pub row_axes: Vec<String>,
     pub column_axis: Option<String>,
     pub columns: Vec<String>,
-    pub rows: Vec<(Vec<String>, Vec<Option<Estimate>>)>,
+    pub rows: Vec<(Vec<String>, Vec<Cell>)>,
     /// Some cells are families of runs with both families, whose values the ratio sets.
     pub by_ratio: bool,
+}
+
+impl Table {
+    /// A cell rests on fewer runs than its point had.
+    pub fn partial(&self) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|(_, cells)| cells)
+            .any(Cell::partial)
+    }
 }
 
 /// One metric's IPv6 − IPv4 differences, per row.
@@ -47,8 +58,8 @@ pub struct DiffTable {
 
 pub struct DiffRow {
     pub key: Vec<String>,
-    pub v4: Option<Estimate>,
-    pub v6: Option<Estimate>,
+    pub v4: Cell,
+    pub v6: Cell,
     pub diff: Option<Difference>,
     /// Both families ran in the same runs at a fixed V6:V4 ratio and the metric is one the
     /// ratio sets (requests/s, bytes/s, completed): the difference is by construction.
@@ -56,6 +67,11 @@ pub struct DiffRow {
 }
 
 impl DiffRow {
+    /// Either family's cell rests on fewer runs than the point had.
+    pub fn partial(&self) -> bool {
+        self.v4.partial() || self.v6.partial()
+    }
+
     /// Significant at `alpha`, and a measured difference (not one the ratio sets).
     pub fn significant(&self, alpha: f64) -> bool {
         !self.by_ratio && self.diff.is_some_and(|d| d.significant(alpha))
@@ -122,14 +138,21 @@ pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
         runs,
         environment,
         &order,
-    );
+    )
+    .map_err(|e| {
+        e.context(format!(
+            "report of {} (id {})",
+            experiment.name, experiment.id
+        ))
+    })?;
     report
         .timelines
         .extend(super::series::server_cpu(&samples, t0));
     Ok(report)
 }
 
-/// Build a report from its parts (pure); rows list each axis's values in `order`.
+/// Build a report from its parts (pure); rows list each axis's values in `order`. A
+/// latency histogram that does not decode or merge is an error naming its run.
 pub fn assemble(
     experiment: Experiment,
     spec: ReportSpec,
@@ -137,7 +160,7 @@ pub fn assemble(
     runs: Vec<StoredRun>,
     environment: Vec<(String, String)>,
     order: &AxisOrder,
-) -> Report {
+) -> Result<Report> {
     let obs = model::observations(&runs);
     let (row_axes, column_axis) = layout(&obs, &spec);
     let metrics: Vec<&'static Metric> = spec
@@ -154,11 +177,11 @@ pub fn assemble(
         .iter()
         .map(|m| differences(&obs, &group_axes, m, order))
         .collect();
-    let percentiles = percentiles(&obs, &group_axes, &spec.phase, order);
+    let percentiles = percentiles(&obs, &group_axes, &spec.phase, order)?;
     let charts = charts(&percentiles, &spec.phase);
     let timelines = super::series::timelines(&runs);
     let mechanisms = mechanisms(&runs);
-    Report {
+    Ok(Report {
         experiment,
         spec,
         description,
@@ -170,7 +193,7 @@ pub fn assemble(
         environment,
         mechanisms,
         runs,
-    }
+    })
 }
 
 /// Rows: the plan's row axes, then every other varying axis (so nothing is pooled by
@@ -276,20 +299,26 @@ fn differences(
                 k.push(f.into());
                 model::values(obs, &axes, &k, metric)
             };
-            let (v4, v6) = (with("ipv4"), with("ipv6"));
-            if v4.is_empty() && v6.is_empty() {
+            let runs = |f: &str| {
+                let mut k = key.clone();
+                k.push(f.into());
+                model::count(obs, &axes, &k)
+            };
+            let (v4_runs, v6_runs) = (runs("ipv4"), runs("ipv6"));
+            // A point with both families: its row stays even when a family has no value.
+            if v4_runs == 0 || v6_runs == 0 {
                 return None;
             }
+            let (v4, v6) = (with("ipv4"), with("ipv6"));
             let by_ratio = metric.by_ratio && obs.iter().any(|o| o.key(groups) == key && mixed(o));
             Some(DiffRow {
                 key,
-                v4: stats::estimate(&v4),
-                v6: stats::estimate(&v6),
+                v4: Cell::of(&v4, v4_runs),
+                v6: Cell::of(&v6, v6_runs),
                 diff: stats::welch(&v4, &v6),
                 by_ratio,
             })
         })
-        .filter(|r| r.v4.is_some() && r.v6.is_some())
         .collect();
     DiffTable {
         metric,
@@ -303,25 +332,13 @@ fn percentiles(
     groups: &[String],
     phase: &str,
     order: &AxisOrder,
-) -> Vec<Percentiles> {
+) -> Result<Vec<Percentiles>> {
     let mut axes = groups.to_vec();
     axes.push("family".into());
     let mut out = Vec::new();
     for key in model::ordered_keys(obs, &axes, order) {
-        let decoded: Vec<_> = obs
-            .iter()
-            .filter(|o| o.key(&axes) == key)
-            .filter_map(|o| {
-                let f = o
-                    .run
-                    .doc
-                    .families
-                    .get(&o.family)
-                    .unwrap_or(&o.run.doc.total);
-                f.histograms.get(phase).and_then(|t| hist::decode(t).ok())
-            })
-            .collect();
-        let Some(merged) = hist::merge(decoded.iter()) else {
+        let mine: Vec<&Observation> = obs.iter().filter(|o| o.key(&axes) == key).collect();
+        let Some(merged) = merged_histogram(&mine, phase)? else {
             continue;
         };
         let ms = |pts: Vec<(f64, f64)>, on_x: bool| {
@@ -345,7 +362,43 @@ fn percentiles(
             cdf: ms(hist::cdf_points(&merged, 200), true),
         });
     }
-    out
+    Ok(out)
+}
+
+/// The `phase` histograms of these observations merged; `None` when none has one. A
+/// histogram that does not decode or merge fails the report, naming its run, family and
+/// phase: leaving it out would draw the point from fewer repeats than it had.
+fn merged_histogram(
+    obs: &[&Observation],
+    phase: &str,
+) -> Result<Option<hdrhistogram::Histogram<u64>>> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for o in obs {
+        let f = o
+            .run
+            .doc
+            .families
+            .get(&o.family)
+            .unwrap_or(&o.run.doc.total);
+        let Some(text) = f.histograms.get(phase) else {
+            continue;
+        };
+        let what = || {
+            format!(
+                "run {} ({}, repeat {}), {} {phase} latency histogram",
+                o.run.id,
+                super::run_parameters(&o.run.params),
+                o.run.repeat,
+                o.family
+            )
+        };
+        let h = hist::decode(text).map_err(|e| e.context(what()))?;
+        match merged.as_mut() {
+            None => merged = Some(hist::sum_from(h)),
+            Some(acc) => hist::add(acc, &h).map_err(|e| e.context(what()))?,
+        }
+    }
+    Ok(merged)
 }
 
 /// "server=nginx handler=static", or "all runs" when no axis varies.
@@ -358,14 +411,6 @@ pub fn label(axes: &[String], key: &[String]) -> String {
         .map(|(a, v)| format!("{a}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn family_name(key: &str) -> String {
-    match key {
-        "ipv4" => "IPv4".into(),
-        "ipv6" => "IPv6".into(),
-        other => other.into(),
-    }
 }
 
 fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart)> {
@@ -392,14 +437,12 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
                 x_ticks: Some(ticks.clone()),
                 series: mine
                     .iter()
-                    .map(|p| Series {
-                        name: family_name(&p.family),
-                        points: p
-                            .points
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &(_, v))| (i as f64, v))
-                            .collect(),
+                    .map(|p| {
+                        let points = p.points.iter().enumerate();
+                        family_series(
+                            &p.family,
+                            points.map(|(i, &(_, v))| (i as f64, v)).collect(),
+                        )
                     })
                     .collect(),
             };
@@ -411,10 +454,7 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
                 x_ticks: None,
                 series: mine
                     .iter()
-                    .map(|p| Series {
-                        name: family_name(&p.family),
-                        points: p.cdf.clone(),
-                    })
+                    .map(|p| family_series(&p.family, p.cdf.clone()))
                     .collect(),
             };
             (g.to_string(), pct, cdf)
@@ -440,6 +480,15 @@ fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {
 /// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats); exact counts that
 /// did not vary print without decimals, "8000 ± 0".
 pub fn format_estimate(e: &Estimate) -> String {
+    if e.ci95.is_finite() {
+        mean_and_ci(e)
+    } else {
+        format!("{} (n=1)", mean_and_ci(e))
+    }
+}
+
+/// "5296.3 ± 120.4", or "5296.3" when there is no CI.
+fn mean_and_ci(e: &Estimate) -> String {
     let d = if e.mean.fract() == 0.0 && e.ci95 == 0.0 {
         0
     } else {
@@ -448,9 +497,24 @@ pub fn format_estimate(e: &Estimate) -> String {
     if e.ci95.is_finite() {
         format!("{:.d$} ± {:.d$}", e.mean, e.ci95)
     } else {
-        format!("{:.d$} (n=1)", e.mean)
+        format!("{:.d$}", e.mean)
     }
 }
+
+/// A table cell: its estimate as [`format_estimate`] gives it when every run of the point
+/// has the metric; "52.1 ± 3.0 (n=2 of 3)" when only some have it; "no value (n=0 of 3)"
+/// when none has; "–" when the point was not run (no run of it has this family).
+pub fn format_cell(c: &Cell) -> String {
+    match c.estimate {
+        _ if c.runs == 0 => "–".into(),
+        None => format!("no value (n=0 of {})", c.runs),
+        Some(e) if c.partial() => format!("{} (n={} of {})", mean_and_ci(&e), e.n, c.runs),
+        Some(e) => format_estimate(&e),
+    }
+}
+
+/// Under a table with a cell that rests on fewer runs than its point had.
+pub const PARTIAL_NOTE: &str = "n=k of m: only k of the point's m runs have this figure (a run without a capture analysis has no capture figures; a family that completed no request has no mean time); the mean, its CI and Welch's test use those k. \"no value\": none of them has it.";
 
 /// Decimals that suit a value's magnitude.
 pub fn decimals(v: f64) -> usize {

@@ -1,16 +1,22 @@
 //! Small inline SVG line charts for reports: linear or log-10 x axis, 1-2-5 ticks, one
-//! polyline with markers per series, a legend. Pure: data in, SVG text out.
+//! polyline with markers per series in the series' own colour, a legend. Pure: data in,
+//! SVG text out.
 
 use std::fmt::Write as _;
 
-/// Colours of series, in order (IPv4 first, IPv6 second, then others).
-pub const COLORS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-];
+/// IPv4's colour, in every chart.
+pub const IPV4_COLOR: &str = "#1f77b4";
+/// IPv6's colour, in every chart.
+pub const IPV6_COLOR: &str = "#d62728";
+/// The colour of both families together (a run's total, a V6:V4 ratio's whole).
+pub const BOTH_COLOR: &str = "#2ca02c";
+/// Colours of series that are not a family (e.g. the server's CPU), in order.
+pub const OTHER_COLORS: [&str; 3] = ["#9467bd", "#ff7f0e", "#8c564b"];
 
-/// One line of a chart.
+/// One line of a chart, drawn in `color` (a CSS colour).
 pub struct Series {
     pub name: String,
+    pub color: &'static str,
     pub points: Vec<(f64, f64)>,
 }
 
@@ -161,16 +167,9 @@ pub fn line_chart(chart: &Chart) -> String {
     axes(&mut s, chart, &xs, &ys);
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
     let keys = legend_places(&names);
-    for (i, series) in chart.series.iter().enumerate() {
-        draw_series(
-            &mut s,
-            series,
-            COLORS[i % COLORS.len()],
-            &xs,
-            &ys,
-            chart.x_log,
-        );
-        legend(&mut s, i, keys[i], &series.name);
+    for (series, &place) in chart.series.iter().zip(&keys) {
+        draw_series(&mut s, series, &xs, &ys, chart.x_log);
+        legend(&mut s, place, series);
     }
     s += "</svg>";
     s
@@ -228,7 +227,8 @@ fn axes(s: &mut String, chart: &Chart, xs: &Scale, ys: &Scale) {
     );
 }
 
-fn draw_series(s: &mut String, series: &Series, color: &str, xs: &Scale, ys: &Scale, x_log: bool) {
+fn draw_series(s: &mut String, series: &Series, xs: &Scale, ys: &Scale, x_log: bool) {
+    let color = escape(series.color);
     let pts: Vec<(f64, f64)> = series
         .points
         .iter()
@@ -268,8 +268,8 @@ fn legend_places(names: &[&str]) -> Vec<(f64, f64)> {
     places
 }
 
-fn legend(s: &mut String, i: usize, (x, y): (f64, f64), name: &str) {
-    let color = COLORS[i % COLORS.len()];
+fn legend(s: &mut String, (x, y): (f64, f64), series: &Series) {
+    let color = escape(series.color);
     let _ = write!(
         s,
         "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{color}\"/>\
@@ -277,7 +277,7 @@ fn legend(s: &mut String, i: usize, (x, y): (f64, f64), name: &str) {
         y - 8.0,
         x + 14.0,
         y + 1.0,
-        escape(name)
+        escape(&series.name)
     );
 }
 
@@ -330,10 +330,12 @@ mod tests {
             series: vec![
                 Series {
                     name: "IPv4".into(),
+                    color: IPV4_COLOR,
                     points: vec![(1.0, 0.1), (10.0, 0.9), (100.0, 1.0)],
                 },
                 Series {
                     name: "IPv6".into(),
+                    color: IPV6_COLOR,
                     points: vec![(2.0, 0.2), (20.0, 1.0)],
                 },
             ],

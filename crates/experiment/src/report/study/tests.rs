@@ -39,6 +39,7 @@ pub(crate) fn report() -> Report {
         vec![("kernel".into(), "6.1".into())],
         &AxisOrder::default(),
     )
+    .unwrap()
 }
 
 #[test]
@@ -50,7 +51,7 @@ fn table_is_rows_by_columns_with_confidence_intervals() {
     assert_eq!(t.columns, vec!["ipv4".to_string(), "ipv6".to_string()]);
     let (key, cells) = &t.rows[0];
     assert_eq!(key, &vec!["nginx".to_string()]);
-    let v4 = cells[0].unwrap();
+    let v4 = cells[0].estimate.unwrap();
     // mean 105, sd = 7.0711, t(0.975, 1) = 12.7062 → CI = 12.7062 × 7.0711 / √2 = 63.531
     assert_eq!(v4.mean, 105.0);
     assert!((v4.ci95 - 63.531).abs() < 1e-2, "{}", v4.ci95);
@@ -129,7 +130,8 @@ fn a_single_family_plan_without_a_report_section_names_its_column() {
         runs,
         vec![],
         &AxisOrder::default(),
-    );
+    )
+    .unwrap();
     let md = crate::report::markdown::render(&r);
     assert!(
         md.contains("### requests/s\n\n| ipv4 |\n|---:|\n| 105.0 ± 63.5 |\n"),
@@ -149,7 +151,8 @@ fn an_experiment_without_runs_has_no_broken_tables() {
         vec![],
         vec![],
         &AxisOrder::default(),
-    );
+    )
+    .unwrap();
     let md = crate::report::markdown::render(&r);
     assert!(
         md.contains("No runs are stored for this experiment yet."),
@@ -222,7 +225,8 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
         runs,
         vec![],
         &AxisOrder::default(),
-    );
+    )
+    .unwrap();
     assert!(r.differences[0].rows.iter().all(|row| !row.by_ratio));
     assert!(!crate::report::markdown::render(&r).contains('†'));
 }
@@ -286,7 +290,8 @@ fn rows_are_grouped_by_the_row_keys_in_the_plans_order() {
         runs,
         Vec::new(),
         &AxisOrder::of(&plan),
-    );
+    )
+    .unwrap();
     let rows: Vec<String> = r.tables[0].rows.iter().map(|(k, _)| k.join(" ")).collect();
     assert_eq!(
         rows,
@@ -309,4 +314,260 @@ fn rows_are_grouped_by_the_row_keys_in_the_plans_order() {
     assert_eq!(diffs[3], "server=apache-event congestion=none");
     assert_eq!(r.percentiles[1].group, "server=nginx congestion=none");
     assert_eq!(r.percentiles[2].group, "server=nginx congestion=C2B");
+}
+
+/// Give a run's family a capture analysis with this delay (ms), as the database does.
+fn with_capture(mut run: StoredRun, family: &str, delay_ms: f64) -> StoredRun {
+    let f = run.doc.families.get_mut(family).unwrap();
+    f.capture = Some(serde_json::json!({"delay_us": {"count": 1, "mean": delay_ms * 1000.0}}));
+    run
+}
+
+/// nginx: 3 repeats, the third without a capture analysis; apache: 3 repeats, none.
+fn partly_captured() -> Report {
+    let mut runs = Vec::new();
+    for (repeat, v4, v6) in [(1, 50.0, 60.0), (2, 54.0, 62.0)] {
+        let run = stored("nginx", repeat, 100.0, 90.0);
+        runs.push(with_capture(with_capture(run, "ipv4", v4), "ipv6", v6));
+    }
+    runs.push(stored("nginx", 3, 100.0, 90.0));
+    for repeat in 1..=3 {
+        runs.push(stored("apache", repeat, 50.0, 40.0));
+    }
+    let spec = ReportSpec {
+        rows: vec!["server".into()],
+        columns: Some("family".into()),
+        metrics: vec!["capture_delay_ms".into(), "rps".into()],
+        ..ReportSpec::default()
+    };
+    assemble(
+        experiment(),
+        spec,
+        String::new(),
+        runs,
+        vec![],
+        &AxisOrder::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_cell_that_rests_on_fewer_runs_says_how_many_of_how_many() {
+    let r = partly_captured();
+    let (_, nginx) = &r.tables[0].rows[0];
+    assert_eq!((nginx[0].used(), nginx[0].runs), (2, 3));
+    // 50, 54: mean 52, sd 2.828, t(0.975, 1) = 12.706 → CI 25.4; 60, 62 → 61.0 ± 12.7.
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains(
+            "| nginx | 52.0 ± 25.4 (n=2 of 3) | 61.0 ± 12.7 (n=2 of 3) |\n\
+             | apache | no value (n=0 of 3) | no value (n=0 of 3) |\n\n"
+        ),
+        "{md}"
+    );
+    // The IPv6 − IPv4 test used the same two runs a family, and says so.
+    assert!(
+        md.contains("| server=nginx | 52.0 ± 25.4 (n=2 of 3) | 61.0 ± 12.7 (n=2 of 3) | +9.0 ±"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| server=apache | no value (n=0 of 3) | no value (n=0 of 3) | – | – | – |"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches(PARTIAL_NOTE).count(),
+        2,
+        "under the table and the differences"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("<td>52.0 ± 25.4 (n=2 of 3)</td>"), "{html}");
+    assert!(html.contains("<td>no value (n=0 of 3)</td>"), "{html}");
+    assert!(html.contains(&crate::report::svg::escape(PARTIAL_NOTE)));
+    // The requests/s every run has look as they always did, with no note.
+    assert!(
+        md.contains("### requests/s\n\n| server | ipv4 | ipv6 |\n|---|---:|---:|\n| nginx | 100 ± 0 | 90 ± 0 |\n"),
+        "{md}"
+    );
+    assert!(!r.tables[1].partial());
+}
+
+#[test]
+fn a_full_report_has_no_counts_of_runs() {
+    let r = report();
+    let md = crate::report::markdown::render(&r);
+    let html = crate::report::html::render(&r);
+    assert!(!md.contains(" of 2)") && !md.contains(PARTIAL_NOTE), "{md}");
+    assert!(!html.contains(" of 2)") && !html.contains("n=k of m"));
+}
+
+/// Runs of one family each, as `family = ["ipv4", "ipv6"]` stores them.
+fn one_family(server: &str, repeat: i64, family: &str, rps: f64) -> StoredRun {
+    let mut run = stored(server, repeat, rps, rps);
+    let other = if family == "ipv4" { "ipv6" } else { "ipv4" };
+    run.doc.families.remove(other);
+    run.params.insert("ratio".into(), family.into());
+    run.id += family;
+    run
+}
+
+#[test]
+fn each_family_keeps_its_colour_in_every_chart() {
+    use crate::report::svg::{line_chart, BOTH_COLOR, IPV4_COLOR, IPV6_COLOR};
+    // apache ran IPv6 only, and first; nginx both families; "all" is a run without
+    // families (its total alone).
+    let mut total_only = stored("lighttpd", 1, 70.0, 70.0);
+    total_only.doc.families.clear();
+    let runs = vec![
+        one_family("apache", 1, "ipv6", 40.0),
+        one_family("nginx", 1, "ipv6", 90.0),
+        one_family("nginx", 1, "ipv4", 100.0),
+        total_only,
+    ];
+    let r = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        runs,
+        vec![],
+        &AxisOrder::default(),
+    )
+    .unwrap();
+    let colours = |chart: &Chart| -> Vec<(String, &str)> {
+        chart
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.color))
+            .collect()
+    };
+    let group = |g: &str| {
+        let found = r.charts.iter().find(|(name, _, _)| name.starts_with(g));
+        found.unwrap_or_else(|| {
+            panic!(
+                "{g} in {:?}",
+                r.charts.iter().map(|c| &c.0).collect::<Vec<_>>()
+            )
+        })
+    };
+    let (_, pct, cdf) = group("server=apache");
+    for chart in [pct, cdf] {
+        assert_eq!(colours(chart), [("IPv6".to_string(), IPV6_COLOR)]);
+        let svg = line_chart(chart);
+        assert!(svg.contains(&format!("stroke=\"{IPV6_COLOR}\"")), "{svg}");
+        assert!(!svg.contains(IPV4_COLOR), "{svg}");
+    }
+    let (_, pct, _) = group("server=nginx");
+    let mut nginx = colours(pct);
+    nginx.sort();
+    assert_eq!(
+        nginx,
+        [
+            ("IPv4".to_string(), IPV4_COLOR),
+            ("IPv6".to_string(), IPV6_COLOR)
+        ]
+    );
+    let (_, pct, _) = group("server=lighttpd");
+    assert_eq!(colours(pct), [("all".to_string(), BOTH_COLOR)]);
+    // Over time: the first run was IPv6's; IPv4 still gets IPv4's colour and comes first.
+    assert_eq!(
+        colours(&r.timelines[0]),
+        [
+            ("IPv4".to_string(), IPV4_COLOR),
+            ("IPv6".to_string(), IPV6_COLOR)
+        ]
+    );
+}
+
+/// A run's document with its IPv6 total-time histogram replaced by `text`.
+fn with_histogram(mut run: StoredRun, text: &str) -> StoredRun {
+    let f = run.doc.families.get_mut("ipv6").unwrap();
+    f.histograms.insert("total".into(), text.into());
+    run
+}
+
+#[test]
+fn a_histogram_that_does_not_decode_fails_the_report_naming_run_and_phase() {
+    let runs = vec![
+        stored("nginx", 1, 100.0, 90.0),
+        with_histogram(stored("nginx", 2, 110.0, 80.0), "AAAA"),
+    ];
+    let err = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        runs,
+        vec![],
+        &AxisOrder::default(),
+    )
+    .err()
+    .expect("the report fails");
+    let line = err.to_string();
+    assert!(
+        line.starts_with(
+            "run nginx2 (placement=loopback server=nginx handler=static ratio=1:1, repeat 2), \
+             ipv6 total latency histogram: histogram does not decode: "
+        ),
+        "{line}"
+    );
+    assert!(!line.contains('\n'));
+    // Another phase's histograms are not read, so a report on it is unaffected.
+    let runs = vec![with_histogram(stored("nginx", 2, 110.0, 80.0), "AAAA")];
+    let spec = ReportSpec {
+        phase: "connect".into(),
+        ..ReportSpec::default()
+    };
+    assert!(assemble(
+        experiment(),
+        spec,
+        String::new(),
+        runs,
+        vec![],
+        &AxisOrder::default()
+    )
+    .is_ok());
+}
+
+#[test]
+fn dualbench_report_fails_with_one_line_on_a_histogram_that_does_not_decode() {
+    let (mut db, path) = crate::db::tests::temp_db("badhist");
+    let plan = crate::plan::parse(
+        "[experiment]\nname = \"t\"\n[axes]\nserver = [\"nginx\"]\nfamily = [\"ipv4\"]\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    let specs = crate::plan::expand(&plan);
+    let exp = db.create_experiment(&plan, specs.len(), 1.0).unwrap();
+    let text = crate::testdata::run_doc(&[crate::testdata::Fam {
+        key: "ipv4",
+        completed: 10,
+        rps: 100.0,
+        total_us: &[50; 10],
+    }]);
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["families"]["ipv4"]["histograms"]["total"] = "not base64!".into();
+    let text = doc.to_string();
+    let parsed = crate::runjson::parse(&text).unwrap();
+    let record = crate::db::RunRecord {
+        spec: &specs[0],
+        seq: 0,
+        command: "dualbench run ...",
+        server_version: "nginx/1.22.1",
+        handler_mechanism: "static file",
+        started_unix: 2.0,
+        doc: &parsed,
+        doc_text: &text,
+        monitor: &[],
+        captures: &[],
+    };
+    db.store_run(exp, &record).unwrap();
+    let out = std::env::temp_dir().join(format!("dualbench-badhist-{}", std::process::id()));
+    let err = crate::report::write_reports(&db, &[], &out).unwrap_err();
+    let id = &specs[0].id;
+    assert!(
+        err.to_string().starts_with(&format!(
+            "report of t (id {exp}): run {id} (placement=loopback server=nginx handler=static family=ipv4 concurrency=1 requests=1000 congestion=none link=none, repeat 1), ipv4 total latency histogram: histogram is not base64: "
+        )),
+        "{err}"
+    );
+    assert!(!out.join("t-1.html").exists(), "no report is written");
+    let _ = std::fs::remove_file(path);
 }
