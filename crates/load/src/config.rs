@@ -81,14 +81,15 @@ fn default_workers(machine: Machine, needed: u64, loopback: bool) -> usize {
     for_cores.max(for_fds.min(MAX_AUTO_WORKERS))
 }
 
-/// Most workers that `n` slots keep busy: slots go to workers a whole interleaving cycle at
-/// a time (so each keeps the ratio), and a worker past the last cycle would get none while
+/// Most workers that `n` slots keep busy: slots go to workers `block` at a time (in closed
+/// loop a whole interleaving cycle, so each keeps the ratio; in open loop one), and a worker
+/// past the last block would get none while
 /// its share of `-c` went unused (`-n 6 -c 6 --ratio 5:1 --workers 2` ran 3 at a time, and
 /// an address list of 1,000 with `-n 1000` ran on one worker's share of `-c`). Never fewer
 /// than the descriptor tables the connections need.
 fn workers_with_slots(
     max_slots: Option<u64>,
-    cycle: usize,
+    block: usize,
     needed: u64,
     machine: Machine,
 ) -> usize {
@@ -96,7 +97,7 @@ fn workers_with_slots(
         return usize::MAX;
     };
     let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit));
-    n.div_ceil(cycle.max(1) as u64).max(for_fds).max(1) as usize
+    n.div_ceil(block.max(1) as u64).max(for_fds).max(1) as usize
 }
 
 /// Build the plan for these flags and URLs (URLs already chosen: the user's or the
@@ -162,7 +163,13 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
             )));
         }
     }
-    let interleave = Interleave::new(&targets.iter().map(|t| t.weight).collect::<Vec<_>>())
+    // Families first, then the addresses of each: the family ratio holds after every cycle
+    // of the families alone (5 slots for 4:1), whatever the address list's weights.
+    let by_family: Vec<(usize, u64)> = targets
+        .iter()
+        .map(|t| (t.family.index(), t.weight))
+        .collect();
+    let interleave = Interleave::grouped(&by_family)
         .map_err(|e| match e {
             WeightsError::AllZero => Failure::usage("every target has weight 0"),
             WeightsError::TooLong(_) => Failure::usage(format!(
@@ -245,7 +252,8 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         .clamp(1, concurrency)
         .min(workers_with_slots(
             max_slots,
-            interleave.cycle().len(),
+            // Open loop hands slots to workers one at a time (closed loop, a cycle).
+            if open { 1 } else { interleave.cycle().len() },
             needed,
             machine,
         ));
@@ -462,6 +470,41 @@ mod tests {
         assert_eq!(workers_with_slots(None, 6, 100, m), usize::MAX);
         // The connections still need their descriptor tables.
         assert_eq!(workers_with_slots(Some(50_000), 50_000, 50_000, m), 3);
+    }
+
+    /// `--ratio 4:1` over an address list whose addresses have uneven weights: the families
+    /// split exactly 4:1 at every multiple of 5 slots (the flat round-robin over the
+    /// addresses' weights gave `-n 1000` 799:201).
+    #[test]
+    fn a_ratio_over_an_address_list_is_exact_per_family() {
+        let dir = std::env::temp_dir().join(format!("dualbench-ratio-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let list = dir.join("list.txt");
+        std::fs::write(
+            &list,
+            "127.0.0.1 6\n127.0.0.2 6\n127.0.0.3 2\n[::1]:80 5\n[::1]:81 8\n",
+        )
+        .unwrap();
+        let args = ["run", "-n", "1000", "--ratio", "4:1", "--address-list"];
+        let cli =
+            RunCli::try_parse_args(args.iter().copied().chain([list.to_str().unwrap()])).unwrap();
+        let (plan, _) = plan(&cli, &cli.urls, machine(2, 20_000)).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        let v6 = |n: u64| -> u64 {
+            (0..plan.targets.len())
+                .filter(|&i| plan.targets[i].family == Family::V6)
+                .map(|i| plan.interleave.count(i, n))
+                .sum()
+        };
+        assert_eq!(v6(1000), 800);
+        let cycle = plan.interleave.cycle().len() as u64;
+        for c in 1..=cycle / 5 {
+            assert_eq!(v6(5 * c), 4 * c, "after {} slots", 5 * c);
+        }
+        // Within IPv4, the addresses still share 6:6:2.
+        let per_target: Vec<u64> = (0..3).map(|i| plan.interleave.count(i, cycle)).collect();
+        assert_eq!(per_target[0], per_target[1]);
+        assert_eq!(per_target[0], 3 * per_target[2]);
     }
 
     #[test]

@@ -307,8 +307,9 @@ fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
     )))
 }
 
-/// Parse an ANMA-style address list: one address per line (an IP, `host:port`,
-/// `[v6]:port` or a URL), an optional whole-number weight after whitespace, `#` comments.
+/// Parse an ANMA-style address list: one address per line (an IP, with a zone if it is
+/// link-local IPv6, `host:port`, `[v6]:port` or a URL), an optional whole-number weight
+/// after whitespace, `#` comments.
 /// `default_port` and `default_path` come from the command line's URL, if any.
 pub fn parse_address_list(
     text: &str,
@@ -351,7 +352,19 @@ pub fn parse_address_list(
                 path: default_path.into(),
             }
         } else {
-            let (host, zone, port) = split_authority(addr_word)
+            // A bare address with a zone (`fe80::1%eth0`, as getaddrinfo takes it) reads as
+            // its bracketed form: the port is the default one.
+            let authority = match addr_word.split_once('%') {
+                Some((ip, zone)) if zone.contains(':') && ip.parse::<Ipv6Addr>().is_ok() => {
+                    return Err(at(format!(
+                        "bad address '{addr_word}': a port goes after brackets, [{ip}%{}]:PORT",
+                        zone.split(':').next().unwrap_or_default()
+                    )));
+                }
+                Some((ip, _)) if ip.parse::<Ipv6Addr>().is_ok() => format!("[{addr_word}]"),
+                _ => addr_word.to_string(),
+            };
+            let (host, zone, port) = split_authority(&authority)
                 .map_err(|why| at(format!("bad address '{addr_word}': {why}")))?;
             Url {
                 written_host: written_host(addr_word),
@@ -823,6 +836,39 @@ mod tests {
         );
         let e = parse_address_list("# nothing\n", "l", 80, "/").unwrap_err();
         assert!(e.message.contains("no addresses"));
+    }
+
+    /// A link-local address needs a zone; written bare, as getaddrinfo takes it, it was
+    /// refused as "IPv6 addresses in URLs need brackets".
+    #[test]
+    fn address_list_takes_a_bare_address_with_a_zone() {
+        let c = parse_address_list("fe80::1%lo 2\nfe80::2%25lo\n", "l", 8080, "/").unwrap();
+        assert_eq!(c.len(), 2);
+        for (cand, ip, weight) in [(&c[0], "fe80::1", 2), (&c[1], "fe80::2", 1)] {
+            let SocketAddr::V6(v6) = cand.addr else {
+                panic!("expected IPv6: {:?}", cand.addr)
+            };
+            assert_eq!((v6.ip().to_string(), v6.port()), (ip.to_string(), 8080));
+            assert_ne!(v6.scope_id(), 0);
+            assert_eq!((cand.zone.as_deref(), cand.weight), (Some("lo"), weight));
+        }
+        let e = parse_address_list("fe80::1%nosuchif0\n", "l", 80, "/").unwrap_err();
+        assert_eq!(
+            e.message,
+            "l:1: no network interface named 'nosuchif0' (zone of fe80::1)"
+        );
+        // Not a zone named "lo:80" (which the kernel takes for lo's alias).
+        let e = parse_address_list("fe80::1%lo:80\n", "l", 80, "/").unwrap_err();
+        assert_eq!(
+            e.message,
+            "l:1: bad address 'fe80::1%lo:80': a port goes after brackets, [fe80::1%lo]:PORT"
+        );
+        let e = parse_address_list("::ffff:127.0.0.1%lo\n", "l", 80, "/").unwrap_err();
+        assert!(
+            e.message.contains("write 127.0.0.1 without a zone"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

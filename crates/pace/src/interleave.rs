@@ -5,6 +5,11 @@
 //! Entries of equal weight are chosen in turn, so the cycle is built by comparing one
 //! candidate per distinct weight, not every entry: an address list of 65,000 equal weights
 //! takes a pass over 65,000 slots, not 65,000 × 65,000 comparisons.
+//!
+//! [`Interleave::grouped`] runs the round-robin on two levels (for dualbench, address
+//! families, then the addresses of each): the groups take turns by their total weights,
+//! so their shares are exact after every cycle of the groups alone, however long the
+//! cycle of their entries is.
 
 use std::fmt;
 
@@ -93,6 +98,63 @@ impl Interleave {
             groups[gi].chosen += 1;
             cycle.push(index);
         }
+        Ok(Interleave { cycle })
+    }
+
+    /// Build the cycle for entries given as `(group, weight)`: the groups take turns by the
+    /// sums of their entries' weights, and each group's entries take turns, among that
+    /// group's slots, by their own weights. Each entry is chosen as often per cycle as with
+    /// [`Interleave::new`] (the cycle is as long), but the groups' shares are exact at every
+    /// multiple of their own short cycle: 4:1 between two groups holds after every 5 slots,
+    /// not only after the whole cycle of the entries' weights. One group is [`Interleave::new`].
+    pub fn grouped(entries: &[(usize, u64)]) -> Result<Interleave, WeightsError> {
+        let weights: Vec<u64> = entries.iter().map(|&(_, w)| w).collect();
+        let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
+        if g == 0 {
+            return Err(WeightsError::AllZero);
+        }
+        let total = weights
+            .iter()
+            .try_fold(0u64, |sum, &w| sum.checked_add(w / g))
+            .unwrap_or(u64::MAX);
+        if total > MAX_CYCLE {
+            return Err(WeightsError::TooLong(total));
+        }
+        // Groups in order of first appearance: their entries, and their summed weights.
+        let mut ids: Vec<usize> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (i, &(group, _)) in entries.iter().enumerate().filter(|(_, &(_, w))| w > 0) {
+            let gi = match ids.iter().position(|&id| id == group) {
+                Some(gi) => gi,
+                None => {
+                    ids.push(group);
+                    members.push(Vec::new());
+                    ids.len() - 1
+                }
+            };
+            members[gi].push(i);
+        }
+        // Below MAX_CYCLE, so no sum overflows.
+        let group_weights: Vec<u64> = members
+            .iter()
+            .map(|m| m.iter().map(|&i| weights[i] / g).sum())
+            .collect();
+        let outer = Interleave::new(&group_weights)?;
+        let inner = members
+            .iter()
+            .map(|m| Interleave::new(&m.iter().map(|&i| weights[i]).collect::<Vec<_>>()))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The groups' cycle and each group's own cycle divide `total`, so after `total`
+        // slots every one is back at its start: the composed cycle repeats.
+        let mut taken = vec![0u64; members.len()];
+        let cycle = (0..total)
+            .map(|k| {
+                let gi = outer.pick(k);
+                let n = taken[gi];
+                taken[gi] += 1;
+                members[gi][inner[gi].pick(n)]
+            })
+            .collect();
         Ok(Interleave { cycle })
     }
 
@@ -220,6 +282,67 @@ mod tests {
     fn many_equal_weights_take_turns() {
         let il = Interleave::new(&vec![1; 65_000]).unwrap();
         assert!(il.cycle().iter().copied().eq(0..65_000));
+    }
+
+    /// Families 4:1, but within them addresses of uneven weights (an address list with
+    /// `--ratio 4:1`): the flat round-robin over the addresses' weights kept 4:1 only once
+    /// per cycle of 48,800 slots, so `-n 10000` sent 7,999:2,001.
+    #[test]
+    fn grouped_shares_are_exact_at_every_cycle_of_the_groups() {
+        // Family 0 (IPv6): 3 addresses; family 1 (IPv4): 4 addresses. Weights as `weigh`
+        // makes them: share × own × (lcm of the families' sums / the family's sum).
+        let v6 = [5u64, 1, 3]; // sum 9
+        let v4 = [2u64, 2, 1, 7]; // sum 12; lcm(9, 12) = 36
+        let mut entries: Vec<(usize, u64)> = v6.iter().map(|&w| (0, 4 * w * 4)).collect();
+        entries.extend(v4.iter().map(|&w| (1, w * 3)));
+        let weights: Vec<u64> = entries.iter().map(|&(_, w)| w).collect();
+        let flat = Interleave::new(&weights).unwrap();
+        let grouped = Interleave::grouped(&entries).unwrap();
+        assert_eq!(grouped.cycle().len(), flat.cycle().len());
+        let family =
+            |il: &Interleave, n: u64| -> u64 { (0..v6.len()).map(|i| il.count(i, n)).sum::<u64>() };
+        // The flat cycle drifts off 4:1 inside its cycle; the grouped one never does.
+        assert!((1..=flat.cycle().len() as u64 / 5).any(|c| family(&flat, 5 * c) != 4 * c));
+        for c in 1..=grouped.cycle().len() as u64 / 5 {
+            assert_eq!(family(&grouped, 5 * c), 4 * c, "after {} slots", 5 * c);
+        }
+        // Each entry is chosen exactly its weight per cycle, as in the flat cycle.
+        for (i, &w) in weights.iter().enumerate() {
+            let g = weights.iter().copied().fold(0, gcd);
+            assert_eq!(grouped.count(i, grouped.cycle().len() as u64), w / g);
+        }
+        // Within a family, the addresses take turns by their own weights: 5:1:3.
+        let firsts: Vec<usize> = grouped
+            .cycle()
+            .iter()
+            .copied()
+            .filter(|&i| i < 3)
+            .take(9)
+            .collect();
+        assert_eq!(firsts, Interleave::new(&v6).unwrap().cycle());
+    }
+
+    #[test]
+    fn one_group_is_the_plain_round_robin() {
+        for weights in [
+            vec![5, 1, 1],
+            vec![2, 3, 2, 0, 3, 2, 9],
+            vec![100, 1, 100, 1, 37],
+        ] {
+            let entries: Vec<(usize, u64)> = weights.iter().map(|&w| (7, w)).collect();
+            assert_eq!(
+                Interleave::grouped(&entries).unwrap(),
+                Interleave::new(&weights).unwrap()
+            );
+        }
+        assert_eq!(
+            Interleave::grouped(&[(0, 0), (1, 0)]),
+            Err(WeightsError::AllZero)
+        );
+        assert_eq!(
+            Interleave::grouped(&[(0, MAX_CYCLE), (1, 1)]),
+            Err(WeightsError::TooLong(MAX_CYCLE + 1))
+        );
     }
 
     #[test]
