@@ -254,6 +254,18 @@ fn more_connections_than_the_open_file_limit_fit_in_per_worker_tables() {
         last.contains("open-file limit (RLIMIT_NOFILE 1000") && last.contains("--workers"),
         "{stderr}"
     );
+    // The requests already sent when the limit came are let finish and reported (they
+    // were cut, and the report had none: 0 requests over 0.000 seconds).
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("valid JSON report");
+    let (connections, completed) = (v4(&doc, "connections"), v4(&doc, "completed"));
+    assert!(connections > 500, "{connections} connections");
+    assert_eq!(completed, connections, "{doc}");
+    assert_eq!(v4(&doc, "requests"), completed);
+    let why = doc["interrupted"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("stopped by an error: hit the open-file limit"),
+        "{why}"
+    );
 }
 
 /// A keep-alive server that answers three requests per connection and then closes it, as

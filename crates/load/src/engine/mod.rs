@@ -62,6 +62,9 @@ pub struct Shared {
     /// start gate orders the two); a relaxed load is a plain load.
     start_ns: AtomicU64,
     pub stop: Arc<AtomicBool>,
+    /// Set by a worker that met a limit of this machine: every worker starts nothing new,
+    /// lets what is in flight finish, and ends.
+    drain: AtomicBool,
     progress: Vec<PaddedCounter>,
     /// ab's document length: the body length of the run's first complete response
     /// ([`NO_LENGTH`] until there is one), which every later body is compared with.
@@ -161,6 +164,7 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let shared = Arc::new(Shared {
         start_ns: AtomicU64::new(0),
         stop: stop.clone(),
+        drain: AtomicBool::new(false),
         progress: (0..plan.workers)
             .map(|_| PaddedCounter::default())
             .collect(),
@@ -299,8 +303,10 @@ fn merge(
         Arrival::Closed if began != u64::MAX => began,
         _ => 0,
     };
+    // A run cut short lasted until it was stopped, whether any request had ended or not
+    // (a limit met on the first connect ended none: its 1 ns made a CPU fraction of 10^7).
     let end = match plan.max_ns {
-        _ if interrupted.is_some() => end_ns,
+        _ if interrupted.is_some() || fatal.is_some() => end_ns,
         Some(limit) if end_ns >= limit => last_end.max(limit),
         _ => last_end,
     };
@@ -488,6 +494,69 @@ mod tests {
             }
         });
         port
+    }
+
+    /// Open loop over an address list whose interleaving cycle is long (1,000 slots here):
+    /// slots went to workers a whole cycle at a time, so for the first second at 1,000/s
+    /// worker 1 sent nothing and the run had worker 0's share of `-c` only. Now the workers
+    /// take the slots in turn.
+    #[test]
+    fn open_loop_slots_go_to_every_worker_whatever_the_cycle() {
+        let port = server(4);
+        let dir = std::env::temp_dir().join(format!("dualbench-owners-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let list = dir.join("list.txt");
+        std::fs::write(&list, format!("127.0.0.1:{port} 999\n127.0.0.1:{port} 1\n")).unwrap();
+        let args = [
+            "run",
+            "-k",
+            "-c",
+            "4",
+            "--workers",
+            "2",
+            "--rate",
+            "1000",
+            "-n",
+            "200",
+        ];
+        let list_arg = ["--address-list", list.to_str().unwrap()];
+        let cli = RunCli::try_parse_args(args.iter().chain(&list_arg)).unwrap();
+        let machine = Machine {
+            cores: 2,
+            fd_limit: 1024,
+        };
+        let (mut plan, _) = config::plan(&cli, &cli.urls, machine).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(plan.interleave.cycle().len(), 1000);
+        plan.keep_records = true;
+        let m = run(plan, &mut ());
+        assert_eq!(m.records.len(), 200);
+        // A connection's id ends in its worker's index.
+        let by_worker = |w: u64| m.records.iter().filter(|r| r.conn & 0xff == w).count();
+        assert_eq!((by_worker(0), by_worker(1)), (100, 100));
+        // Each worker's slots are every other one.
+        assert!(m.records.iter().all(|r| r.conn & 0xff == r.slot % 2));
+    }
+
+    /// A limit met before any request ended (`ulimit -n 5`): the run lasted until it
+    /// stopped, not 1 ns (which made its CPU fraction 35,393,000 in the JSON report).
+    #[test]
+    fn a_run_stopped_by_an_error_lasts_until_it_stopped() {
+        let url = format!("http://127.0.0.1:{}/", server(0));
+        let cli = RunCli::try_parse_args(["run", "-n", "5", &url]).unwrap();
+        let machine = Machine {
+            cores: 2,
+            fd_limit: 1024,
+        };
+        let (plan, _) = config::plan(&cli, &cli.urls, machine).unwrap();
+        let stopped = WorkerResult {
+            fatal: Some(Failure::runtime("hit the open-file limit")),
+            began_ns: 1_000,
+            ..Default::default()
+        };
+        let m = merge(vec![stopped], &plan, 50_000, None);
+        assert_eq!(m.duration_ns, 49_000);
+        assert!(m.fatal.is_some());
     }
 
     #[test]

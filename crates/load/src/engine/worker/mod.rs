@@ -95,6 +95,8 @@ pub struct Worker {
     schedule: Schedule,
     schedule_done: bool,
     next_due_ns: u64,
+    /// Slots are handed to workers this many at a time (see [`Worker::owns`]).
+    owner_block: u64,
     in_flight: usize,
     cap: usize,
     next_conn: u64,
@@ -112,6 +114,11 @@ impl Worker {
         let share = plan.concurrency / w + usize::from(index < plan.concurrency % w);
         let cap = share * plan.pipeline;
         let schedule = Schedule::new(plan.arrival, plan.max_slots, plan.max_ns);
+        let owner_block = if plan.arrival == Arrival::Closed {
+            plan.interleave.cycle().len() as u64
+        } else {
+            1
+        };
         let ntargets = plan.targets.len();
         let keep = match (plan.keep_records, &plan.record_batches) {
             (false, _) => 0,
@@ -142,6 +149,7 @@ impl Worker {
             schedule,
             schedule_done: cap == 0,
             next_due_ns: 0,
+            owner_block,
             in_flight: 0,
             cap,
             next_conn: 0,
@@ -157,8 +165,9 @@ impl Worker {
         })
     }
 
-    /// Run until the schedule is done and nothing is in flight, the time limit passes, the
-    /// run is stopped, or a fatal error happens.
+    /// Run until the schedule is done and nothing is in flight, or the run is stopped. At
+    /// the time limit, or when a worker meets a limit of this machine (local ports, open
+    /// files), nothing new starts and what is in flight finishes.
     pub fn run(mut self) -> WorkerResult {
         let mut events = Events::with_capacity(1024);
         let mut now = self.shared.elapsed_ns();
@@ -174,9 +183,17 @@ impl Worker {
                 // fell due but never started are counted unsent.
                 self.count_unsent(now);
             }
+            if self.shared.drain.load(Ordering::Relaxed) {
+                // A worker met a limit of this machine: as at the time limit.
+                self.count_unsent(now);
+            }
             if let Err(f) = self.dispatch(now) {
-                self.fail_run(f);
-                break;
+                // No socket for the next request (out of local ports, open files): no
+                // worker starts another, but the requests already sent finish, each within
+                // its timeout, so the report has them and the run still ends with `f`.
+                self.out.fatal.get_or_insert(f);
+                self.shared.drain.store(true, Ordering::Relaxed);
+                self.count_unsent(now);
             }
             if self.schedule_done && self.in_flight == 0 {
                 break;
@@ -253,13 +270,22 @@ impl Worker {
             if started % DISPATCH_BATCH == 0 {
                 now = self.shared.elapsed_ns();
                 let time_up = self.plan.max_ns.is_some_and(|m| now >= m);
-                if time_up || self.shared.stop.load(Ordering::Relaxed) {
+                if time_up
+                    || self.shared.stop.load(Ordering::Relaxed)
+                    || self.shared.drain.load(Ordering::Relaxed)
+                {
                     break;
                 }
             }
             match self.schedule.pace(now) {
                 Pace::Stop => self.schedule_done = true,
                 Pace::Wait(ns) => {
+                    // Another worker's slot is not waited for: passed over now, so this
+                    // worker wakes only for its own.
+                    if !self.owns(self.schedule.issued()) {
+                        self.schedule.take();
+                        continue;
+                    }
                     self.next_due_ns = now + ns;
                     break;
                 }
@@ -294,10 +320,13 @@ impl Worker {
         self.schedule_done = true;
     }
 
-    /// Slots go to workers in whole interleaving cycles, so each worker alone keeps the ratio.
+    /// Which slots are this worker's. Closed loop: whole interleaving cycles, so each worker
+    /// alone keeps the ratio however far it gets. Open loop: one slot at a time, in turn, so
+    /// every worker's share of `-c` is at work all the time: slots are due in order whoever
+    /// sends them, and whole cycles (thousands of slots with a long address list) left all
+    /// but one worker idle for a cycle's time, and the run on that one's share of `-c`.
     fn owns(&self, slot: u64) -> bool {
-        let cycle = self.plan.interleave.cycle().len() as u64;
-        (slot / cycle) % self.plan.workers as u64 == self.index as u64
+        (slot / self.owner_block) % self.plan.workers as u64 == self.index as u64
     }
 
     fn start(&mut self, slot: u64, intended: u64, now: u64) -> Result<(), Failure> {
@@ -368,6 +397,10 @@ impl Worker {
             Err(OpenError::Fatal(f)) => {
                 self.in_flight -= 1;
                 self.out.families[fam].connections -= 1;
+                // Never sent: in open loop the slot is unsent, like those after it.
+                if self.plan.arrival != Arrival::Closed {
+                    self.out.families[fam].unsent += 1;
+                }
                 return Err(f);
             }
             Err(OpenError::Outcome(o)) => {
