@@ -51,21 +51,28 @@ struct Group {
     chosen: u64,
 }
 
+/// The weights' greatest common divisor and the cycle's length once they are divided by
+/// it: an error when every weight is 0 or the cycle would be longer than [`MAX_CYCLE`].
+fn reduce(weights: &[u64]) -> Result<(u64, u64), WeightsError> {
+    let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
+    if g == 0 {
+        return Err(WeightsError::AllZero);
+    }
+    let total = weights
+        .iter()
+        .try_fold(0u64, |sum, &w| sum.checked_add(w / g))
+        .unwrap_or(u64::MAX);
+    if total > MAX_CYCLE {
+        return Err(WeightsError::TooLong(total));
+    }
+    Ok((g, total))
+}
+
 impl Interleave {
     /// Build the cycle for these weights (entries with weight 0 are never chosen).
     /// Weights are reduced by their greatest common divisor first, so 4:2 cycles as 2:1.
     pub fn new(weights: &[u64]) -> Result<Interleave, WeightsError> {
-        let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
-        if g == 0 {
-            return Err(WeightsError::AllZero);
-        }
-        let total = weights
-            .iter()
-            .try_fold(0u64, |sum, &w| sum.checked_add(w / g))
-            .unwrap_or(u64::MAX);
-        if total > MAX_CYCLE {
-            return Err(WeightsError::TooLong(total));
-        }
+        let (g, total) = reduce(weights)?;
         let mut groups: Vec<Group> = Vec::new();
         for (i, &w) in weights.iter().enumerate().filter(|(_, &w)| w > 0) {
             // Below MAX_CYCLE, so every product below fits an i64.
@@ -109,17 +116,7 @@ impl Interleave {
     /// not only after the whole cycle of the entries' weights. One group is [`Interleave::new`].
     pub fn grouped(entries: &[(usize, u64)]) -> Result<Interleave, WeightsError> {
         let weights: Vec<u64> = entries.iter().map(|&(_, w)| w).collect();
-        let g = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
-        if g == 0 {
-            return Err(WeightsError::AllZero);
-        }
-        let total = weights
-            .iter()
-            .try_fold(0u64, |sum, &w| sum.checked_add(w / g))
-            .unwrap_or(u64::MAX);
-        if total > MAX_CYCLE {
-            return Err(WeightsError::TooLong(total));
-        }
+        let (g, total) = reduce(&weights)?;
         // Groups in order of first appearance: their entries, and their summed weights.
         let mut ids: Vec<usize> = Vec::new();
         let mut members: Vec<Vec<usize>> = Vec::new();
