@@ -282,6 +282,9 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             );
         }
     }
+    if let Some(w) = config::unused_bind(&plan) {
+        eprintln!("{w}");
+    }
     let per_worker = config::connections_needed(plan.concurrency, plan.targets.len())
         .div_ceil(plan.workers as u64);
     if per_worker > config::connections_per_worker(machine.fd_limit) {

@@ -359,6 +359,22 @@ fn check_request_words(cli: &RunCli) -> Result<()> {
 /// others (EADDRNOTAVAIL), which mid-run would read like a shortage of ports. Checked the
 /// way the workers bind them. A link-local IPv6 source needs its destination's zone, so it
 /// is left to the run.
+/// A warning for `--bind` addresses of a family the run has no target in: they go unused,
+/// which a run meant to spread its connections over them would not notice otherwise.
+pub fn unused_bind(plan: &Plan) -> Option<String> {
+    let unused: Vec<String> = Family::ALL
+        .into_iter()
+        .filter(|f| !plan.targets.iter().any(|t| t.family == *f))
+        .flat_map(|f| plan.bind[f.index()].iter().map(|ip| ip.to_string()))
+        .collect();
+    (!unused.is_empty()).then(|| {
+        format!(
+            "warning: --bind {}: no target of this run is of that family, so these source addresses go unused",
+            unused.join(",")
+        )
+    })
+}
+
 fn check_local(bind: &[Vec<IpAddr>; 2]) -> Result<()> {
     let link_local = |ip: &IpAddr| matches!(ip, IpAddr::V6(v6) if v6.is_unicast_link_local());
     for &ip in bind.iter().flatten().filter(|ip| !link_local(ip)) {
@@ -458,6 +474,26 @@ mod tests {
         assert_eq!(default_workers(machine(8, 20_000), 100, true), 4);
         assert_eq!(default_workers(machine(2, 20_000), 50, true), 1);
         assert_eq!(default_workers(machine(1, 20_000), 50, true), 1);
+    }
+
+    #[test]
+    fn bind_addresses_of_a_family_without_targets_are_named() {
+        let run = |args: &[&str]| {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).unwrap().0
+        };
+        let p = run(&["--bind", "127.0.0.1,::1", "http://[::1]:1/"]);
+        assert_eq!(
+            unused_bind(&p).as_deref(),
+            Some("warning: --bind 127.0.0.1: no target of this run is of that family, so these source addresses go unused")
+        );
+        let p = run(&[
+            "--bind",
+            "127.0.0.1,::1",
+            "http://[::1]:1/",
+            "http://127.0.0.1:1/",
+        ]);
+        assert_eq!(unused_bind(&p), None);
     }
 
     #[test]

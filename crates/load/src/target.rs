@@ -335,10 +335,13 @@ pub fn parse_address_list(
         let weight = match words.next() {
             None => 1,
             Some(w) => match w.parse::<u64>() {
-                Ok(0) | Err(_) => {
-                    return Err(at(format!("weight '{w}' must be a whole number above 0")))
+                Ok(n) if n > 0 => n,
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                    return Err(at(format!(
+                        "weight '{w}' is too large: weights are relative, give smaller ones"
+                    )))
                 }
-                Ok(n) => n,
+                _ => return Err(at(format!("weight '{w}' must be a whole number above 0"))),
             },
         };
         let url = if addr_word.contains("://") {
@@ -828,6 +831,11 @@ mod tests {
         assert_eq!((c[2].weight, c[2].path.as_str()), (2, "/p"));
         let e = parse_address_list("127.0.0.1\n::1 x\n", "l", 80, "/").unwrap_err();
         assert_eq!(e.message, "l:2: weight 'x' must be a whole number above 0");
+        let e = parse_address_list("127.0.0.1 99999999999999999999\n", "l", 80, "/").unwrap_err();
+        assert_eq!(
+            e.message,
+            "l:1: weight '99999999999999999999' is too large: weights are relative, give smaller ones"
+        );
         // Three words: not a weight problem but a line of the wrong shape.
         let e = parse_address_list("bogus line here\n", "l", 80, "/").unwrap_err();
         assert_eq!(
