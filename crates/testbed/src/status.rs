@@ -229,8 +229,8 @@ pub fn wire_counters(stats: &serde_json::Value, a: &str, b: &str) -> Vec<String>
         let n = |k: &str| d[k].as_u64().unwrap_or(0);
         let ms = |k: &str| d["delay_us"][k].as_f64().unwrap_or(0.0) / 1000.0;
         lines.push(format!(
-            "wire {from} -> {to}: {} frames in, {} out, {} lost, {} dropped by the queue, delay mean {:.2} ms (p99 {:.2} ms)",
-            n("packets_in"),
+            "wire {from} -> {to}: {} in, {} out, {} lost, {} dropped by the queue, delay mean {:.2} ms (p99 {:.2} ms)",
+            crate::plural(n("packets_in") as usize, "frame"),
             n("packets_out"),
             n("dropped_loss"),
             n("dropped_queue"),

@@ -147,7 +147,7 @@ fn send_main(a: SendArgs) -> Result<()> {
         let why = f
             .error
             .as_deref()
-            .map_or(String::new(), |e| format!(" {e}"));
+            .map_or(String::new(), |e| format!(": {e}"));
         eprintln!(
             "dualbench traffic: flow {} ({} to {}): {}{why}",
             f.flow, f.proto, f.dst, f.status
