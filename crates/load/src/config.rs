@@ -65,6 +65,11 @@ pub fn connections_per_worker(fd_limit: u64) -> u64 {
     fd_limit.saturating_sub(FD_RESERVE).max(1)
 }
 
+/// Descriptor tables (workers) that `needed` connections take under the open-file limit.
+fn tables_needed(needed: u64, machine: Machine) -> u64 {
+    needed.div_ceil(connections_per_worker(machine.fd_limit))
+}
+
 /// Workers when `--workers` is not given: one per core, or one per two cores when every
 /// target is a loopback address (the server then runs on these cores too, and a generator
 /// that takes them all competes with it: against nginx on loopback on 2 cores, one worker
@@ -77,7 +82,7 @@ fn default_workers(machine: Machine, needed: u64, loopback: bool) -> usize {
     } else {
         machine.cores
     };
-    let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit)) as usize;
+    let for_fds = tables_needed(needed, machine) as usize;
     for_cores.max(for_fds.min(MAX_AUTO_WORKERS))
 }
 
@@ -96,7 +101,7 @@ fn workers_with_slots(
     let Some(n) = max_slots else {
         return usize::MAX;
     };
-    let for_fds = needed.div_ceil(connections_per_worker(machine.fd_limit));
+    let for_fds = tables_needed(needed, machine);
     n.div_ceil(block.max(1) as u64).max(for_fds).max(1) as usize
 }
 
