@@ -143,10 +143,13 @@ fn percentile_table(r: &Report) -> String {
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>",
             escape(&p.group),
             escape(&p.family),
-            p.count
+            escape(&super::study::percentile_requests(p))
         );
         for (_, v) in &p.points {
             let _ = write!(s, "<td>{v:.3}</td>");
+        }
+        if p.points.is_empty() {
+            s += &"<td>–</td>".repeat(crate::hist::PERCENTILES.len());
         }
         s += "</tr>\n";
     }

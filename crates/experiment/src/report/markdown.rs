@@ -137,9 +137,13 @@ fn percentiles(r: &Report) -> String {
     s += &"---:|".repeat(crate::hist::PERCENTILES.len());
     s.push('\n');
     for p in &r.percentiles {
-        let _ = write!(s, "| {} | {} | {} |", p.group, p.family, p.count);
+        let requests = super::study::percentile_requests(p);
+        let _ = write!(s, "| {} | {} | {requests} |", p.group, p.family);
         for (_, v) in &p.points {
             let _ = write!(s, " {v:.3} |");
+        }
+        if p.points.is_empty() {
+            s += &" – |".repeat(crate::hist::PERCENTILES.len());
         }
         s.push('\n');
     }

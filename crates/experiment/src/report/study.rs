@@ -89,6 +89,10 @@ pub struct Percentiles {
     pub group: String,
     pub family: String,
     pub count: u64,
+    /// How many of the point's runs had a histogram for the phase (a family that
+    /// completed no request has none), and how many runs the point had.
+    pub runs: usize,
+    pub of: usize,
     pub points: Vec<(f64, f64)>,
     pub cdf: Vec<(f64, f64)>,
 }
@@ -338,7 +342,21 @@ fn percentiles(
     let mut out = Vec::new();
     for key in model::ordered_keys(obs, &axes, order) {
         let mine: Vec<&Observation> = obs.iter().filter(|o| o.key(&axes) == key).collect();
-        let Some(merged) = merged_histogram(&mine, phase)? else {
+        let (merged, runs) = merged_histogram(&mine, phase)?;
+        let family = key.last().cloned().unwrap_or_default();
+        let group = label(groups, &key[..key.len() - 1]);
+        let Some(merged) = merged else {
+            // Kept as a row that says so: a point whose family completed nothing in any
+            // run would otherwise vanish from the table without a word.
+            out.push(Percentiles {
+                group,
+                family,
+                count: 0,
+                runs,
+                of: mine.len(),
+                points: Vec::new(),
+                cdf: Vec::new(),
+            });
             continue;
         };
         let ms = |pts: Vec<(f64, f64)>, on_x: bool| {
@@ -352,12 +370,12 @@ fn percentiles(
                 })
                 .collect()
         };
-        let family = key.last().cloned().unwrap_or_default();
-        let group = label(groups, &key[..key.len() - 1]);
         out.push(Percentiles {
             group,
             family,
             count: merged.len(),
+            runs,
+            of: mine.len(),
             points: ms(hist::percentile_points(&merged), false),
             cdf: ms(hist::cdf_points(&merged, 200), true),
         });
@@ -365,14 +383,16 @@ fn percentiles(
     Ok(out)
 }
 
-/// The `phase` histograms of these observations merged; `None` when none has one. A
-/// histogram that does not decode or merge fails the report, naming its run, family and
-/// phase: leaving it out would draw the point from fewer repeats than it had.
+/// The `phase` histograms of these observations merged (`None` when none has one), and
+/// how many had one. A histogram that does not decode or merge fails the report, naming
+/// its run, family and phase: leaving it out would draw the point from fewer repeats than
+/// it had.
 fn merged_histogram(
     obs: &[&Observation],
     phase: &str,
-) -> Result<Option<hdrhistogram::Histogram<u64>>> {
+) -> Result<(Option<hdrhistogram::Histogram<u64>>, usize)> {
     let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    let mut runs = 0;
     for o in obs {
         let f = o
             .run
@@ -393,12 +413,18 @@ fn merged_histogram(
             )
         };
         let h = hist::decode(text).map_err(|e| e.context(what()))?;
+        if h.is_empty() {
+            // A family that completed no request in this run: nothing to merge (its
+            // percentiles would read 0 ms).
+            continue;
+        }
+        runs += 1;
         match merged.as_mut() {
             None => merged = Some(hist::sum_from(h)),
             Some(acc) => hist::add(acc, &h).map_err(|e| e.context(what()))?,
         }
     }
-    Ok(merged)
+    Ok((merged, runs))
 }
 
 /// "server=nginx handler=static", or "all runs" when no axis varies.
@@ -415,7 +441,7 @@ pub fn label(axes: &[String], key: &[String]) -> String {
 
 fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart)> {
     let mut groups: Vec<&str> = Vec::new();
-    for p in percentiles {
+    for p in percentiles.iter().filter(|p| p.count > 0) {
         if !groups.contains(&p.group.as_str()) {
             groups.push(&p.group);
         }
@@ -428,7 +454,10 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
     groups
         .into_iter()
         .map(|g| {
-            let mine: Vec<&Percentiles> = percentiles.iter().filter(|p| p.group == g).collect();
+            let mine: Vec<&Percentiles> = percentiles
+                .iter()
+                .filter(|p| p.group == g && p.count > 0)
+                .collect();
             let pct = Chart {
                 title: format!("{phase} latency percentiles — {g}"),
                 x_label: "percentile".into(),
@@ -510,6 +539,16 @@ pub fn format_cell(c: &Cell) -> String {
         None => format!("no value (n=0 of {})", c.runs),
         Some(e) if c.partial() => format!("{} (n={} of {})", mean_and_ci(&e), e.n, c.runs),
         Some(e) => format_estimate(&e),
+    }
+}
+
+/// The latency table's requests cell: the count, and the runs it comes from when that is
+/// not all of the point's runs.
+pub fn percentile_requests(p: &Percentiles) -> String {
+    match p.runs {
+        0 => format!("none completed (0 of {} runs)", p.of),
+        k if k < p.of => format!("{} ({k} of {} runs)", p.count, p.of),
+        _ => p.count.to_string(),
     }
 }
 

@@ -571,3 +571,81 @@ fn dualbench_report_fails_with_one_line_on_a_histogram_that_does_not_decode() {
     assert!(!out.join("t-1.html").exists(), "no report is written");
     let _ = std::fs::remove_file(path);
 }
+
+/// nginx's IPv6 completed nothing in its second repeat, apache's IPv6 in neither.
+fn report_with_empty_families() -> Report {
+    use crate::testdata::{run_doc, Fam};
+    let run = |server: &str, repeat: i64, v6: u64| {
+        let mut r = stored(server, repeat, 100.0, 90.0);
+        let text = run_doc(&[
+            Fam {
+                key: "ipv4",
+                completed: 10,
+                rps: 100.0,
+                total_us: &[100; 10],
+            },
+            Fam {
+                key: "ipv6",
+                completed: v6,
+                rps: v6 as f64,
+                total_us: &[120; 10][..v6 as usize],
+            },
+        ]);
+        r.doc = crate::runjson::parse(&text).unwrap();
+        r.doc_text = text;
+        r
+    };
+    let runs = vec![
+        run("nginx", 1, 10),
+        run("nginx", 2, 0),
+        run("apache", 1, 0),
+        run("apache", 2, 0),
+    ];
+    let spec = ReportSpec {
+        rows: vec!["server".into()],
+        columns: Some("family".into()),
+        ..ReportSpec::default()
+    };
+    assemble(
+        experiment(),
+        spec,
+        "described".into(),
+        runs,
+        Vec::new(),
+        &AxisOrder::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn latency_rows_say_how_many_runs_had_requests() {
+    let r = report_with_empty_families();
+    let rows: Vec<(String, String, String)> = r
+        .percentiles
+        .iter()
+        .map(|p| (p.group.clone(), p.family.clone(), percentile_requests(p)))
+        .collect();
+    let row = |g: &str, f: &str, n: &str| (g.to_string(), f.to_string(), n.to_string());
+    assert_eq!(
+        rows,
+        [
+            row("server=nginx", "ipv4", "20"),
+            row("server=nginx", "ipv6", "10 (1 of 2 runs)"),
+            row("server=apache", "ipv4", "20"),
+            row("server=apache", "ipv6", "none completed (0 of 2 runs)"),
+        ]
+    );
+    // The empty family has no percentiles (not 0 ms) and no line in apache's charts.
+    assert!(r.percentiles[3].points.is_empty());
+    assert_eq!(r.charts[1].1.series.len(), 1);
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("| server=apache | ipv6 | none completed (0 of 2 runs) | – | – |"),
+        "{md}"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(
+        html.contains("<td class=\"l\">ipv6</td><td>10 (1 of 2 runs)</td><td>0.120</td>"),
+        "{html}"
+    );
+}
