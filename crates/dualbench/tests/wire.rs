@@ -250,6 +250,23 @@ fn bad_arguments_exit_2_with_one_line() {
         err.contains("1000000s is too long: delays and jitter are at most 60s ("),
         "{err}"
     );
+    // Two loss models on one direction: refused, where the second used to replace the
+    // first without a word.
+    let (code, err) = run(&[
+        "--a",
+        "x",
+        "--b",
+        "y",
+        "--a-to-b",
+        "loss=5%,burst_loss=1%,30%,0%,100%",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err,
+        "dualbench: --a-to-b: link spec \"loss=5%,burst_loss=1%,30%,0%,100%\": loss and \
+         burst_loss are two loss models and a link has one: give either loss=P (independent) \
+         or burst_loss=p,r,h,k (Gilbert-Elliott)\n"
+    );
     // Loopback carries no Ethernet header: refused before anything is opened (nothing is
     // sent: the check only asks the kernel the interface's type).
     let (code, err) = run(&["--a", "lo", "--b", "nosuch-wire1"]);

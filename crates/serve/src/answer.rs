@@ -230,6 +230,7 @@ impl Writer<'_> {
             content_type,
             length,
             connection: self.connection,
+            allow: None,
         };
         response::write_head(self.out, &head, self.date);
         None
@@ -241,6 +242,7 @@ impl Writer<'_> {
             content_type,
             length: Some(body.len() as u64),
             connection: self.connection,
+            allow: None,
         };
         response::write_head(self.out, &head, self.date);
         if !self.head_only {
@@ -273,8 +275,23 @@ impl Writer<'_> {
                 self.streamed(found.content_type.as_bytes(), found.length, stream)
             }
             Some(Err(refusal)) => self.status(refusal.status()),
-            None => self.status(405),
+            None => self.not_allowed(),
         }
+    }
+
+    /// 405 to a method other than GET and HEAD on a static file, naming those two.
+    fn not_allowed(self) -> Option<Stream> {
+        let body = response::status_body(405);
+        let head = Head {
+            status: 405,
+            content_type: b"text/plain",
+            length: Some(body.len() as u64),
+            connection: self.connection,
+            allow: Some(b"GET, HEAD"),
+        };
+        response::write_head(self.out, &head, self.date);
+        self.out.extend_from_slice(&body);
+        None
     }
 }
 
@@ -331,6 +348,27 @@ mod tests {
         assert_eq!(
             text,
             expected("HTTP/1.1 204 No Content", "Connection: keep-alive\r\n", "")
+        );
+        assert_eq!(reply.then, Then::Continue);
+    }
+
+    /// A 405 names the methods a static file does allow (RFC 9110: it must).
+    #[test]
+    fn other_methods_on_files_get_405_with_allow() {
+        let head = parse_head(b"POST /index.html HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        let answer = Answer::of(&head, Some(Path::new("/srv")), &AtomicU64::new(0));
+        let mut out = Vec::new();
+        let reply = write(answer, DATE, &mut out);
+        let fields = "Content-Type: text/plain\r\nContent-Length: 23\r\nAllow: GET, HEAD\r\n";
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected(
+                "HTTP/1.1 405 Method Not Allowed",
+                fields,
+                "405 Method Not Allowed\n"
+            )
         );
         assert_eq!(reply.then, Then::Continue);
     }

@@ -2,8 +2,9 @@
 //! root (no `..` segments, no symlink out of it), the file opened with its length, and its
 //! `Content-Type` from the extension.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// A file ready to be sent.
@@ -56,7 +57,8 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
 pub enum Refusal {
     /// 403: outside the root, or not readable.
     Forbidden,
-    /// 404: no such file (a directory without `index.html` counts as missing).
+    /// 404: no such file (a directory without `index.html`, or anything that is not a
+    /// regular file, such as a FIFO or a socket, counts as missing).
     NotFound,
 }
 
@@ -79,7 +81,14 @@ pub fn open(root: &Path, url_path: &str) -> Result<StaticFile, Refusal> {
     if !real.starts_with(root) {
         return Err(Refusal::Forbidden);
     }
-    let file = File::open(&real).map_err(refusal)?;
+    // Non-blocking, so that a FIFO under the root (which `open` would block on until a
+    // writer came, holding the worker and the server's shutdown) is refused at once; for
+    // a regular file the flag changes nothing.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&real)
+        .map_err(refusal)?;
     let meta = file.metadata().map_err(refusal)?;
     if !meta.is_file() {
         return Err(Refusal::NotFound);

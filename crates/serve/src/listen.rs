@@ -162,11 +162,26 @@ fn family_missing(addr: &SocketAddr, e: &io::Error) -> bool {
 }
 
 fn bind_failure(addr: SocketAddr, e: &io::Error) -> Failure {
-    let hint = match e.raw_os_error() {
-        Some(libc::EADDRINUSE) => "; another program uses that port: choose another with --listen",
-        Some(libc::EACCES) => "; ports below 1024 need root: choose a higher port with --listen",
-        Some(libc::EADDRNOTAVAIL) => "; that address is not on this host: see 'ip address'",
-        _ => "",
+    let mapped = match addr {
+        SocketAddr::V6(v6) => v6.ip().to_ipv4_mapped(),
+        SocketAddr::V4(_) => None,
+    };
+    let hint = match (e.raw_os_error(), mapped) {
+        (Some(libc::EADDRINUSE), _) => {
+            "; another program uses that port: choose another with --listen".to_string()
+        }
+        (Some(libc::EACCES), _) => {
+            "; ports below 1024 need root: choose a higher port with --listen".to_string()
+        }
+        (Some(libc::EADDRNOTAVAIL), _) => {
+            "; that address is not on this host: see 'ip address'".to_string()
+        }
+        // IPv6 sockets are IPV6_V6ONLY, so an IPv4-mapped address cannot be bound.
+        (_, Some(v4)) => format!(
+            "; an IPv4-mapped address is IPv4: listen on {} instead",
+            SocketAddr::from((v4, addr.port()))
+        ),
+        _ => String::new(),
     };
     Failure::usage(format!("cannot listen on {addr}: {e}{hint}"))
 }
@@ -238,6 +253,19 @@ mod tests {
             failure.message.contains("another program uses that port"),
             "{}",
             failure.message
+        );
+    }
+
+    /// `[::ffff:127.0.0.1]:P` cannot be bound on an IPV6_V6ONLY socket: the error says
+    /// which address to give instead (it used to end at "Invalid argument").
+    #[test]
+    fn an_ipv4_mapped_address_names_its_ipv4_form() {
+        let failure = bind_all(&["[::ffff:127.0.0.1]:0".parse().unwrap()]).unwrap_err();
+        assert_eq!(failure.exit_code(), 2);
+        assert_eq!(
+            failure.message,
+            "cannot listen on [::ffff:127.0.0.1]:0: Invalid argument (os error 22); an \
+             IPv4-mapped address is IPv4: listen on 127.0.0.1:0 instead"
         );
     }
 

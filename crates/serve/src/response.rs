@@ -1,6 +1,6 @@
 //! Response heads written into a byte buffer, with no I/O: status line, `Server`, `Date`,
-//! `Content-Type`, `Content-Length` and `Connection`, plus the HTTP-date format and the
-//! fixed bodies of the built-in endpoints.
+//! `Content-Type`, `Content-Length`, `Allow` (of a 405) and `Connection`, plus the
+//! HTTP-date format and the fixed bodies of the built-in endpoints.
 
 /// The built-in page served at `/`: Apache's default page, 45 bytes (the S1 study's page).
 pub const INDEX_PAGE: &[u8] = b"<html><body><h1>It works!</h1></body></html>\n";
@@ -29,6 +29,8 @@ pub struct Head<'a> {
     /// `None` for statuses that carry no body (204, 304): no `Content-Length` at all.
     pub length: Option<u64>,
     pub connection: Connection,
+    /// The `Allow` field's methods, which a 405 must name (RFC 9110 section 15.5.6).
+    pub allow: Option<&'a [u8]>,
 }
 
 /// Append `head` to `out`, stamped with `date` (an HTTP-date, see [`http_date`]).
@@ -47,6 +49,11 @@ pub fn write_head(out: &mut Vec<u8>, head: &Head, date: &[u8]) {
         out.extend_from_slice(head.content_type);
         out.extend_from_slice(b"\r\nContent-Length: ");
         push_number(out, length);
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(methods) = head.allow {
+        out.extend_from_slice(b"Allow: ");
+        out.extend_from_slice(methods);
         out.extend_from_slice(b"\r\n");
     }
     match head.connection {
@@ -81,35 +88,67 @@ fn push_number(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// The reason phrase of a status code (`"Unknown"` for codes without a registered one).
+/// The reason phrase of a status code, as in the IANA HTTP Status Code Registry (RFC 9110
+/// and its companions); `"Unknown"` for codes without one.
 pub fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
         201 => "Created",
         202 => "Accepted",
+        203 => "Non-Authoritative Information",
         204 => "No Content",
+        205 => "Reset Content",
         206 => "Partial Content",
+        207 => "Multi-Status",
+        208 => "Already Reported",
+        226 => "IM Used",
+        300 => "Multiple Choices",
         301 => "Moved Permanently",
         302 => "Found",
         303 => "See Other",
         304 => "Not Modified",
+        305 => "Use Proxy",
         307 => "Temporary Redirect",
         308 => "Permanent Redirect",
         400 => "Bad Request",
         401 => "Unauthorized",
+        402 => "Payment Required",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
         408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
         413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
         429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
         500 => "Internal Server Error",
         501 => "Not Implemented",
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        511 => "Network Authentication Required",
         _ => "Unknown",
     }
 }
@@ -177,6 +216,7 @@ mod tests {
             content_type: b"text/html",
             length: Some(45),
             connection: Connection::Close,
+            allow: None,
         };
         write_head(&mut out, &head, b"Sun, 06 Nov 1994 08:49:37 GMT");
         let expected = format!(
@@ -195,6 +235,7 @@ mod tests {
             content_type: b"text/plain",
             length: None,
             connection: Connection::KeepAlive,
+            allow: None,
         };
         write_head(&mut out, &head, b"Sun, 06 Nov 1994 08:49:37 GMT");
         let text = String::from_utf8(out).unwrap();
@@ -203,5 +244,23 @@ mod tests {
         assert!(text.ends_with("Connection: keep-alive\r\n\r\n"));
         assert!(!has_body(204) && !has_body(304) && has_body(200));
         assert_eq!(status_body(418), b"418 Unknown\n");
+    }
+
+    /// Every registered code from 200 to 599 has its registered phrase, not "Unknown".
+    #[test]
+    fn registered_codes_have_their_reason_phrase() {
+        assert_eq!(status_body(410), b"410 Gone\n");
+        assert_eq!(status_body(409), b"409 Conflict\n");
+        assert_eq!(reason(422), "Unprocessable Content");
+        assert_eq!(reason(505), "HTTP Version Not Supported");
+        let unknown: Vec<u16> = (200..600).filter(|&c| reason(c) == "Unknown").collect();
+        let registered = [
+            200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307,
+            308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415,
+            416, 417, 421, 422, 423, 424, 425, 426, 428, 429, 431, 451, 500, 501, 502, 503, 504,
+            505, 506, 507, 508, 511,
+        ];
+        assert_eq!(unknown.len(), 400 - registered.len());
+        assert!(registered.iter().all(|c| !unknown.contains(c)));
     }
 }

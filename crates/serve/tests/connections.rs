@@ -5,7 +5,7 @@ mod common;
 
 use common::{get, loopback_server, pattern, temp_dir, Client};
 use dualbench_serve::{start, ServeConfig, INDEX_PAGE};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
 #[test]
@@ -197,6 +197,40 @@ fn static_files_under_root() {
     drop(server);
     std::fs::remove_dir_all(&root).unwrap();
     std::fs::remove_dir_all(&outside).unwrap();
+}
+
+/// A FIFO under the root is not a file to serve: 404 at once. Opening it blocking would
+/// hold the worker until some writer came, and with it every later request and the
+/// server's stop.
+#[test]
+fn a_fifo_under_the_root_is_404_and_holds_nothing_up() {
+    let root = temp_dir("fifo");
+    let fifo = root.join("pipe");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    let server = start(ServeConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        root: Some(root.clone()),
+        workers: 1,
+    })
+    .unwrap();
+    let mut client = Client::connect(server.addrs()[0]);
+    client
+        .stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    client.send(b"GET /pipe HTTP/1.1\r\nHost: t\r\n\r\n");
+    let mut status_line = [0u8; 12];
+    let answered = client.stream.read_exact(&mut status_line);
+    if answered.is_err() {
+        // The worker is stuck in open(): give it a writer so the server can stop.
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+    }
+    assert_eq!(&status_line, b"HTTP/1.1 404", "{answered:?}");
+    assert_eq!(get(server.addrs()[0], "/pipe").status, 404);
+    server.stop();
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]

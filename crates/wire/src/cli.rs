@@ -54,26 +54,16 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
             cli.a
         )));
     }
-    let spec = |own: &Option<String>, flag: &str| {
-        let text = own.as_deref().or(cli.both.as_deref()).unwrap_or("");
-        parse_link_spec(text).map_err(|e| e.context(flag))
+    // `--both` is checked even when both directions replace it: a bad spec is never
+    // passed over in silence.
+    let both =
+        parse_link_spec(cli.both.as_deref().unwrap_or("")).map_err(|e| e.context("--both"))?;
+    let spec = |own: &Option<String>, flag: &str| match own {
+        Some(text) => parse_link_spec(text).map_err(|e| e.context(flag)),
+        None => Ok(both.clone()),
     };
-    let a_to_b = spec(
-        &cli.a_to_b,
-        if cli.a_to_b.is_some() {
-            "--a-to-b"
-        } else {
-            "--both"
-        },
-    )?;
-    let b_to_a = spec(
-        &cli.b_to_a,
-        if cli.b_to_a.is_some() {
-            "--b-to-a"
-        } else {
-            "--both"
-        },
-    )?;
+    let a_to_b = spec(&cli.a_to_b, "--a-to-b")?;
+    let b_to_a = spec(&cli.b_to_a, "--b-to-a")?;
     let duration_ns = match cli.duration {
         None => None,
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some((s * 1e9) as u64),
@@ -176,6 +166,27 @@ mod tests {
             .message
             .contains("two different"));
         assert!(config(&["--a", "x", "--b", "y", "--duration", "0"]).is_err());
+        // A bad --both is refused even when both directions have their own spec (it used
+        // to be passed over in silence).
+        let e = config(&[
+            "--a",
+            "x",
+            "--b",
+            "y",
+            "--a-to-b",
+            "delay=1ms",
+            "--b-to-a",
+            "delay=1ms",
+            "--both",
+            "garbage",
+        ])
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "--both: link spec \"garbage\": unknown key \"garbage\"; known keys: delay, jitter, \
+             jitter_dist, keep_order, loss, burst_loss, duplicate, reorder, rate, queue"
+        );
         assert!(config(&["--a", "x", "--b", "y", "--duration", "nan"]).is_err());
     }
 }

@@ -79,8 +79,18 @@ impl LinkSpec {
     }
 }
 
-const KEYS: &str =
-    "delay, jitter, jitter_dist, keep_order, loss, burst_loss, duplicate, reorder, rate, queue";
+const KEYS: [&str; 10] = [
+    "delay",
+    "jitter",
+    "jitter_dist",
+    "keep_order",
+    "loss",
+    "burst_loss",
+    "duplicate",
+    "reorder",
+    "rate",
+    "queue",
+];
 
 /// Parse a spec such as `delay=10ms,jitter=2ms,loss=0.1%,rate=100Mbit,queue=100`.
 /// An empty string is a transparent link. Errors are usage failures naming the bad part.
@@ -100,10 +110,27 @@ fn parse_items(text: &str) -> Result<LinkSpec> {
         if seen.iter().any(|k| k == key) {
             return Err(Failure::usage(format!("{key} is given twice")));
         }
+        if let Some(other) = other_loss_model(key, &seen) {
+            return Err(Failure::usage(format!(
+                "{other} and {key} are two loss models and a link has one: give either \
+                 loss=P (independent) or burst_loss=p,r,h,k (Gilbert-Elliott)"
+            )));
+        }
         seen.push(key.to_string());
         apply(&mut spec, &mut queue, key, value)?;
     }
     finish(spec, queue)
+}
+
+/// The loss model's key already given, when `key` names the other one: one would silently
+/// replace the other.
+fn other_loss_model<'a>(key: &str, seen: &'a [String]) -> Option<&'a str> {
+    let other = match key {
+        "loss" => "burst_loss",
+        "burst_loss" => "loss",
+        _ => return None,
+    };
+    seen.iter().find(|k| *k == other).map(String::as_str)
 }
 
 /// Split on commas into `key=value` items; `burst_loss=p,r,h,k` keeps its own commas.
@@ -149,6 +176,10 @@ fn apply(
     key: &str,
     value: Option<&str>,
 ) -> Result<()> {
+    // Before the value: `dealy` is a misspelt key, not a key that lacks a value.
+    if !KEYS.contains(&key) {
+        return Err(unknown_key(key));
+    }
     if key == "keep_order" {
         if value.is_some() {
             return Err(Failure::usage("keep_order is a flag and takes no value"));
@@ -168,13 +199,16 @@ fn apply(
         "reorder" => spec.reorder = parse_percent(value).map_err(ctx)?,
         "rate" => spec.rate_bps = Some(parse_rate_bps(value).map_err(ctx)?),
         "queue" => *queue = Some(parse_queue(value).map_err(ctx)?),
-        _ => {
-            return Err(Failure::usage(format!(
-                "unknown key {key:?}; known keys: {KEYS}"
-            )))
-        }
+        _ => return Err(unknown_key(key)),
     }
     Ok(())
+}
+
+fn unknown_key(key: &str) -> Failure {
+    Failure::usage(format!(
+        "unknown key {key:?}; known keys: {}",
+        KEYS.join(", ")
+    ))
 }
 
 fn nonzero_loss(p: f64) -> Loss {
@@ -467,8 +501,14 @@ fn show_bytes(bytes: u64) -> String {
     }
 }
 
+/// A probability as the shortest percentage that [`parse_percent`] reads back to it:
+/// `14.5%`, not the `14.499999999999998%` that `p * 100` gives.
 fn show_pct(p: f64) -> String {
-    format!("{}%", p * 100.0)
+    let pct = p * 100.0;
+    (0..=17)
+        .map(|digits| format!("{pct:.digits$}"))
+        .find(|text| text.parse::<f64>().is_ok_and(|v| v / 100.0 == p))
+        .map_or_else(|| format!("{pct}%"), |text| format!("{text}%"))
 }
 
 #[cfg(test)]

@@ -84,6 +84,13 @@ fn bad_structure_is_rejected() {
     assert!(err("delay=10ms,delay=5ms").contains("given twice"));
     assert!(err("latency=10ms").contains("unknown key \"latency\""));
     assert!(err("delay").contains("needs a value"));
+    // A misspelt key is unknown, whether or not it has a value (it used to "need a value").
+    assert_eq!(
+        err("dealy"),
+        "link spec \"dealy\": unknown key \"dealy\"; known keys: delay, jitter, jitter_dist, \
+         keep_order, loss, burst_loss, duplicate, reorder, rate, queue"
+    );
+    assert!(err("delay=1ms,keep-order").contains("unknown key \"keep-order\""));
     assert!(err("keep_order=1").contains("takes no value"));
     assert!(err("delay=10ms,,loss=1%").contains("empty item"));
     assert!(err("10ms").contains("has no key"));
@@ -101,6 +108,15 @@ fn bad_structure_is_rejected() {
     );
     assert!(err("jitter=1ms,jitter_dist=pareto").contains("uniform or normal"));
     assert!(err("burst_loss=1%,2%").contains("four percentages"));
+    // One loss model per link: the second used to replace the first without a word.
+    assert_eq!(
+        err("loss=5%,burst_loss=1%,30%,0%,100%"),
+        "link spec \"loss=5%,burst_loss=1%,30%,0%,100%\": loss and burst_loss are two loss \
+         models and a link has one: give either loss=P (independent) or burst_loss=p,r,h,k \
+         (Gilbert-Elliott)"
+    );
+    assert!(err("burst_loss=1%,30%,0%,100%,delay=1ms,loss=0%")
+        .contains("burst_loss and loss are two loss models"));
     // The message names the whole spec and the item.
     let m = err("delay=10ms,loss=x%");
     assert!(
@@ -160,4 +176,30 @@ fn display_writes_units_as_users_do() {
     assert_eq!(shown("rate=12345bit"), "rate=12345bit,queue=1000");
     assert_eq!(shown("delay=1.5s,jitter=7ns"), "delay=1500ms,jitter=7ns");
     assert_eq!(shown("delay=3s"), "delay=3s");
+}
+
+#[test]
+fn display_writes_percentages_as_written() {
+    // `p * 100` of 0.145 is 14.499999999999998: the stats file showed that for loss=14.5%.
+    let shown = |text: &str| parse_link_spec(text).unwrap().to_string();
+    assert_eq!(shown("loss=14.5%"), "loss=14.5%");
+    assert_eq!(shown("loss=0.0001%"), "loss=0.0001%");
+    assert_eq!(
+        shown("delay=1ms,loss=0.3%,duplicate=57.7%,reorder=0.07%"),
+        "delay=1ms,loss=0.3%,duplicate=57.7%,reorder=0.07%"
+    );
+    assert_eq!(
+        shown("burst_loss=0.1%,14.5%,0%,99.9%"),
+        "burst_loss=0.1%,14.5%,0%,99.9%"
+    );
+    for tenths in 0..=1000 {
+        let text = format!("loss={}.{}%", tenths / 10, tenths % 10);
+        let spec = parse_link_spec(&text).unwrap();
+        let back = parse_link_spec(&spec.to_string()).unwrap();
+        assert_eq!(back, spec, "{text}");
+        assert!(
+            spec.to_string().len() <= text.len(),
+            "{text} shows as {spec}"
+        );
+    }
 }
