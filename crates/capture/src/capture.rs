@@ -226,9 +226,15 @@ impl Session {
     /// Open the ring, then the file (so a capture that cannot start leaves the file alone)
     /// and write its header.
     fn open(config: CaptureConfig) -> Result<Session> {
+        // On `any` each frame gets the cooked header we add before it: the kernel keeps
+        // that much less, so a record is no longer than the snap length (as tcpdump's).
+        let snaplen = match config.iface.as_str() {
+            "any" => config.snaplen - crate::ring::COOKED_LEN as u32,
+            _ => config.snaplen,
+        };
         let filter = match config.port {
-            Some(port) => bpf::port_filter(port, config.snaplen),
-            None => bpf::accept_all(config.snaplen),
+            Some(port) => bpf::port_filter(port, snaplen),
+            None => bpf::accept_all(snaplen),
         };
         let ring =
             Ring::open(&config.iface, &filter).map_err(|e| ring_failure(&config.iface, e))?;
@@ -242,12 +248,13 @@ impl Session {
             config.iface
         );
         let format = FileFormat::for_path(path);
-        let header = Writer::new(
+        let header = Writer::for_interface(
             CaptureFile::new(file),
             format,
             ring.link_type,
             config.snaplen,
             &comment,
+            &config.iface,
         )
         .and_then(|mut w| {
             w.get_mut().end_record(None)?;
@@ -500,6 +507,48 @@ mod tests {
         assert_eq!(analysis.connections.len(), 2);
         assert_eq!(analysis.families["ipv4"].bytes_to_server, 4);
         assert_eq!(analysis.families["ipv6"].bytes_to_server, 4);
+    }
+
+    /// On `any` the snap length holds the cooked header too, as with tcpdump: every record
+    /// is at most `--snaplen` bytes, the length the file's header records. Before, the
+    /// kernel kept `--snaplen` bytes after the 20-byte header: 84-byte records in a file
+    /// saying 64.
+    #[test]
+    fn any_keeps_records_within_the_snap_length() {
+        let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = v4.local_addr().unwrap().port();
+        let file = std::env::temp_dir().join(format!(
+            "dualbench-capture-any-snaplen-{}.pcap",
+            std::process::id()
+        ));
+        let config = CaptureConfig {
+            port: Some(port),
+            snaplen: 64,
+            ..CaptureConfig::new("any", &file)
+        };
+        let handle = start(config).unwrap();
+        let mut client = TcpStream::connect(v4.local_addr().unwrap()).unwrap();
+        let (mut server, _) = v4.accept().unwrap();
+        client.write_all(&[b'x'; 1000]).unwrap();
+        let mut buf = [0u8; 1000];
+        server.read_exact(&mut buf).unwrap();
+        drop((client, server));
+        let stats = handle.stop().unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[16..20].try_into().unwrap()), 64);
+        let mut reader = crate::pcap::Reader::new(&bytes[..]).unwrap();
+        let (mut records, mut longest) = (0, 0);
+        while let Some(r) = reader.next_record().unwrap() {
+            (records, longest) = (records + 1, longest.max(r.data.len()));
+            assert_eq!(r.link_type, packet::link::LINUX_SLL2);
+        }
+        assert_eq!(records, stats.packets);
+        assert!(records >= 7, "{stats:?}"); // handshake, data, its ACK, FIN, ACK, ...
+        assert_eq!(longest, 64, "the data segment is cut to the snap length");
+        let reader = crate::pcap::Reader::new(&bytes[..]).unwrap();
+        let analysis = crate::analyze::analyze(reader, None).unwrap();
+        assert_eq!(analysis.families["ipv4"].bytes_to_server, 1000);
     }
 
     /// Through the library, a failure that cut the capture short is the error, and says

@@ -15,6 +15,8 @@ use std::sync::atomic::{fence, Ordering};
 const BLOCK_SIZE: usize = 1 << 21;
 const BLOCK_COUNT: usize = 32;
 const FRAME_SIZE: usize = 2048;
+/// The length of the Linux cooked (SLL2) header put before each frame on `any`.
+pub(crate) const COOKED_LEN: usize = 20;
 /// How long the kernel waits before handing over a block that is not full, in ms.
 pub(crate) const BLOCK_TIMEOUT_MS: u32 = 20;
 
@@ -26,7 +28,7 @@ pub struct Frame<'a> {
     pub orig_len: u32,
     /// On `any`: the Linux cooked (SLL2) header to write before `data`, which then starts
     /// at the network header.
-    pub cooked: Option<[u8; 20]>,
+    pub cooked: Option<[u8; COOKED_LEN]>,
     pub data: &'a [u8],
 }
 
@@ -341,13 +343,13 @@ fn map_ring(fd: &OwnedFd) -> io::Result<*mut u8> {
 /// The SLL2 header for a frame's `sockaddr_ll` (family, protocol, ifindex, hatype,
 /// pkttype, halen, addr[8]); `None` for the outgoing copy of a loopback packet, which
 /// arrives again as incoming.
-fn cooked_header(sll: &[u8]) -> Option<[u8; 20]> {
+fn cooked_header(sll: &[u8]) -> Option<[u8; COOKED_LEN]> {
     let hatype = u16::from_ne_bytes([sll[8], sll[9]]);
     if sll[10] == libc::PACKET_OUTGOING && hatype == libc::ARPHRD_LOOPBACK {
         return None;
     }
     let ifindex = i32::from_ne_bytes([sll[4], sll[5], sll[6], sll[7]]);
-    let mut h = [0u8; 20];
+    let mut h = [0u8; COOKED_LEN];
     h[0..2].copy_from_slice(&sll[2..4]); // protocol, already big-endian
     h[4..8].copy_from_slice(&ifindex.to_be_bytes());
     h[8..10].copy_from_slice(&hatype.to_be_bytes());

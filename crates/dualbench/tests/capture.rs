@@ -368,6 +368,11 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
     let out = tshark_fields(&file, "frame.number");
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 7);
+    // The interface block names the interface (`if_name`), as dumpcap's do: before,
+    // tshark called it "unknown".
+    let out = tshark_fields(&file, "frame.interface_name");
+    let names = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(names.lines().collect::<Vec<_>>(), ["lo"; 7]);
 }
 
 #[test]

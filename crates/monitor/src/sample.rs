@@ -62,7 +62,8 @@ pub struct Sample {
     pub cpu: BTreeMap<String, CpuUse>,
     /// `ctxt_per_s`, `intr_per_s`, `softirq_per_s`, `processes_per_s`, `procs_running`, `procs_blocked`.
     pub system: Figures,
-    /// meminfo in kB and vmstat paging rates (pages/s).
+    /// meminfo in kB and vmstat paging rates: `pgpgin`/`pgpgout` in kB/s (the kernel counts
+    /// them in kB, as sar's `pgpgin/s`), the swap and fault counts in pages or faults per s.
     pub memory: Figures,
     pub disks: BTreeMap<String, Figures>,
     pub interfaces: BTreeMap<String, Figures>,

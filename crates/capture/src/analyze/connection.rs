@@ -131,6 +131,11 @@ impl Connection {
     pub fn add(&mut self, ts_ns: u64, from_client: bool, seg: &TcpSegment<'_>, ip_len: u32) {
         // Files merged from several interfaces may step back in time: keep the span.
         (self.first_ns, self.last_ns) = (self.first_ns.min(ts_ns), self.last_ns.max(ts_ns));
+        if self.dirs.iter().all(|d| d.packets == 0) && seg.flags & TCP_SYN == 0 {
+            // The capture began inside this connection: its HTTP is read from the next
+            // response on.
+            self.http.joined();
+        }
         self.handshake(ts_ns, from_client, seg);
         let side = if from_client { 0 } else { 1 };
         let client_closed = self.dirs[0].fin_ns.is_some() || self.dirs[0].rst_ns.is_some();

@@ -269,3 +269,35 @@ fn the_handshake_rtt_is_timed_from_the_syn_that_was_answered() {
         "the connection still began with the first SYN"
     );
 }
+
+/// A capture that began inside a keep-alive connection (no SYN) sees the end of a
+/// response first: its HTTP is read from the next status line on, and the responses
+/// after it are counted. Before, the tail was taken for bytes that are not HTTP: 0
+/// responses for 2 requests, and the connection a timeout.
+#[test]
+fn a_connection_joined_in_the_middle_counts_the_responses_after_it() {
+    let mut c = connection();
+    let (mut cs, mut ss) = (1_000u32, 9_000u32);
+    // The last bytes of a body the capture missed the start of.
+    c.add(1_000, false, &seg(ss, cs, TCP_ACK, b"lo, world"), 61);
+    ss += 9;
+    for t in [2_000, 4_000] {
+        c.add(t, true, &seg(cs, ss, TCP_ACK | 0x08, REQUEST), 79);
+        cs += REQUEST.len() as u32;
+        c.add(t + 500, false, &seg(ss, cs, TCP_ACK, RESPONSE), 92);
+        ss += RESPONSE.len() as u32;
+    }
+    c.add(6_000, true, &seg(cs, ss, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(6_500, false, &seg(ss, cs + 1, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!(
+        (c.http.requests, c.http.responses, c.http.complete),
+        (2, 2, 2)
+    );
+    assert!(!c.http.not_http);
+    assert_eq!(c.close(), Close::Normal);
+    // With its SYN, the same first bytes are not HTTP.
+    let mut c = connection();
+    handshake(&mut c);
+    c.add(3_000, false, &seg(501, 101, TCP_ACK, b"lo, world"), 61);
+    assert!(c.http.not_http);
+}

@@ -4,7 +4,9 @@
 //! from its `Content-Length`, from `Transfer-Encoding: chunked` (the final `0` chunk), or
 //! from the server closing — except that a response to HEAD, a 1xx, 204 or 304 has no body
 //! whatever its headers say (RFC 9112 §6.3), so responses are paired with the requests'
-//! methods in order. Pure: fed byte slices, no I/O, no allocation.
+//! methods in order. Where the framing cannot be followed (headers or chunk sizes past the
+//! bytes the snap length kept), a response ends where the next one begins, or at the
+//! close. Pure: fed byte slices, no I/O, no allocation.
 
 /// The HTTP exchange seen on one connection.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,6 +33,14 @@ enum Body {
     Length(u64),
     Chunked,
     UntilClose,
+    /// The framing cannot be followed: the headers, or the chunks, run past the bytes the
+    /// snap length kept (or the headers span segments). The response ends where the next
+    /// one begins — a status line starting the server's next bytes — or at the close.
+    Unknown,
+    /// The capture began inside the connection (no SYN), or missed bytes where a response
+    /// was to begin: the server's bytes up to the first status line starting its next
+    /// bytes belong to a response not seen whole.
+    Joined,
 }
 
 const METHODS: [&[u8]; 8] = [
@@ -70,6 +80,11 @@ impl Http {
         data = &data[..data.len().min(len as usize)];
         while left > 0 {
             match self.body {
+                Body::Headers if data.is_empty() => {
+                    // Bytes never captured (a hole given up on): not known to be anything.
+                    self.body = Body::Joined;
+                    return;
+                }
                 Body::Headers => {
                     if !data.starts_with(b"HTTP/") {
                         self.not_http = true;
@@ -83,7 +98,7 @@ impl Http {
                     let to_head = !interim && self.answer_is_to_head();
                     let bodiless = interim || to_head || matches!(status, Some(204 | 304));
                     let Some(end) = find(data, b"\r\n\r\n") else {
-                        self.body = Body::UntilClose; // headers over several segments: ends at close
+                        self.body = Body::Unknown;
                         return;
                     };
                     self.body = if bodiless {
@@ -100,6 +115,11 @@ impl Http {
                     (data, left) = (&data[(take as usize).min(data.len())..], left - take);
                     self.finish_if_done();
                 }
+                Body::Chunked if (data.len() as u64) < left => {
+                    // Chunk sizes past the captured bytes: the end cannot be found.
+                    self.body = Body::Unknown;
+                    return;
+                }
                 Body::Chunked => {
                     if data.len() as u64 == left && data.ends_with(b"0\r\n\r\n") {
                         self.complete += 1;
@@ -107,7 +127,12 @@ impl Http {
                     }
                     return;
                 }
-                Body::UntilClose => return,
+                Body::Unknown if data.starts_with(b"HTTP/") => {
+                    self.complete += 1;
+                    self.body = Body::Headers;
+                }
+                Body::Joined if data.starts_with(b"HTTP/") => self.body = Body::Headers,
+                Body::UntilClose | Body::Unknown | Body::Joined => return,
             }
         }
     }
@@ -128,9 +153,17 @@ impl Http {
         }
     }
 
+    /// The capture began inside the connection: read the server's bytes from the first
+    /// status line that starts them, not as a response of their own.
+    pub fn joined(&mut self) {
+        if self.requests == 0 && self.responses == 0 {
+            self.body = Body::Joined;
+        }
+    }
+
     /// The server closed its side (FIN): a response delimited by the close is complete.
     pub fn server_closed(&mut self) {
-        if self.body == Body::UntilClose && !self.not_http {
+        if matches!(self.body, Body::UntilClose | Body::Unknown) && !self.not_http {
             self.complete += 1;
             self.body = Body::Headers;
         }
@@ -240,6 +273,31 @@ mod tests {
         assert_eq!((h.complete, h.truncated()), (1, false));
     }
 
+    /// Keep-alive responses whose headers the snap length cut: each ends where the next
+    /// status line begins, the last at the close. Before, the first was taken as
+    /// delimited by the close and the others were never seen: 3 requests, 1 response.
+    #[test]
+    fn keep_alive_responses_cut_by_the_snap_length() {
+        let mut h = Http::default();
+        for _ in 0..3 {
+            h.client(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+            h.server(&RESPONSE[..20], RESPONSE.len() as u32);
+        }
+        assert_eq!((h.requests, h.responses, h.complete), (3, 3, 2));
+        h.server_closed();
+        assert_eq!(h.complete, 3);
+        assert!(!h.truncated() && !h.not_http);
+        // A chunked body cut short: its end is not in the capture; the next response's
+        // status line ends it.
+        let mut h = Http::default();
+        let chunked =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        h.server(&chunked[..50], chunked.len() as u32);
+        assert!(!h.truncated());
+        h.server(RESPONSE, RESPONSE.len() as u32);
+        assert_eq!((h.responses, h.complete, h.truncated()), (2, 2, false));
+    }
+
     #[test]
     fn chunked_no_body_and_close_delimited() {
         let mut h = Http::default();
@@ -291,6 +349,18 @@ mod tests {
         h.server(&answers, answers.len() as u32);
         assert_eq!((h.responses, h.complete, h.truncated()), (5, 5, false));
         assert!(!h.not_http);
+    }
+
+    /// Bytes the capture never had (a hole given up on) where a response was to begin
+    /// are not "not HTTP": the next status line is read. Before, every response after
+    /// the hole was lost and the server's bytes called not HTTP.
+    #[test]
+    fn a_response_begun_in_a_hole_is_skipped_not_judged() {
+        let mut h = Http::default();
+        h.client(b"GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+        h.server(&[], 100);
+        h.server(RESPONSE, RESPONSE.len() as u32);
+        assert_eq!((h.responses, h.complete, h.not_http), (1, 1, false));
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn take_packet(
         Ok(None) => counts.other += 1,
         Err(packet::ParseError::UnknownLink(t)) => {
             return Err(format!(
-                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP are)"
+                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
             ))
         }
         Err(_) => counts.unreadable += 1,
@@ -242,6 +242,19 @@ mod tests {
         assert_eq!(only.connections.len(), 1);
         assert_eq!(only.connections[0].server, "198.18.0.2:80");
         assert_eq!(only.packets.tcp, 9, "every packet is still counted");
+    }
+
+    /// A link type the parser does not know is one line naming every one it does (BSD
+    /// loopback was missing).
+    #[test]
+    fn an_unknown_link_type_names_the_known_ones() {
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 179, 65535, "").unwrap();
+        w.write(1, 40, &[0; 40]).unwrap();
+        let file = w.into_inner();
+        assert_eq!(
+            analyze(Reader::new(&file[..]).unwrap(), None).unwrap_err(),
+            "link type 179 is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
+        );
     }
 
     /// A corrupt record in the middle of a file is treated like a cut: the handshakes

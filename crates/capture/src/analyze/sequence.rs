@@ -9,7 +9,7 @@
 //! skipped (its bytes were never captured) and the stream goes on after it. Allocates only
 //! for segments held ahead of a hole.
 
-use crate::packet::{TcpSegment, TCP_FIN, TCP_SYN};
+use crate::packet::{TcpSegment, TCP_FIN, TCP_RST, TCP_SYN};
 
 /// At most this many segments are held ahead of one hole.
 pub const HELD_SEGMENTS_MAX: usize = 4096;
@@ -66,6 +66,7 @@ impl Sequence {
         let fin = seg.flags & TCP_FIN != 0;
         let length = seg.payload_len + syn + fin as u32;
         if length == 0 {
+            self.note_sent_up_to(seg);
             return Outcome::default();
         }
         let (start, payload_seq) = (seg.seq, seg.seq.wrapping_add(syn));
@@ -113,6 +114,21 @@ impl Sequence {
             }
         }
         outcome
+    }
+
+    /// A segment with no sequence space (a pure ACK) still says its sender had sent
+    /// everything before its sequence number: that is the highest seen when it is ahead,
+    /// so data below it that arrives later fills a hole (its first copy reordered or lost
+    /// before the capture point), as tshark counts it. A reset's number proves nothing.
+    fn note_sent_up_to(&mut self, seg: &TcpSegment<'_>) {
+        let Some(next) = self.next else { return };
+        let ahead = rel(next, seg.seq);
+        if seg.flags & TCP_RST == 0
+            && (0..AHEAD_MAX).contains(&ahead)
+            && rel(self.high, seg.seq) > 0
+        {
+            self.high = seg.seq;
+        }
     }
 
     /// How many of `[from, to)` were seen: before the edge, or in a held segment.
@@ -302,6 +318,32 @@ mod tests {
         let o = feed(&mut s, &mut out, 2, TCP_ACK, b"cdefgh");
         assert_eq!((o.new_bytes, o.seen_bytes, o.retransmission), (4, 2, true));
         assert_eq!(out, b"abcdefgh");
+    }
+
+    /// A pure ACK numbered ahead of the edge (its data reordered or lost before the
+    /// capture point) makes the data below it that comes later a resend, as tshark's
+    /// `tcp.analysis.retransmission` / `out_of_order` count it: before, pure ACKs were
+    /// passed over and such segments counted as sent once. A reset's number does not.
+    #[test]
+    fn data_below_a_pure_acks_number_fills_a_hole() {
+        let (mut s, mut out) = (Sequence::default(), Vec::new());
+        feed(&mut s, &mut out, 0, TCP_ACK, b"ab");
+        assert_eq!(feed(&mut s, &mut out, 6, TCP_ACK, b""), Outcome::default());
+        let late = feed(&mut s, &mut out, 2, TCP_ACK, b"cdef");
+        assert_eq!((late.new_bytes, late.retransmission), (4, true));
+        let next = feed(&mut s, &mut out, 6, TCP_ACK, b"gh");
+        assert_eq!((next.new_bytes, next.retransmission), (2, false));
+        assert_eq!(out, b"abcdefgh");
+        let fin = feed(&mut s, &mut out, 9, TCP_ACK, b"");
+        assert_eq!(fin, Outcome::default());
+        let late_fin = feed(&mut s, &mut out, 8, TCP_ACK | TCP_FIN, b"");
+        assert!(late_fin.retransmission && late_fin.fin_delivered);
+
+        let (mut s, mut out) = (Sequence::default(), Vec::new());
+        feed(&mut s, &mut out, 0, TCP_ACK, b"ab");
+        feed(&mut s, &mut out, 100, crate::packet::TCP_RST, b"");
+        let o = feed(&mut s, &mut out, 2, TCP_ACK, b"cd");
+        assert_eq!((o.new_bytes, o.retransmission), (2, false));
     }
 
     #[test]

@@ -52,6 +52,62 @@ mod tests {
         roundtrip(FileFormat::Pcapng);
     }
 
+    /// pcapng names its interface (`if_name`, option 2) when told it, before `if_tsresol`,
+    /// which is still read: nanosecond times come back whole.
+    #[test]
+    fn pcapng_names_the_interface() {
+        let mut w =
+            Writer::for_interface(Vec::new(), FileFormat::Pcapng, 1, 65535, "", "veth0").unwrap();
+        w.write(1_700_000_000_123_456_789, 60, &[0xaa; 14]).unwrap();
+        let file = w.into_inner();
+        let name = [2, 0, 5, 0, b'v', b'e', b't', b'h', b'0', 0, 0, 0];
+        assert!(file.windows(name.len()).any(|o| o == name), "{file:?}");
+        let mut r = Reader::new(&file[..]).unwrap();
+        assert_eq!(
+            r.next_record().unwrap().unwrap().ts_ns,
+            1_700_000_000_123_456_789
+        );
+        let mut unnamed = Writer::new(Vec::new(), FileFormat::Pcapng, 1, 65535, "").unwrap();
+        unnamed
+            .write(1_700_000_000_123_456_789, 60, &[0xaa; 14])
+            .unwrap();
+        assert_eq!(unnamed.into_inner().len() + name.len(), file.len());
+    }
+
+    /// Simple packet blocks hold as much of the packet as their interface's snap length
+    /// allows, and a snap length of 0 is no limit (pcapng): before, it kept 1 byte.
+    #[test]
+    fn simple_packet_blocks_with_and_without_a_snap_length() {
+        for (snaplen, kept) in [(0u32, 60usize), (32, 32), (65535, 60)] {
+            let mut file = Vec::new();
+            let block = |file: &mut Vec<u8>, kind: u32, body: &[u8]| {
+                let total = (12 + body.len()) as u32;
+                file.extend(kind.to_le_bytes());
+                file.extend(total.to_le_bytes());
+                file.extend(body);
+                file.extend(total.to_le_bytes());
+            };
+            let mut shb = PCAPNG_BYTE_ORDER.to_le_bytes().to_vec();
+            shb.extend([1, 0, 0, 0]);
+            shb.extend(u64::MAX.to_le_bytes());
+            block(&mut file, PCAPNG_SHB, &shb);
+            let mut idb = 1u32.to_le_bytes().to_vec();
+            idb.extend(snaplen.to_le_bytes());
+            block(&mut file, PCAPNG_IDB, &idb);
+            let mut spb = 60u32.to_le_bytes().to_vec();
+            spb.extend([9u8; 60]);
+            block(&mut file, PCAPNG_SPB, &spb);
+            let mut r = Reader::new(&file[..]).unwrap();
+            let rec = r.next_record().unwrap().unwrap();
+            assert_eq!(
+                (rec.orig_len, rec.data.len()),
+                (60, kept),
+                "snaplen {snaplen}"
+            );
+            assert!(r.next_record().unwrap().is_none());
+        }
+    }
+
     #[test]
     fn microsecond_big_endian_pcap() {
         let mut f = Vec::new();
@@ -113,6 +169,77 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// A pcap record longer than 262,144 bytes (Wireshark's limit, `--snaplen`'s largest)
+    /// in a file whose snap length is not larger is corrupt, as tshark says ("File has
+    /// 300000-byte packet, bigger than maximum of 262144"): before, any length up to 16 MiB
+    /// was read as one packet, swallowing the records after it.
+    #[test]
+    fn pcap_captured_length_above_the_limit_is_corrupt() {
+        let record = |caplen: u32| {
+            let mut r = vec![0u8; 8];
+            r.extend(caplen.to_le_bytes());
+            r.extend(caplen.to_le_bytes());
+            r.extend(vec![7u8; caplen as usize]);
+            r
+        };
+        for (snaplen, caplen, corrupt) in [
+            (65535, 262_144, false),
+            (65535, 262_145, true),
+            (262_144, 300_000, true),
+            (1_000_000, 300_000, false),
+        ] {
+            let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 1, snaplen, "").unwrap();
+            w.write(1, 60, &[1; 60]).unwrap();
+            let mut file = w.into_inner();
+            let at = file.len() as u64;
+            file.extend(record(caplen));
+            file.extend(record(60));
+            let mut r = Reader::new(&file[..]).unwrap();
+            assert_eq!(r.next_record().unwrap().unwrap().data, &[1; 60][..]);
+            let second = r.next_record().map(|rec| rec.map(|rec| rec.data.len()));
+            if corrupt {
+                let want = format!("corrupt packet record (captured length {caplen})");
+                assert_eq!(second, Err(ReadError::Corrupt(want)), "snaplen {snaplen}");
+                assert_eq!(
+                    r.position(),
+                    Position {
+                        packets: 1,
+                        offset: at
+                    }
+                );
+            } else {
+                assert_eq!(second, Ok(Some(caplen as usize)), "snaplen {snaplen}");
+                assert_eq!(r.next_record().unwrap().unwrap().data.len(), 60);
+            }
+        }
+    }
+
+    /// A pcapng packet block whose captured length does not fit in the block is corrupt,
+    /// as tshark says ("total block length 92 of an EPB is too small for 460 bytes of
+    /// packet data"); before, the length was cut to the block without a word.
+    #[test]
+    fn pcapng_captured_length_beyond_its_block_is_corrupt() {
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcapng, 1, 65535, "").unwrap();
+        w.write(1, 60, &[1; 60]).unwrap();
+        let mut file = w.into_inner();
+        let at = file.len();
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcapng, 1, 65535, "").unwrap();
+        let header = w.get_mut().len();
+        w.write(2, 60, &[2; 60]).unwrap();
+        let mut second = w.into_inner()[header..].to_vec();
+        second[20..24].copy_from_slice(&460u32.to_le_bytes()); // captured length
+        file.extend(&second);
+        let mut r = Reader::new(&file[..]).unwrap();
+        assert!(r.next_record().unwrap().is_some());
+        assert_eq!(
+            r.next_record().unwrap_err(),
+            ReadError::Corrupt(
+                "corrupt packet block (captured length 460 in a block of 92 bytes)".into()
+            )
+        );
+        assert_eq!((r.position().packets, r.position().offset), (1, at as u64));
     }
 
     #[test]

@@ -30,6 +30,9 @@ enum Kind {
         swapped: bool,
         nanos: bool,
         link_type: u16,
+        /// The largest captured length a record may have: the file's snap length, at
+        /// least [`PCAP_CAPLEN_MAX`].
+        caplen_max: usize,
     },
     Pcapng {
         swapped: bool,
@@ -44,6 +47,11 @@ struct Interface {
     /// Timestamp units per second.
     units: u64,
 }
+
+/// The largest captured length a pcap record may have whatever its file's snap length
+/// says: Wireshark's limit (`WTAP_MAX_PACKET_SIZE_STANDARD`), above which tshark calls a
+/// record corrupt, and `dualbench capture`'s largest `--snaplen`.
+pub const PCAP_CAPLEN_MAX: usize = 262_144;
 
 /// Reads packets from a pcap or pcapng stream.
 #[derive(Debug)]
@@ -175,7 +183,8 @@ impl<R: Read> Reader<R> {
                 swapped,
                 nanos,
                 link_type,
-            } => self.next_pcap(swapped, nanos, link_type),
+                caplen_max,
+            } => self.next_pcap(swapped, nanos, link_type, caplen_max),
             Kind::Pcapng { .. } => self.next_pcapng(),
         }
     }
@@ -194,6 +203,7 @@ impl<R: Read> Reader<R> {
         swapped: bool,
         nanos: bool,
         link_type: u16,
+        caplen_max: usize,
     ) -> ReadResult<Option<Record<'_>>> {
         self.record_at = self.input.read;
         let mut h = [0u8; 16];
@@ -202,7 +212,7 @@ impl<R: Read> Reader<R> {
         }
         let word = |at: usize| u32_at(&h, at, swapped);
         let (caplen, orig_len) = (word(8) as usize, word(12));
-        if caplen > 1 << 24 {
+        if caplen > caplen_max {
             return Err(corrupt(format!(
                 "corrupt packet record (captured length {caplen})"
             )));
@@ -251,7 +261,13 @@ impl<R: Read> Reader<R> {
                 PCAPNG_EPB if b.len() >= 20 => {
                     let ifc = interface_of(interfaces, u32_at(b, 0, swapped))?;
                     let ts = (u32_at(b, 4, swapped) as u64) << 32 | u32_at(b, 8, swapped) as u64;
-                    let caplen = (u32_at(b, 12, swapped) as usize).min(b.len() - 20);
+                    let caplen = u32_at(b, 12, swapped) as usize;
+                    if caplen > b.len() - 20 {
+                        return Err(corrupt(format!(
+                            "corrupt packet block (captured length {caplen} in a block of {} bytes)",
+                            b.len() + 12
+                        )));
+                    }
                     break (
                         scale(ts, ifc.units),
                         u32_at(b, 16, swapped),
@@ -263,9 +279,12 @@ impl<R: Read> Reader<R> {
                 PCAPNG_SPB if b.len() >= 4 => {
                     let ifc = interface_of(interfaces, 0)?;
                     let orig = u32_at(b, 0, swapped);
-                    let caplen = (orig as usize)
-                        .min(ifc.snaplen.max(1) as usize)
-                        .min(b.len() - 4);
+                    // A snap length of 0 is no limit (pcapng's IDB).
+                    let snaplen = match ifc.snaplen {
+                        0 => usize::MAX,
+                        n => n as usize,
+                    };
+                    let caplen = (orig as usize).min(snaplen).min(b.len() - 4);
                     break (0, orig, ifc.link_type, 4, caplen);
                 }
                 _ => {}
@@ -350,10 +369,12 @@ fn pcap_header<R: Read>(input: &mut R, swapped: bool, nanos: bool) -> ReadResult
     input
         .read_exact(&mut h)
         .map_err(|_| bad("truncated pcap file header"))?;
+    let snaplen = u32_at(&h, 12, swapped) as usize;
     Ok(Kind::Pcap {
         swapped,
         nanos,
         link_type: u32_at(&h, 16, swapped) as u16,
+        caplen_max: snaplen.clamp(PCAP_CAPLEN_MAX, 1 << 24),
     })
 }
 

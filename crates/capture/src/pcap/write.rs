@@ -1,5 +1,6 @@
 //! Writing capture files: classic pcap with nanosecond timestamps (magic `a1b23c4d`) or
-//! pcapng (one section, one interface with `if_tsresol` = 9, enhanced packet blocks).
+//! pcapng (one section, one interface with `if_tsresol` = 9 and, when named, `if_name`;
+//! enhanced packet blocks).
 
 use super::{PCAPNG_BYTE_ORDER, PCAPNG_EPB, PCAPNG_IDB, PCAPNG_SHB, PCAP_MAGIC_NS};
 use std::io::{self, Write};
@@ -30,11 +31,24 @@ pub struct Writer<W: Write> {
 impl<W: Write> Writer<W> {
     /// Write the file header. `comment` goes into pcapng's section header (pcap has none).
     pub fn new(
+        out: W,
+        format: FileFormat,
+        link_type: u16,
+        snaplen: u32,
+        comment: &str,
+    ) -> io::Result<Self> {
+        Writer::for_interface(out, format, link_type, snaplen, comment, "")
+    }
+
+    /// [`Writer::new`], naming the interface the packets were captured on in pcapng's
+    /// interface block (`if_name`, as dumpcap writes it: Wireshark shows it per frame).
+    pub fn for_interface(
         mut out: W,
         format: FileFormat,
         link_type: u16,
         snaplen: u32,
         comment: &str,
+        interface: &str,
     ) -> io::Result<Self> {
         match format {
             FileFormat::Pcap => {
@@ -54,6 +68,7 @@ impl<W: Write> Writer<W> {
                 block(&mut out, PCAPNG_SHB, &shb)?;
                 let mut idb = (link_type as u32).to_le_bytes().to_vec();
                 idb.extend(snaplen.to_le_bytes());
+                option(&mut idb, 2, interface.as_bytes()); // if_name
                 option(&mut idb, 9, &[9]); // if_tsresol: nanoseconds
                 option(&mut idb, 0, &[]);
                 block(&mut out, PCAPNG_IDB, &idb)?;
