@@ -621,6 +621,37 @@ fn ctrl_c_still_reports_what_was_measured() {
     assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
 }
 
+/// `timeout -s INT` (and `kill -INT -PGID`) delivers one Ctrl-C twice within microseconds:
+/// to the process, then to its process group. That is not a second press, so the run still
+/// reports; it exited with 130 and no report about one time in three.
+#[test]
+fn one_ctrl_c_delivered_twice_still_reports() {
+    let s = Server::start();
+    let child = bin()
+        .args(["run", "-t", "30", "-c", "4", "-k", "--format", "json"])
+        .arg(&s.urls("/delay/400")[0])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    // SAFETY: signalling the child we spawned, by its pid (not yet reaped, so still ours).
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
+    assert!(doc["requests"]["completed"].as_u64().unwrap() > 0);
+}
+
 #[test]
 fn demo_without_url_runs_both_families_and_says_so() {
     let out = run(&["-n", "2000", "-c", "10"]);
@@ -879,6 +910,7 @@ fn verbosity_3_logs_each_status_and_4_each_head_as_ab_does() {
     };
     let v2 = stderr("2");
     assert!(!v2.contains("LOG:"), "{v2}");
+    assert!(!v2.contains("WARNING:"), "{v2}");
     let v3 = stderr("3");
     assert_eq!(v3.matches("LOG: Response code = 200\n").count(), 3, "{v3}");
     assert!(!v3.contains("LOG: header received"), "{v3}");
@@ -890,6 +922,19 @@ fn verbosity_3_logs_each_status_and_4_each_head_as_ab_does() {
         3,
         "{v4}"
     );
+    // A status other than 2xx is ab's warning from -v 2 on, never a "LOG:" line.
+    let not_found = &s.urls("/status/404")[1];
+    for v in ["2", "3"] {
+        let out = run(&["-q", "-n", "2", "-v", v, not_found]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            err.matches("WARNING: Response code not 2xx (404)\n")
+                .count(),
+            2,
+            "-v {v}: {err}"
+        );
+        assert!(!err.contains("LOG: Response code"), "-v {v}: {err}");
+    }
 }
 
 #[test]
@@ -901,4 +946,20 @@ fn a_zone_is_reported_as_written() {
     // The interface's name, as written, not its index ([::1%1]).
     assert_eq!(doc["targets"][0]["addr"], format!("[::1%lo]:{port}"));
     assert_eq!(doc["target"]["host"], "::1%25lo");
+}
+
+/// `-m head` is a method of its own (methods are case-sensitive), answered with a body:
+/// it was taken for HEAD, so `-k -n 10` counted no body byte and, reading each body as the
+/// start of the next response, opened a connection per request.
+#[test]
+fn a_lowercase_head_method_is_not_head() {
+    let s = Server::start();
+    let doc = run_json(&["-k", "-n", "10", "-m", "head", &s.urls("/")[0]]);
+    assert_eq!(doc["requests"]["completed"], 10);
+    assert_eq!(doc["bytes"]["html"], 450);
+    assert_eq!(fam(&doc, "ipv4", "connections"), 1);
+    let doc = run_json(&["-k", "-n", "10", "-i", &s.urls("/")[0]]);
+    assert_eq!(doc["requests"]["completed"], 10);
+    assert_eq!(doc["bytes"]["html"], 0);
+    assert_eq!(fam(&doc, "ipv4", "connections"), 1);
 }

@@ -113,8 +113,12 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         .map(|u| target::parse_url(u))
         .collect::<Result<_>>()?;
     let mut cands = Vec::new();
+    // Each URL's addresses, to name in the report the first URL the run sent requests to.
+    let mut url_addrs = Vec::with_capacity(parsed.len());
     for url in &parsed {
-        for addr in target::resolve(url)? {
+        let addrs = target::resolve(url)?;
+        url_addrs.push(addrs.clone());
+        for addr in addrs {
             cands.push(Candidate {
                 addr,
                 zone: url.zone.clone(),
@@ -183,6 +187,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         })?;
     let body = request_body(cli)?;
     check_request_words(cli)?;
+    check_body_framing(cli, body.as_ref().map(|(b, _)| b.len()))?;
     let credentials = crate::ab_flags::credential_lines(&cli.cookies, &cli.auth, &cli.proxy_auth)?;
     let method = cli.method.clone().unwrap_or_else(|| {
         if cli.head {
@@ -268,11 +273,23 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     };
     check_local(&bind)?;
     let first = &targets[0];
+    // ab's "Server Hostname" is the first URL's; with `--family` or `--ratio` leaving that
+    // URL's addresses out, it is the first URL that has a target in the run.
+    let shown = parsed
+        .iter()
+        .zip(&url_addrs)
+        .find(|(_, addrs)| addrs.iter().any(|a| targets.iter().any(|t| t.addr == *a)))
+        .map(|(u, _)| u);
     let settings = Settings {
-        host: parsed
-            .first()
-            .map_or_else(|| first.addr.ip().to_string(), |u| u.written_host.clone()),
-        port: parsed.first().map_or(first.addr.port(), |u| u.port),
+        host: shown.map_or_else(
+            // An address list alone: its first address, with the zone it was named with.
+            || match &first.zone {
+                Some(zone) => format!("{}%{zone}", first.addr.ip()),
+                None => first.addr.ip().to_string(),
+            },
+            |u| u.written_host.clone(),
+        ),
+        port: shown.map_or(first.addr.port(), |u| u.port),
         path: first.path.clone(),
         method: method.clone(),
         requests_limit: max_slots,
@@ -282,7 +299,9 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         targets,
         interleave,
         requests,
-        head: method.eq_ignore_ascii_case("HEAD"),
+        // Methods are case-sensitive (RFC 9110 9.1): `-m head` is another method, which
+        // a server answers with a body (nginx: 400, the built-in server: its page).
+        head: method == "HEAD",
         concurrency,
         pipeline: cli.pipeline as usize,
         keepalive: cli.keepalive,
@@ -358,6 +377,29 @@ fn check_request_words(cli: &RunCli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// With a `-p`/`-u` body dualbench frames it itself (`Content-Length`): a `-H` with a
+/// framing header of its own would send two lengths, or a length and a chunked coding the
+/// body does not have, which a server must refuse (400) for every request.
+fn check_body_framing(cli: &RunCli, body_len: Option<usize>) -> Result<()> {
+    let Some(len) = body_len else {
+        return Ok(());
+    };
+    let flag = if cli.post_file.is_some() { "-p" } else { "-u" };
+    let framing = cli.headers.iter().find(|h| {
+        h.split_once(':').is_some_and(|(name, _)| {
+            name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+        })
+    });
+    match framing {
+        Some(h) => Err(Failure::usage(format!(
+            "-H '{h}' cannot go with {flag}: dualbench sends the body's own length \
+             (Content-Length: {len}); drop this -H"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Every `--bind` source address must be one of this host's: the kernel refuses the
@@ -499,6 +541,86 @@ mod tests {
             "http://127.0.0.1:1/",
         ]);
         assert_eq!(unused_bind(&p), None);
+    }
+
+    /// `--family 6` over an IPv4 URL and an IPv6 one sent nothing to the first, yet the
+    /// report's "Server Hostname" (and the JSON's `target.host`) named it.
+    #[test]
+    fn the_report_names_the_first_url_the_run_sends_to() {
+        let settings_of = |args: &[&str]| {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).unwrap().1
+        };
+        let (v4, v6) = ("http://127.0.0.1:1/a", "http://[::1]:2/b");
+        let s = settings_of(&["--family", "6", v4, v6]);
+        assert_eq!((s.host.as_str(), s.port, s.path.as_str()), ("::1", 2, "/b"));
+        let s = settings_of(&["--ratio", "0:1", v6, v4]);
+        assert_eq!(
+            (s.host.as_str(), s.port, s.path.as_str()),
+            ("127.0.0.1", 1, "/a")
+        );
+        let s = settings_of(&[v4, v6]);
+        assert_eq!(
+            (s.host.as_str(), s.port, s.path.as_str()),
+            ("127.0.0.1", 1, "/a")
+        );
+        // An address list alone names its first address, zone and all (it lost the zone).
+        let dir = std::env::temp_dir().join(format!("dualbench-shown-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let list = dir.join("list.txt");
+        std::fs::write(&list, "[fe80::1%lo]:8080\n127.0.0.1:1\n").unwrap();
+        let s = settings_of(&["--address-list", list.to_str().unwrap()]);
+        assert_eq!((s.host.as_str(), s.port), ("fe80::1%lo", 8080));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `-m head` is not HEAD: its answers have bodies. Taken for HEAD, a body went
+    /// uncounted and, on a kept-alive connection, was read as the next response.
+    #[test]
+    fn only_head_in_capitals_is_head() {
+        let head_of = |args: &[&str]| {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).unwrap().0.head
+        };
+        let url = "http://127.0.0.1:1/";
+        assert!(head_of(&["-i", url]));
+        assert!(head_of(&["-m", "HEAD", url]));
+        assert!(!head_of(&["-m", "head", url]));
+        assert!(!head_of(&["-m", "Head", url]));
+        assert!(!head_of(&[url]));
+    }
+
+    /// `-p` with `-H 'Content-Length: 3'` sent both lengths, and the server answered 400 to
+    /// every request; with `-H 'Transfer-Encoding: chunked'` a body that is not chunked.
+    #[test]
+    fn a_framing_header_with_a_body_is_a_usage_error() {
+        let dir = std::env::temp_dir().join(format!("dualbench-framing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = dir.join("body.txt");
+        std::fs::write(&body, "hello=world&x=1").unwrap();
+        let body = body.to_str().unwrap();
+        let plan_of = |args: &[&str]| {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).map(|(p, _)| p)
+        };
+        let url = "http://127.0.0.1:1/";
+        let e = plan_of(&["-p", body, "-H", "content-length: 3", url]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "-H 'content-length: 3' cannot go with -p: dualbench sends the body's own length (Content-Length: 15); drop this -H"
+        );
+        assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+        let e = plan_of(&["-u", body, "-H", "Transfer-Encoding: chunked", url]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "-H 'Transfer-Encoding: chunked' cannot go with -u: dualbench sends the body's own length (Content-Length: 15); drop this -H"
+        );
+        // Without a body the header is the user's to send (a POST of nothing that a
+        // server wants framed: `-m POST -H 'Content-Length: 0'`).
+        let p = plan_of(&["-m", "POST", "-H", "Content-Length: 0", url]).unwrap();
+        let request = String::from_utf8(p.requests[0].clone()).unwrap();
+        assert_eq!(request.matches("Content-Length").count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -263,11 +263,7 @@ impl ResponseParser {
         // costs no 2 KiB of zeroing before the parse.
         let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; 64];
         let mut resp = httparse::Response::new(&mut []);
-        match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-            &mut resp,
-            head,
-            &mut headers,
-        ) {
+        match parser_config().parse_response_with_uninit_headers(&mut resp, head, &mut headers) {
             Ok(httparse::Status::Complete(len)) => self.take_head(&resp, len).map(Some),
             Ok(httparse::Status::Partial) => Ok(None),
             Err(httparse::Error::TooManyHeaders) => self.parse_long_head(head),
@@ -283,7 +279,7 @@ impl ResponseParser {
         let lines = head[..end].iter().filter(|&&b| b == b'\n').count();
         let mut headers = vec![httparse::EMPTY_HEADER; lines + 1];
         let mut resp = httparse::Response::new(&mut headers);
-        match resp.parse(head) {
+        match parser_config().parse_response(&mut resp, head) {
             Ok(httparse::Status::Complete(len)) => self.take_head(&resp, len).map(Some),
             Ok(httparse::Status::Partial) => Ok(None),
             Err(_) => Err(ParseError::Malformed),
@@ -297,6 +293,9 @@ impl ResponseParser {
         let status = resp.code.ok_or(ParseError::Malformed)?;
         let http10 = resp.version == Some(0);
         let mut length = None;
+        // A Transfer-Encoding overrides Content-Length; chunked frames the body only as
+        // its final coding, any other ends it at the close (RFC 9112 6.3).
+        let mut coded = false;
         let mut chunked = false;
         let mut keepalive = !http10;
         for h in resp.headers.iter() {
@@ -311,7 +310,8 @@ impl ResponseParser {
                     length = Some(n);
                 }
                 17 if h.name.eq_ignore_ascii_case("transfer-encoding") => {
-                    chunked = contains_ignore_case(h.value, b"chunked");
+                    coded = true;
+                    chunked = final_coding_is_chunked(h.value);
                 }
                 10 if h.name.eq_ignore_ascii_case("connection") => {
                     if contains_ignore_case(h.value, b"close") {
@@ -341,7 +341,7 @@ impl ResponseParser {
                 digits: 0,
                 ext: false,
             })
-        } else if let Some(n) = length {
+        } else if let Some(n) = length.filter(|_| !coded) {
             Body::Length(n)
         } else {
             self.close = true;
@@ -495,6 +495,24 @@ fn parse_length(value: &[u8]) -> Result<u64, ParseError> {
     })
 }
 
+/// How responses are parsed: as httparse's defaults, but a header continued on the next
+/// line (obs-fold) is taken, as a user agent must take it (RFC 9112 5.2), rather than
+/// failing the response.
+fn parser_config() -> httparse::ParserConfig {
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    config
+}
+
+/// The last coding of a Transfer-Encoding value is `chunked` (`gzip, chunked`, not
+/// `chunked, gzip`).
+fn final_coding_is_chunked(value: &[u8]) -> bool {
+    value
+        .rsplit(|&b| b == b',')
+        .next()
+        .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"))
+}
+
 /// `needle` (lowercase ASCII) occurs in `hay`, ignoring ASCII case.
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len())
@@ -559,6 +577,57 @@ mod tests {
             assert_eq!(p.body_bytes, 9, "split {split}");
             assert_eq!(p.bytes, msg.len() as u64, "split {split}");
         }
+    }
+
+    /// A header continued on the next line (obs-fold) is part of a valid response, which
+    /// a client must read (RFC 9112 5.2): it was a PROTOCOL_ERROR.
+    #[test]
+    fn a_folded_header_line_is_read() {
+        let msg: &[u8] = b"HTTP/1.1 200 OK\r\nX-A: a\r\n  b\r\nContent-Length: 2\r\n\r\nok";
+        let mut p = ResponseParser::new();
+        p.reset(false, false);
+        assert_eq!(p.feed(msg), Ok(Feed::Done { used: msg.len() }));
+        assert_eq!(
+            (p.status, p.body_bytes, p.bytes),
+            (200, 2, msg.len() as u64)
+        );
+        // The head in two reads, split inside the folded line.
+        p.reset(false, false);
+        assert_eq!(p.feed(&msg[..27]), Ok(Feed::NeedMore));
+        assert_eq!(
+            p.feed(&msg[27..]),
+            Ok(Feed::Done {
+                used: msg.len() - 27
+            })
+        );
+        assert_eq!(
+            (p.status, p.body_bytes, p.bytes),
+            (200, 2, msg.len() as u64)
+        );
+    }
+
+    /// Chunked frames a body only as the final coding; after another one (or a coding
+    /// without chunked) the body runs until the close, whatever Content-Length says (RFC
+    /// 9112 6.3). `chunked, gzip` was read as chunks: a PROTOCOL_ERROR.
+    #[test]
+    fn chunked_frames_the_body_only_as_the_final_coding() {
+        let mut p = ResponseParser::new();
+        p.reset(false, false);
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n";
+        assert_eq!(p.feed(&[head, b"okok"].concat()).unwrap(), Feed::NeedMore);
+        assert!(p.until_close() && p.close);
+        assert_eq!(p.body_bytes, 4);
+        p.reset(false, false);
+        let head: &[u8] =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\n";
+        assert_eq!(p.feed(&[head, b"okok"].concat()).unwrap(), Feed::NeedMore);
+        assert!(p.until_close());
+        assert_eq!(p.body_bytes, 4);
+        p.reset(false, false);
+        let msg: &[u8] =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip , Chunked \r\n\r\n2\r\nok\r\n0\r\n\r\n";
+        assert_eq!(p.feed(msg).unwrap(), Feed::Done { used: msg.len() });
+        assert_eq!(p.body_bytes, 2);
     }
 
     #[test]

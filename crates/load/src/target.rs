@@ -251,6 +251,15 @@ pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
             url.zone.as_deref().unwrap_or("")
         )));
     }
+    if ends_in_a_number(&url.host) {
+        // getaddrinfo reads `18190` as 0.0.71.14 and `127.1` as 127.0.0.1: a port written
+        // without its address would send the run to some other host.
+        return Err(Failure::usage(format!(
+            "'{}' is not an address: an IPv4 address is four numbers with dots (127.0.0.1), \
+             and a port goes after one (127.0.0.1:8080)",
+            url.host
+        )));
+    }
     let addrs = (url.host.as_str(), url.port)
         .to_socket_addrs()
         .map_err(|e| Failure::usage(format!("cannot resolve '{}': {e}", url.host)))?;
@@ -264,6 +273,22 @@ pub fn resolve(url: &Url) -> Result<Vec<SocketAddr>> {
         return Err(Failure::usage(format!("'{}' has no addresses", url.host)));
     }
     Ok(out)
+}
+
+/// Whether a host that is not an address literal ends in a number (`18190`, `127.1`,
+/// `0x7f.1`): no host name does (a top-level domain is never numeric), so it is an IPv4
+/// address in a short form, which only the four dotted numbers may spell here.
+fn ends_in_a_number(host: &str) -> bool {
+    let last = host
+        .trim_end_matches('.')
+        .rsplit('.')
+        .next()
+        .unwrap_or_default();
+    let hex = last
+        .strip_prefix("0x")
+        .or_else(|| last.strip_prefix("0X"))
+        .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
+    !last.is_empty() && (hex || last.chars().all(|c| c.is_ascii_digit()))
 }
 
 fn with_zone(addr: SocketAddr, zone: Option<&str>) -> Result<SocketAddr> {
@@ -318,6 +343,8 @@ pub fn parse_address_list(
     default_path: &str,
 ) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
+    // A byte-order mark (Windows editors save one) is not part of the first address.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -662,6 +689,40 @@ mod tests {
         }
     }
 
+    /// Short IPv4 forms never reach getaddrinfo, which would read `18190` as 0.0.71.14;
+    /// a name whose last label is not a number still does.
+    #[test]
+    fn a_host_ending_in_a_number_is_refused_before_any_lookup() {
+        for host in [
+            "18190",
+            "127.1",
+            "0x7f000001",
+            "2130706433",
+            "10.0.0.",
+            "a.b.123",
+        ] {
+            let e = resolve(&parse_url(&format!("http://{host}/")).unwrap()).unwrap_err();
+            assert_eq!(
+                e.message,
+                format!(
+                    "'{host}' is not an address: an IPv4 address is four numbers with dots \
+                     (127.0.0.1), and a port goes after one (127.0.0.1:8080)"
+                )
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
+        for host in ["127.0.0.1", "localhost", "0x.example", "host-1"] {
+            assert!(
+                !ends_in_a_number(host) || host.parse::<IpAddr>().is_ok(),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            resolve(&parse_url("http://localhost:81/").unwrap()).unwrap()[0].port(),
+            81
+        );
+    }
+
     #[test]
     fn loopback_zone_resolves_to_a_scope() {
         let u = parse_url("http://[fe80::1%25lo]/").unwrap();
@@ -844,6 +905,22 @@ mod tests {
         );
         let e = parse_address_list("# nothing\n", "l", 80, "/").unwrap_err();
         assert!(e.message.contains("no addresses"));
+        // A port alone: getaddrinfo took it for the address 0.0.71.14.
+        let e = parse_address_list("18190\n", "l", 80, "/").unwrap_err();
+        assert_eq!(
+            e.message,
+            "l:1: '18190' is not an address: an IPv4 address is four numbers with dots \
+             (127.0.0.1), and a port goes after one (127.0.0.1:8080)"
+        );
+        // A list saved with a byte-order mark: it was "cannot resolve '\u{feff}127.0.0.1'".
+        let c = parse_address_list("\u{feff}127.0.0.1:81 2\r\n[::1]\r\n", "l", 80, "/").unwrap();
+        assert_eq!(
+            c.iter().map(|c| (c.addr, c.weight)).collect::<Vec<_>>(),
+            [
+                ("127.0.0.1:81".parse().unwrap(), 2),
+                ("[::1]:80".parse().unwrap(), 1)
+            ]
+        );
     }
 
     /// A link-local address needs a zone; written bare, as getaddrinfo takes it, it was

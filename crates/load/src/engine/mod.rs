@@ -399,8 +399,12 @@ impl Drop for StopOnUnwind {
     }
 }
 
-/// SIGINT and SIGTERM set the stop flag (a second SIGINT exits at once); which one came
-/// is remembered for the report.
+/// A SIGINT this soon after the first is the same Ctrl-C delivered twice, not a second
+/// press: `timeout -s INT` sends it to the process and then to its process group.
+const SECOND_SIGINT_NS: u64 = 100_000_000;
+
+/// SIGINT and SIGTERM set the stop flag (a second SIGINT, [`SECOND_SIGINT_NS`] or more
+/// after the first, exits at once); which one came is remembered for the report.
 struct Signals {
     ids: Vec<signal_hook::SigId>,
     int: Arc<AtomicBool>,
@@ -416,12 +420,24 @@ impl Signals {
         let term = Arc::new(AtomicBool::new(false));
         let hup = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
-        // Order matters: the conditional exit is checked before the flags are set.
-        ids.extend(flag::register_conditional_shutdown(
-            SIGINT,
-            130,
-            int.clone(),
-        ));
+        // A second Ctrl-C exits at once, but only a second press: one Ctrl-C can arrive
+        // twice within microseconds (`timeout -s INT` signals the process, then its
+        // group), which must not throw the report away.
+        let first_int_ns = AtomicU64::new(0);
+        // SAFETY: the action is async-signal-safe: it reads CLOCK_MONOTONIC
+        // (clock_gettime), touches an atomic and may call _exit.
+        ids.extend(unsafe {
+            signal_hook::low_level::register(SIGINT, move || {
+                let now = clock::monotonic_ns().max(1);
+                if let Err(first) =
+                    first_int_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst)
+                {
+                    if now.saturating_sub(first) >= SECOND_SIGINT_NS {
+                        signal_hook::low_level::exit(130);
+                    }
+                }
+            })
+        });
         // SIGHUP: the terminal was closed; the report may have nowhere to go, but the
         // records and the monitor's and capture's files are still finished. Not under
         // `nohup`, which asked the run to outlive its terminal.

@@ -498,8 +498,8 @@ impl Worker {
             }
             self.out.first_server = Some(server);
         }
-        if self.plan.verbosity >= 3 {
-            log_status(got.status);
+        if self.plan.verbosity >= 2 {
+            log_status(got.status, self.plan.verbosity);
         }
         self.record(target, conn_id, p, got, now, Outcome::Normal);
         #[cfg(test)]
@@ -633,10 +633,24 @@ impl Worker {
     }
 }
 
-/// ab's `-v 3` line for each response (a cold path: only at -v 3 and above).
+/// ab's `-v` line for each response (a cold path: only at -v 2 and above).
 #[cold]
-fn log_status(status: u16) {
-    eprintln!("LOG: Response code = {status}");
+fn log_status(status: u16, verbosity: u8) {
+    if let Some(line) = status_line(status, verbosity) {
+        eprintln!("{line}");
+    }
+}
+
+/// ab's line for a response's status: a status other than 2xx is a warning from `-v 2`
+/// on, a 2xx one is logged from `-v 3` on.
+fn status_line(status: u16, verbosity: u8) -> Option<String> {
+    if !(200..300).contains(&status) && verbosity >= 2 {
+        Some(format!("WARNING: Response code not 2xx ({status})"))
+    } else if (200..300).contains(&status) && verbosity >= 3 {
+        Some(format!("LOG: Response code = {status}"))
+    } else {
+        None
+    }
 }
 
 /// Whether a deadline's request still waits for its response on the same connection.
@@ -666,5 +680,35 @@ pub(crate) mod tests {
         if worker == 0 && served == 1000 && request.windows(path.len()).any(|w| w == path) {
             panic!("injected by a test");
         }
+    }
+}
+
+#[cfg(test)]
+mod status_log_tests {
+    use super::status_line;
+
+    /// As ab 2.3: `-v 2` warns of every status but 2xx, `-v 3` also logs the 2xx ones (it
+    /// logged every status as "LOG: Response code" from 3, and warned of none).
+    #[test]
+    fn non_2xx_is_a_warning_from_2_and_2xx_a_log_line_from_3() {
+        assert_eq!(status_line(200, 1), None);
+        assert_eq!(status_line(404, 1), None);
+        assert_eq!(status_line(200, 2), None);
+        assert_eq!(
+            status_line(404, 2).as_deref(),
+            Some("WARNING: Response code not 2xx (404)")
+        );
+        assert_eq!(
+            status_line(204, 3).as_deref(),
+            Some("LOG: Response code = 204")
+        );
+        assert_eq!(
+            status_line(503, 4).as_deref(),
+            Some("WARNING: Response code not 2xx (503)")
+        );
+        assert_eq!(
+            status_line(199, 3).as_deref(),
+            Some("WARNING: Response code not 2xx (199)")
+        );
     }
 }
