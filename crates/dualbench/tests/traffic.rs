@@ -394,6 +394,39 @@ fn bad_script_names_file_line_and_token() {
     one_line(&o, 2, &wanted);
 }
 
+/// `-o` and `--mgen-log` naming one file: both were opened for writing and the summary
+/// landed over the log's first lines, leaving neither readable (and exit 0). Refused
+/// before anything is bound or written.
+#[test]
+fn the_sink_refuses_one_file_for_its_summary_and_its_mgen_log() {
+    let dir = scratch("same-file");
+    let path = dir.join("recv.out");
+    std::fs::write(&path, "kept\n").unwrap();
+    let other = dir.join(".").join("recv.out");
+    let o = bin()
+        .args([
+            "traffic",
+            "sink",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1",
+            "-o",
+        ])
+        .arg(&path)
+        .arg("--mgen-log")
+        .arg(&other)
+        .output()
+        .unwrap();
+    let wanted = format!(
+        "-o {} and --mgen-log {} are the same file: the summary would overwrite the log; give two files",
+        path.display(),
+        other.display()
+    );
+    one_line(&o, 2, &wanted);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept\n");
+}
+
 #[test]
 fn preset_dry_run_lists_ten_flows() {
     let o = bin()

@@ -520,10 +520,7 @@ fn resolve(which: &Which) -> Result<PathBuf> {
         return Ok(dir);
     }
     match state::list(&which.state_dir).as_slice() {
-        [] => Err(Failure::usage(format!(
-            "no testbed is up (nothing in {})",
-            which.state_dir.display()
-        ))),
+        [] => Err(Failure::usage(nothing_up(&which.state_dir))),
         [one] => Ok(state::testbed_dir(&which.state_dir, one)),
         many => Err(Failure::usage(format!(
             "{} testbeds are up ({}): say which with --name",
@@ -531,6 +528,21 @@ fn resolve(which: &Which) -> Result<PathBuf> {
             many.join(", ")
         ))),
     }
+}
+
+/// `no testbed is up`, and where: `nothing in ROOT`, or the logs a rolled-back `up` left
+/// there (which only `--name` reaches) and the `down` that removes them.
+fn nothing_up(root: &Path) -> String {
+    let leftovers = state::leftovers(root);
+    let Some(name) = leftovers.first() else {
+        return format!("no testbed is up (nothing in {})", root.display());
+    };
+    format!(
+        "no testbed is up in {}, but the logs of a rolled-back `up` of '{name}' are in {}, which `dualbench testbed down --name {name}{}` removes",
+        root.display(),
+        state::testbed_dir(root, name).join("logs").display(),
+        state_dir_flag(root)
+    )
 }
 
 /// Print the report; a built testbed that lost a namespace or a process is degraded: the
@@ -746,6 +758,33 @@ mod tests {
         assert_eq!(
             why_wire(DelayBy::Auto, Emulator::Netem),
             "netem cannot keep jittered frames in order"
+        );
+    }
+
+    /// After a rolled-back `up`, `status` and `down` without --name said "nothing in ROOT"
+    /// while its logs were there: they name the testbed and the `down` that removes them.
+    #[test]
+    fn a_rolled_back_up_is_named_when_no_testbed_is_up() {
+        let root = std::env::temp_dir().join(format!("dbtb-nothing-up-{}", std::process::id()));
+        let which = Which {
+            name: None,
+            state_dir: root.clone(),
+        };
+        let message = |w: &Which| resolve(w).unwrap_err().message;
+        assert_eq!(
+            message(&which),
+            format!("no testbed is up (nothing in {})", root.display())
+        );
+        std::fs::create_dir_all(root.join("lab/logs")).unwrap();
+        let e = resolve(&which).unwrap_err();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            format!(
+                "no testbed is up in {r}, but the logs of a rolled-back `up` of 'lab' are in {r}/lab/logs, which `dualbench testbed down --name lab --state-dir {r}` removes",
+                r = root.display()
+            )
         );
     }
 }

@@ -377,6 +377,15 @@ pub fn check_name(name: &str, what: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// A node name: as [`check_name`], but its words leave out '-', which node names may not
+/// have (that is refused on its own, with the reason): "host 'A' must be ... or '-'" would
+/// invite the next mistake.
+fn check_node_name(name: &str, what: &str) -> Result<(), String> {
+    check_name(name, what, MAX_NAME).map_err(|_| {
+        format!("{what} '{name}' must be 1 to {MAX_NAME} lowercase letters or digits, starting with a letter")
+    })
+}
+
 /// Testbed names become part of every namespace name, so they are kept to 12 characters.
 pub fn check_testbed_name(name: &str) -> Result<String, String> {
     check_name(name, "testbed name", 12)?;
@@ -397,7 +406,7 @@ fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), F
         for raw_node in list {
             let name = raw_node.name.get_ref();
             let span = raw_node.name.span();
-            check_name(name, key, MAX_NAME).map_err(|m| check.at(span.clone(), "name", m))?;
+            check_node_name(name, key).map_err(|m| check.at(span.clone(), "name", m))?;
             if name.contains('-') {
                 return Err(check.at(span, "name", format!("{key} '{name}' has a '-': node names may not (namespace db-<testbed>-<node> must say where the testbed's name ends, and <node>-v4/-v6 are host names), so write e.g. '{}'", name.replace('-', ""))));
             }

@@ -352,6 +352,10 @@ fn addresses_and_up(layout: &Layout, ops: &mut Vec<Op>) {
     for node in &layout.nodes {
         let ns = &node.namespace;
         if node.kind == NodeKind::Switch {
+            // A switch's bridge is made with its first link: one with no links has none.
+            if node.interfaces.is_empty() {
+                continue;
+            }
             ops.push(Op::LinkUp {
                 ns: ns.clone(),
                 device: addressing::BRIDGE.into(),

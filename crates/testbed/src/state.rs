@@ -1,7 +1,8 @@
 //! The state file (`<state-dir>/<testbed>/state.json`): what a testbed is (its layout) and
 //! every object `up` made, each recorded *before* it is made, so that `down` can remove
-//! exactly those even after the controller was killed mid-build. Saved atomically
-//! (write to a temporary file, then rename) after every change.
+//! exactly those even after the controller was killed mid-build. Created exclusively (one
+//! `up` per name), then saved atomically (write to a temporary file, then rename) after
+//! every change.
 
 use crate::plan::Layout;
 use dualbench_common::{Failure, Result};
@@ -57,24 +58,47 @@ pub fn testbed_dir(root: &Path, name: &str) -> PathBuf {
 
 impl StateFile {
     /// Start a new state file; refuses if one is there already (never clobbers a testbed).
+    /// The file is created exclusively (`O_EXCL`), so of two `up`s of one name at once
+    /// only one goes on: the other used to pass the same check, share the temporary file
+    /// and fail half-way, rolling back namespaces by the names both had recorded.
     pub fn create(dir: &Path, state: State) -> Result<StateFile> {
         let path = dir.join(FILE);
-        if path.exists() {
-            return Err(Failure::usage(format!(
+        let exists = || {
+            Failure::usage(format!(
                 "testbed '{}' already exists (state {}): run `dualbench testbed down --name {}` first",
                 state.testbed,
                 path.display(),
                 state.testbed
-            )));
+            ))
+        };
+        if path.exists() {
+            return Err(exists());
         }
         fs::create_dir_all(dir.join("logs"))
             .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.display())))?;
-        let file = StateFile {
+        let text =
+            serde_json::to_string_pretty(&state).map_err(|e| Failure::runtime(e.to_string()))?;
+        let mut f = match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(exists()),
+            Err(e) => {
+                return Err(Failure::runtime(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )))
+            }
+        };
+        f.write_all(text.as_bytes())
+            .and_then(|_| f.sync_all())
+            .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+        Ok(StateFile {
             dir: dir.to_path_buf(),
             state,
-        };
-        file.save()?;
-        Ok(file)
+        })
     }
 
     /// The state file in `dir`; one that does not parse is an error saying so (callers
@@ -214,6 +238,20 @@ pub fn list(root: &Path) -> Vec<String> {
     names
 }
 
+/// The testbeds under `root` of which only a rolled-back `up`'s logs are left, sorted.
+pub fn leftovers(root: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| is_leftover(&e.path()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +283,48 @@ mod tests {
         fs::remove_file(dir.join("notes.txt")).unwrap();
         remove_unreadable(&dir).unwrap();
         assert!(!dir.exists());
+    }
+
+    /// Two `up`s of one name at once: exactly one creates the state file, the other is
+    /// refused (exit 2) before it makes anything. Both used to pass the check and go on.
+    #[test]
+    fn of_several_creators_at_once_exactly_one_wins() {
+        let root = std::env::temp_dir().join(format!("dbtb-race-{}", std::process::id()));
+        let state = State {
+            testbed: "lab".into(),
+            topology_file: "lab.toml".into(),
+            created_unix_ns: 0,
+            complete: false,
+            layout: Layout {
+                testbed: "lab".into(),
+                nodes: Vec::new(),
+                links: Vec::new(),
+                services: Vec::new(),
+                hosts_file: String::new(),
+            },
+            objects: Vec::new(),
+        };
+        for round in 0..20 {
+            let dir = root.join(format!("lab{round}"));
+            let barrier = std::sync::Barrier::new(4);
+            let results: Vec<Result<StateFile>> = std::thread::scope(|s| {
+                let racers: Vec<_> = (0..4)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            StateFile::create(&dir, state.clone())
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let won = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(won, 1, "round {round}: {won} creators went on");
+            for e in results.iter().filter_map(|r| r.as_ref().err()) {
+                assert_eq!(e.exit_code(), 2, "{}", e.message);
+                assert!(e.message.contains("already exists"), "{}", e.message);
+            }
+        }
+        fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -164,6 +164,54 @@ fn a_link_that_keeps_order_gets_the_wire_even_where_netem_does_the_rest() {
     assert!(!text.contains("dev eth1 root handle 1: netem"), "{text}");
 }
 
+/// Every device a plan sets up in a namespace was made there first (by the plan, or `lo`
+/// by the kernel). A switch with no links got `ip -n db-lab-s link set br0 up` but no
+/// bridge (that comes with its first link), so `up` failed with `Cannot find device
+/// "br0"` and rolled back; a host with no links was fine.
+#[test]
+fn a_switch_or_host_with_no_links_plans_only_devices_it_has() {
+    let topology = parse(
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[host]]\nname = \"lonely\"\n\
+         [[switch]]\nname = \"s\"\n[[switch]]\nname = \"t\"\n\
+         [[link]]\na = \"a\"\nb = \"t\"\n[[link]]\na = \"t\"\nb = \"b\"\n",
+    )
+    .unwrap();
+    let p = plan(
+        &topology,
+        &Settings {
+            testbed: "lab",
+            state_dir: Path::new("/tmp/x"),
+            emulator: Emulator::Wire,
+        },
+    );
+    let lines: Vec<String> = p.ops.iter().map(|op| op.to_string()).collect();
+    let of = |ns: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .map(String::as_str)
+            .filter(|l| l.split_whitespace().any(|w| w == ns) && !l.contains(" sysctl "))
+            .collect()
+    };
+    assert_eq!(of("db-lab-s"), ["ip netns add db-lab-s"]);
+    assert_eq!(
+        of("db-lab-lonely"),
+        [
+            "ip netns add db-lab-lonely",
+            "ip -n db-lab-lonely link set lo up"
+        ]
+    );
+    let t = of("db-lab-t");
+    let made = t
+        .iter()
+        .position(|l| l.contains("add br0 type bridge"))
+        .unwrap();
+    let up = t
+        .iter()
+        .position(|l| l.ends_with("link set br0 up"))
+        .unwrap();
+    assert!(made < up, "{t:?}");
+}
+
 /// The sysctl lines of a plan for namespace `ns`, in order.
 fn sysctl_lines(ops: &[Op], ns: &str) -> Vec<String> {
     ops.iter()

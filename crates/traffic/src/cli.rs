@@ -142,16 +142,8 @@ fn send_main(a: SendArgs) -> Result<()> {
     let summary = send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
     // Failures one line per flow; a stop request one line for all the flows it cut short;
     // flows cut at their end with data unsent one line for all.
-    let ended = |status: &str| !matches!(status, "completed" | "interrupted" | "cut");
-    for f in summary.flows.iter().filter(|f| ended(&f.status)) {
-        let why = f
-            .error
-            .as_deref()
-            .map_or(String::new(), |e| format!(": {e}"));
-        eprintln!(
-            "dualbench traffic: flow {} ({} to {}): {}{why}",
-            f.flow, f.proto, f.dst, f.status
-        );
+    for line in failure_lines(&summary) {
+        eprintln!("{line}");
     }
     let cut = summary
         .flows
@@ -280,6 +272,15 @@ fn sink_main(a: SinkArgs) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
+    if let (Some(o), Some(log)) = (&a.output, &a.mgen_log) {
+        if names_same_file(o, log) {
+            return Err(Failure::usage(format!(
+                "-o {} and --mgen-log {} are the same file: the summary would overwrite the log; give two files",
+                o.display(),
+                log.display()
+            )));
+        }
+    }
     // The addresses first: a mistake there must not truncate an existing -o file.
     let bound = sink::bind(&listen)?;
     let stop = Stop::on_signals()?;
@@ -331,6 +332,29 @@ fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// Whether two output paths are one regular file (or will be: the same name in the same
+/// directory, however spelled). Both opened for writing, the summary landed over the MGEN
+/// log's first lines and left neither readable. Devices (`/dev/null`) may be shared.
+fn names_same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.is_file() && (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        (Err(_), Err(_)) => {
+            let resolved = |p: &Path| {
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                dir.canonicalize()
+                    .ok()
+                    .zip(p.file_name().map(|n| n.to_owned()))
+            };
+            resolved(a).is_some_and(|r| Some(r) == resolved(b))
+        }
+        _ => false,
+    }
+}
+
 /// Open the summary's destination before the run, so a bad path fails at once.
 fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
     match path {
@@ -341,6 +365,39 @@ fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
         }
         None => Ok(Box::new(std::io::stdout())),
     }
+}
+
+/// One line per flow that failed: one that a failure ended (refused, unreachable, reset,
+/// timeout, other), and one that went on past failed sends (UDP to a closed port: each
+/// ICMP port unreachable fails a later send), which would otherwise pass unremarked.
+fn failure_lines(summary: &send::summary::SendSummary) -> Vec<String> {
+    let ended = |status: &str| !matches!(status, "completed" | "interrupted" | "cut");
+    summary
+        .flows
+        .iter()
+        .filter(|f| ended(&f.status) || f.failed > 0)
+        .map(|f| {
+            let why = f
+                .error
+                .as_deref()
+                .map_or(String::new(), |e| format!(": {e}"));
+            let what = if ended(&f.status) {
+                f.status.clone()
+            } else {
+                let kinds: Vec<String> = f.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                format!(
+                    "{} of {} failed ({})",
+                    f.failed,
+                    count(f.scheduled, "message"),
+                    kinds.join(", ")
+                )
+            };
+            format!(
+                "dualbench traffic: flow {} ({} to {}): {what}{why}",
+                f.flow, f.proto, f.dst
+            )
+        })
+        .collect()
 }
 
 fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Result<()> {
@@ -354,6 +411,80 @@ fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// UDP sends to a closed port fail one by one and the flow goes on: it gets a line of
+    /// its own too (it had none: only the total's "19 failed" hinted at it).
+    #[test]
+    fn flows_that_failed_get_one_line_each() {
+        use crate::send::flow::{ErrorKind, SendError, SendStats};
+        use crate::send::{FlowResult, SendRun};
+        let script = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [100 100] COUNT 50\n\
+                      0 ON 2 TCP DST ::1/9 PERIODIC [100 100] COUNT 50\n\
+                      0 ON 3 UDP DST ::1/9 PERIODIC [100 100] COUNT 50\n";
+        let refused = SendError {
+            kind: ErrorKind::Refused,
+            fatal: false,
+            message: "Connection refused (os error 111)".into(),
+        };
+        let mut flows = plan(&script::parse(script).unwrap(), None)
+            .unwrap()
+            .into_iter();
+        let mut udp = SendStats {
+            scheduled: 50,
+            sent: 31,
+            ..SendStats::default()
+        };
+        (0..19).for_each(|_| udp.record_error(&refused));
+        let mut tcp = SendStats::ended(SendError {
+            fatal: true,
+            ..refused.clone()
+        });
+        tcp.scheduled = 50;
+        let fine = SendStats {
+            scheduled: 50,
+            sent: 50,
+            ..SendStats::default()
+        };
+        let run = SendRun {
+            t0_ns: 0,
+            end_ns: 1_000_000_000,
+            flows: [udp, tcp, fine]
+                .into_iter()
+                .map(|stats| FlowResult {
+                    plan: flows.next().unwrap(),
+                    stats,
+                })
+                .collect(),
+            cpu_user_s: 0.0,
+            cpu_sys_s: 0.0,
+        };
+        let summary = send::summary::summarize(&run, "x.mgn", Counting::Ip, 0, None);
+        assert_eq!(
+            failure_lines(&summary),
+            [
+                "dualbench traffic: flow 1 (UDP to 127.0.0.1:9): 19 of 50 messages failed (refused 19): Connection refused (os error 111)",
+                "dualbench traffic: flow 2 (TCP to [::1]:9): refused: Connection refused (os error 111)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_summary_and_the_mgen_log_must_be_two_files() {
+        let dir = std::env::temp_dir().join(format!("dbtr-same-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let p = |name: &str| dir.join(name);
+        // Not made yet: the same name in the same directory, however spelled.
+        assert!(names_same_file(&p("x.out"), &p("sub/../x.out")));
+        assert!(!names_same_file(&p("x.out"), &p("sub/x.out")));
+        // Made: the same file under two names (a hard link), but devices may be shared.
+        std::fs::write(p("x.out"), b"log").unwrap();
+        std::fs::hard_link(p("x.out"), p("y.out")).unwrap();
+        assert!(names_same_file(&p("x.out"), &p("y.out")));
+        assert!(!names_same_file(&p("x.out"), &p("z.out")));
+        let null = Path::new("/dev/null");
+        assert!(!names_same_file(null, null));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn windows_are_bounded_per_flow() {

@@ -205,8 +205,15 @@ fn check(p: &Profile) -> std::result::Result<(), String> {
             p.flows
         ));
     }
-    if p.duration_s.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
-        return Err("duration must be a positive number of seconds".into());
+    // Bounded as --duration is: 1e300 s made the OFF time saturate to "never", a flow
+    // with no end.
+    if p.duration_s
+        .is_some_and(|d| !(d > 0.0 && d < MAX_DURATION_S))
+    {
+        return Err(
+            "duration must be a number of seconds above 0 and below 10000000 (about 115 days)"
+                .into(),
+        );
     }
     for size in p.tcp_size.iter().chain(&p.udp_size) {
         if !(crate::message::MIN_SIZE..=crate::message::MAX_SIZE).contains(size) {
@@ -215,6 +222,9 @@ fn check(p: &Profile) -> std::result::Result<(), String> {
     }
     Ok(())
 }
+
+/// Longest profile duration, as `--duration` (seconds).
+const MAX_DURATION_S: f64 = 1e7;
 
 /// How many flows each class gets: proportional to its share (largest remainder), at
 /// least one for every class with a share, none for the others.
@@ -319,6 +329,15 @@ pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
                 "the mix has {} flows but no {} destination: pass {flag} ADDR/PORT",
                 class_key(f.proto, f.family),
                 f.family.label()
+            )));
+        }
+        // A script's PERIODIC/POISSON rate is bounded; a profile's must be too.
+        if f.rate > crate::script::MAX_RATE {
+            return Err(Failure::usage(format!(
+                "each {} flow would send {:.0} messages/s, more than the {:.0} a flow may: lower the rate, or give more flows or larger messages",
+                class_key(f.proto, f.family),
+                f.rate,
+                crate::script::MAX_RATE
             )));
         }
         let dst = dsts[next_dst[f.family.index()] % dsts.len()];

@@ -172,3 +172,36 @@ fn profile_errors_name_the_file_and_cause() {
     let e = parse_destinations(&["::1/80".to_string()], Family::V4).unwrap_err();
     assert!(e.contains("not an IPv4 address"), "{e}");
 }
+
+/// A profile is bounded as a script is: a duration of 1e300 s once saturated its OFF to
+/// "never" (a flow without end), and 100 Gbit/s of 28-byte messages asked each flow for
+/// 111,607,143 messages/s where a script's PERIODIC refuses more than 10,000,000.
+#[test]
+fn profile_durations_and_flow_rates_are_bounded() {
+    let text = |rate: &str, duration: &str| {
+        format!(
+            "rate = \"{rate}\"\nduration = {duration}\nflows = 2\nmix = {{ udp_v4 = 1 }}\n\
+             udp_size = {{ ipv4 = 28, ipv6 = 28 }}\n[destinations]\nipv4 = [\"127.0.0.1/9\"]\n"
+        )
+    };
+    let e = parse_profile(&text("1Mbit", "1e300"), "x.toml").unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.message,
+        "x.toml: duration must be a number of seconds above 0 and below 10000000 (about 115 days)"
+    );
+    assert!(parse_profile(&text("1Mbit", "9999999"), "x.toml").is_ok());
+    let p = parse_profile(&text("100Gbit", "10"), "x.toml").unwrap();
+    let e = to_script(&p, None).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.message,
+        "each udp_v4 flow would send 111607143 messages/s, more than the 10000000 a flow may: lower the rate, or give more flows or larger messages"
+    );
+    // 2 x 10,000,000 messages/s of 28 + 28 IP bytes: the most two flows may send.
+    assert!(to_script(
+        &parse_profile(&text("8960Mbit", "10"), "x.toml").unwrap(),
+        None
+    )
+    .is_ok());
+}

@@ -151,6 +151,11 @@ fn keep_order_needs_jitter_and_a_boolean() {
 fn names_are_checked() {
     assert!(error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be"));
     assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
+    // A node name has no '-': the rule must not offer one (it said "digits or '-'").
+    assert_eq!(
+        error("[[router]]\nname = \"R1\"\n[[host]]\nname = \"a\"\n"),
+        "t.toml:2:8: key 'name': router 'R1' must be 1 to 16 lowercase letters or digits, starting with a letter"
+    );
     // `lab-x` + host `y` and `lab` + host `x-y` were both namespace db-lab-x-y.
     assert_eq!(
         error("[[host]]\nname = \"x-y\"\n"),

@@ -102,37 +102,52 @@ pub fn summarize(
 ) -> SendSummary {
     let duration_s = run.end_ns.saturating_sub(run.t0_ns) as f64 / 1e9;
     let flows: Vec<FlowSummary> = run.flows.iter().map(|f| flow_summary(f, run)).collect();
-    let span_s = flows.iter().map(|f| f.active_s).fold(0.0, f64::max);
+    let windows: Vec<Option<(u64, u64)>> =
+        run.flows.iter().map(|f| active_window(f, run)).collect();
+    // An aggregate's rate is over the time its flows covered, from the first one's start
+    // to the last one's end (as at the sink), not over the longest flow: two flows of 1 s
+    // each, 2 s apart, are not twice one flow's rate.
+    let span_s = |pick: &dyn Fn(&FlowSummary) -> bool| {
+        let (start, end) = flows
+            .iter()
+            .zip(&windows)
+            .filter(|(f, _)| pick(f))
+            .filter_map(|(_, w)| *w)
+            .fold((u64::MAX, 0), |(s, e), (a, b)| (s.min(a), e.max(b)));
+        end.saturating_sub(start) as f64 / 1e9
+    };
     let mut total = Aggregate::default();
     for f in &flows {
         add(&mut total, f);
     }
     let mut classes = BTreeMap::new();
     for (proto, family) in CLASSES {
+        let pick = |f: &FlowSummary| f.proto == proto && f.family == family;
         let mut agg = Aggregate::default();
         flows
             .iter()
-            .filter(|f| f.proto == proto && f.family == family)
+            .filter(|f| pick(f))
             .for_each(|f| add(&mut agg, f));
         if agg.flows > 0 {
-            finish(&mut agg, &total.bytes, span_s);
+            finish(&mut agg, &total.bytes, span_s(&pick));
             classes.insert(class_key(proto, family), agg);
         }
     }
     let mut families = BTreeMap::new();
     for family in Family::ALL {
+        let pick = |f: &FlowSummary| f.family == family;
         let mut agg = Aggregate::default();
         flows
             .iter()
-            .filter(|f| f.family == family)
+            .filter(|f| pick(f))
             .for_each(|f| add(&mut agg, f));
         if agg.flows > 0 {
-            finish(&mut agg, &total.bytes, span_s);
+            finish(&mut agg, &total.bytes, span_s(&pick));
             families.insert(family.key(), agg);
         }
     }
     let whole = total.bytes;
-    finish(&mut total, &whole, span_s);
+    finish(&mut total, &whole, span_s(&|_| true));
     let messages = total.sent;
     let cut = cut_total(&flows);
     let cpu_ns_per_message =
@@ -225,6 +240,13 @@ fn status(s: &SendStats) -> String {
     }
 }
 
+/// When the flow was on, in ns since time zero: from its start for [`active_ns`]; None if
+/// it sent nothing.
+fn active_window(f: &FlowResult, run: &SendRun) -> Option<(u64, u64)> {
+    let start = f.plan.start_ns();
+    (f.stats.sent > 0).then(|| (start, start + active_ns(f, run)))
+}
+
 /// How long the flow was meant to be on: 0 if it sent nothing; its planned window (cut
 /// short by a stop); for a flow its COUNT ended, or a COUNT-only flow, the time to its last
 /// message plus one mean gap (never past the planned window). A COUNT reached long before
@@ -299,11 +321,10 @@ mod tests {
         }
     }
 
-    /// Two flows run against a simulated clock: TCP/IPv4 at 90/s and UDP/IPv6 at 10/s for 2 s.
-    fn fixed_run() -> SendRun {
-        let s = "0 ON 1 TCP DST 127.0.0.1/9 PERIODIC [90 1000]\n0 ON 2 UDP DST ::1/9 PERIODIC [10 1000]\n";
+    /// The flows of `script` run against a simulated clock, the run ending at `end_s`.
+    fn sim_run(script: &str, duration_ns: Option<u64>, end_s: u64) -> SendRun {
         let t0 = 1_000;
-        let flows = plan(&parse(s).unwrap(), Some(2_000_000_000))
+        let flows = plan(&parse(script).unwrap(), duration_ns)
             .unwrap()
             .into_iter()
             .map(|p| {
@@ -322,11 +343,32 @@ mod tests {
             .collect();
         SendRun {
             t0_ns: t0,
-            end_ns: t0 + 2_000_000_000,
+            end_ns: t0 + end_s * 1_000_000_000,
             flows,
             cpu_user_s: 0.1,
             cpu_sys_s: 0.1,
         }
+    }
+
+    /// Two flows run against a simulated clock: TCP/IPv4 at 90/s and UDP/IPv6 at 10/s for 2 s.
+    fn fixed_run() -> SendRun {
+        let s = "0 ON 1 TCP DST 127.0.0.1/9 PERIODIC [90 1000]\n0 ON 2 UDP DST ::1/9 PERIODIC [10 1000]\n";
+        sim_run(s, Some(2_000_000_000), 2)
+    }
+
+    /// Flows one after the other: each family's rate is its flow's, and the total is over
+    /// the 3 s from the first start to the last end, as the sink measures it (it was over
+    /// the longest flow's 1 s: 1.6 Mbit/s, twice what either flow sent at).
+    #[test]
+    fn an_aggregate_rate_is_over_the_time_its_flows_covered() {
+        let s = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [100 1000] COUNT 100\n\
+                 2 ON 2 UDP DST ::1/9 PERIODIC [100 1000] COUNT 100\n";
+        let s = summarize(&sim_run(s, None, 3), "x.mgn", Counting::Ip, 5, None);
+        assert_eq!((s.flows[0].active_s, s.flows[1].active_s), (1.0, 1.0));
+        assert_eq!(s.families["ipv4"].rate_bps.payload, 800_000.0);
+        assert_eq!(s.families["ipv6"].rate_bps.payload, 800_000.0);
+        assert_eq!(s.classes["udp_v6"].rate_bps.payload, 800_000.0);
+        assert_eq!(s.total.rate_bps.payload, 533_333.333);
     }
 
     #[test]
