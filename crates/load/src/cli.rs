@@ -278,7 +278,7 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             eprintln!(
                 "---- request to {} ----\n{}",
                 t.label(),
-                String::from_utf8_lossy(req)
+                logged_request(req)
             );
         }
     }
@@ -588,5 +588,33 @@ impl Progress for AbProgress {
             }
             None => {}
         }
+    }
+}
+
+/// A request as `-v 2` shows it: its head, and of a `-p`/`-u` body only its length (ab
+/// shows the head alone; a body of megabytes is not for the terminal).
+fn logged_request(req: &[u8]) -> String {
+    let head_len = req
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(req.len(), |i| i + 4);
+    let head = String::from_utf8_lossy(&req[..head_len]);
+    match req.len() - head_len {
+        0 => head.into_owned(),
+        body => format!("{head}({body} bytes of body)\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn verbose_requests_show_the_head_and_the_body_length() {
+        let get = b"GET / HTTP/1.0\r\nHost: a\r\n\r\n";
+        assert_eq!(super::logged_request(get), String::from_utf8_lossy(get));
+        let post = b"POST / HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello";
+        assert_eq!(
+            super::logged_request(post),
+            "POST / HTTP/1.0\r\nContent-Length: 5\r\n\r\n(5 bytes of body)\n"
+        );
     }
 }
