@@ -123,6 +123,12 @@ fn send_main(a: SendArgs) -> Result<()> {
     let limit_ns = a.duration.map(|d| seconds("--duration", d)).transpose()?;
     let (script, counting) = load_source(&a)?;
     let plans = plan(&script, limit_ns)?;
+    for (flow, line, at) in crate::plan::late_starts(&script, limit_ns) {
+        eprintln!(
+            "dualbench: warning: flow {flow} (line {line}) starts at {at} s, not before --duration {}: it is not sent",
+            a.duration.unwrap_or_default()
+        );
+    }
     if a.dry_run {
         print!("{}", describe(&plans));
         return Ok(());

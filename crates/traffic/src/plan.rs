@@ -126,6 +126,20 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
     Ok(plans)
 }
 
+/// The `ON` events at or after the duration limit, as (flow, line, seconds): flows that
+/// `--duration` leaves out (MGEN drops them too), for the sender to name.
+pub fn late_starts(script: &Script, limit_ns: Option<u64>) -> Vec<(u32, usize, f64)> {
+    let Some(limit) = limit_ns else {
+        return Vec::new();
+    };
+    script
+        .events
+        .iter()
+        .filter(|e| matches!(e.action, Action::On(_)) && e.at_ns >= limit)
+        .map(|e| (e.flow, e.line, e.at_ns as f64 / 1e9))
+        .collect()
+}
+
 /// Why a script plans no flow at all, in its own terms.
 fn no_flow(script: &Script, limit_ns: Option<u64>) -> String {
     let ons = || {
@@ -201,6 +215,13 @@ mod tests {
         let plans = plan(&parse(S).unwrap(), Some(1_000_000_000)).unwrap();
         assert_eq!(plans.len(), 1);
         assert_eq!(plans[0].end_ns(), 1_000_000_000);
+        // The flow left out is named: flow 2, line 4, due at 1 s.
+        assert_eq!(
+            late_starts(&parse(S).unwrap(), Some(1_000_000_000)),
+            [(2, 4, 1.0)]
+        );
+        assert!(late_starts(&parse(S).unwrap(), Some(1_000_000_001)).is_empty());
+        assert!(late_starts(&parse(S).unwrap(), None).is_empty());
     }
 
     #[test]
