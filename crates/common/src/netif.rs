@@ -1,6 +1,6 @@
 //! Network interfaces by name: the one place dualbench asks the kernel for an interface's
 //! index (`if_nametoindex`), for zones of link-local addresses, capture and the wire;
-//! whether an interface opened earlier is still there; and its hardware (ARPHRD_*) type.
+//! whether an interface opened earlier is still there; its hardware (ARPHRD_*) type and MTU.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -27,6 +27,20 @@ pub fn still_there(name: &str, index: u32) -> bool {
 /// The ARPHRD_* hardware type of interface `name` in the calling thread's network
 /// namespace (SIOCGIFHWADDR on a datagram socket of its own).
 pub fn hardware_type(name: &str) -> io::Result<u16> {
+    let req = ask(name, libc::SIOCGIFHWADDR)?;
+    // SAFETY: the kernel filled ifru_hwaddr for this request.
+    Ok(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
+}
+
+/// The MTU of interface `name` in the calling thread's network namespace (SIOCGIFMTU).
+pub fn mtu(name: &str) -> io::Result<u32> {
+    let req = ask(name, libc::SIOCGIFMTU)?;
+    // SAFETY: the kernel filled ifru_mtu for this request.
+    Ok(unsafe { req.ifr_ifru.ifru_mtu }.max(0) as u32)
+}
+
+/// One `SIOCGIF*` request about interface `name`, on a datagram socket of its own.
+fn ask(name: &str, request: libc::c_ulong) -> io::Result<libc::ifreq> {
     // SAFETY: ifreq is plain data; all-zero is a valid starting value.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
     let bytes = name.as_bytes();
@@ -43,12 +57,11 @@ pub fn hardware_type(name: &str) -> io::Result<u16> {
     }
     // SAFETY: `raw` is a fresh descriptor we own.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: SIOCGIFHWADDR reads the name from and writes the address into `req`.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) } < 0 {
+    // SAFETY: a SIOCGIF* request reads the name from `req` and writes its answer into it.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut req) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the kernel filled ifru_hwaddr for this request.
-    Ok(unsafe { req.ifr_ifru.ifru_hwaddr.sa_family })
+    Ok(req)
 }
 
 #[cfg(test)]
@@ -66,5 +79,7 @@ mod tests {
         assert_eq!(super::hardware_type("lo").unwrap(), libc::ARPHRD_LOOPBACK);
         assert!(super::hardware_type("no-such-if0").is_err());
         assert!(super::hardware_type("a-name-far-too-long-for-linux").is_err());
+        assert_eq!(super::mtu("lo").unwrap(), 65536);
+        assert!(super::mtu("no-such-if0").is_err());
     }
 }

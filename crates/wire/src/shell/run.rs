@@ -9,7 +9,7 @@ use super::poll::{Epoll, Timer};
 use super::pool::{Pool, Slot, SLOT_BYTES};
 use super::socket::{interface_index, require_ethernet, IoBatch, PacketSocket, VNET_HDR_LEN};
 use crate::core::Direction;
-use crate::spec::LinkSpec;
+use crate::spec::{LinkSpec, QueueLimit};
 use crate::stats::{self, Directions, Measured, Report};
 use dualbench_common::clock::{monotonic_ns, unix_ns};
 use dualbench_common::{Failure, Result};
@@ -75,6 +75,9 @@ struct Wire {
 pub fn run(config: WireConfig) -> Result<()> {
     require_ethernet("--a", &config.a)?;
     require_ethernet("--b", &config.b)?;
+    // Each direction's queue takes the frames read on its way in.
+    queue_takes_a_frame("--a-to-b", &config.a_to_b, &config.a)?;
+    queue_takes_a_frame("--b-to-a", &config.b_to_a, &config.b)?;
     if let Some(path) = &config.stats {
         stats::check_writable(path)?;
     }
@@ -96,6 +99,35 @@ pub fn run(config: WireConfig) -> Result<()> {
             let _ = wire.write_stats(monotonic_ns(), Some(format!("error: {failure}")));
             Err(failure)
         }
+    }
+}
+
+/// The bytes of a full-size frame read on an interface of this MTU (its Ethernet header
+/// included), when a byte queue of `queue` is too small for it: every such frame would be
+/// dropped at the queue.
+fn frame_over_queue(queue: Option<QueueLimit>, mtu: u32) -> Option<u64> {
+    let frame = u64::from(mtu) + ETHERNET_HEADER;
+    match queue {
+        Some(QueueLimit::Bytes(n)) if n < frame => Some(frame),
+        _ => None,
+    }
+}
+
+const ETHERNET_HEADER: u64 = 14;
+
+fn queue_takes_a_frame(flag: &str, spec: &LinkSpec, iface: &str) -> Result<()> {
+    let Ok(mtu) = dualbench_common::netif::mtu(iface) else {
+        return Ok(()); // opening the interface reports it
+    };
+    match frame_over_queue(spec.queue, mtu) {
+        None => Ok(()),
+        Some(frame) => Err(Failure::usage(format!(
+            "{flag}: a queue of {} holds no full-size frame from {iface} (MTU {mtu}: {frame} bytes), so every one would be dropped: give queue={frame}B or more, or a count of packets",
+            spec.queue.map_or(String::new(), |q| match q {
+                QueueLimit::Bytes(n) => format!("{n} bytes"),
+                QueueLimit::Packets(n) => format!("{n} packets"),
+            })
+        ))),
     }
 }
 
@@ -436,6 +468,29 @@ fn drain(mut rx: &UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `queue=1000B` on an MTU-1500 link dropped every full-size frame without a word.
+    #[test]
+    fn a_byte_queue_must_hold_one_full_frame() {
+        assert_eq!(
+            frame_over_queue(Some(QueueLimit::Bytes(1000)), 1500),
+            Some(1514)
+        );
+        assert_eq!(
+            frame_over_queue(Some(QueueLimit::Bytes(1513)), 1500),
+            Some(1514)
+        );
+        assert_eq!(frame_over_queue(Some(QueueLimit::Bytes(1514)), 1500), None);
+        assert_eq!(frame_over_queue(Some(QueueLimit::Packets(1)), 9000), None);
+        assert_eq!(frame_over_queue(None, 1500), None);
+        let spec = crate::spec::parse_link_spec("rate=1Mbit,queue=1000B").unwrap();
+        let e = queue_takes_a_frame("--a-to-b", &spec, "lo").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "--a-to-b: a queue of 1000 bytes holds no full-size frame from lo (MTU 65536: 65550 bytes), so every one would be dropped: give queue=65550B or more, or a count of packets"
+        );
+    }
 
     #[test]
     fn spin_budget_is_half_of_each_window() {
