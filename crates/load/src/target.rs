@@ -137,6 +137,12 @@ fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Opti
                         "empty zone after '%{written}': name the interface, e.g. [{addr}%25eth0]"
                     ));
                 }
+                // `[fe80::1%lo:80]`: Linux would take `lo:80` for an alias of lo.
+                if let Some((name, port)) = zone.split_once(':') {
+                    return Err(format!(
+                        "a port goes after the bracket: [{addr}%{name}]:{port}, not inside it"
+                    ));
+                }
                 (addr, Some(zone.to_string()))
             }
             None => (inside, None),
@@ -152,10 +158,19 @@ fn split_authority(a: &str) -> std::result::Result<(String, Option<String>, Opti
     if a.matches(':').count() > 1 {
         return Err("IPv6 addresses in URLs need brackets, e.g. http://[::1]:8080/".into());
     }
-    match a.split_once(':') {
-        Some((h, p)) => Ok((h.to_string(), None, Some(parse_port(p)?))),
-        None => Ok((a.to_string(), None, None)),
+    let (host, port) = match a.split_once(':') {
+        Some((h, p)) => (h, Some(parse_port(p)?)),
+        None => (a, None),
+    };
+    // `127.0.0.1%25lo`: only an IPv6 address takes a zone.
+    if let Some((ip, _)) = host.split_once('%') {
+        if ip.parse::<std::net::Ipv4Addr>().is_ok() {
+            return Err(format!(
+                "{ip} is IPv4, and a zone (%...) goes only with an IPv6 address: drop it"
+            ));
+        }
     }
+    Ok((host.to_string(), None, port))
 }
 
 /// Which families a run may use.
@@ -681,6 +696,14 @@ mod tests {
             (
                 "http://[fe80::1%]/",
                 "empty zone after '%': name the interface",
+            ),
+            (
+                "http://[fe80::1%25lo:80]/",
+                "a port goes after the bracket: [fe80::1%lo]:80, not inside it",
+            ),
+            (
+                "http://127.0.0.1%25lo:8080/",
+                "127.0.0.1 is IPv4, and a zone (%...) goes only with an IPv6 address: drop it",
             ),
         ] {
             let e = parse_url(url).unwrap_err();
