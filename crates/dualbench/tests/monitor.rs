@@ -236,7 +236,20 @@ fn monitor_by_name_follows_new_processes() {
     let name = unique("dbs");
     let (_dir, copy) = temp_file(&name);
     std::fs::copy("/bin/sleep", &copy).unwrap();
-    let spawn = || Command::new(&copy).arg("20").spawn().unwrap();
+    // A fork of another test's thread can hold the copy's write descriptor until its
+    // exec closes it: the spawn then fails with ETXTBSY for a moment.
+    let spawn = || {
+        let mut tries = 0;
+        loop {
+            match Command::new(&copy).arg("20").spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other.unwrap(),
+            }
+        }
+    };
     let mut children = vec![spawn()];
     // The child has its name once it has exec'd: wait for that, or the monitor may look
     // before and find no such process.

@@ -369,6 +369,19 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "--monitor-interval", "1e300"],
             "--monitor-interval needs 0.01 to 86400 seconds",
         ),
+        // Settings of an observer that is not on wrote nothing, without a word.
+        (
+            vec!["http://127.0.0.1:1/", "--monitor-out", "m.jsonl"],
+            "--monitor-out needs --monitor PID: name the process to watch",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--monitor-interval", "2"],
+            "--monitor-interval needs --monitor PID: name the process to watch",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--capture-out", "c.pcap"],
+            "--capture-out needs --capture IFACE: name the interface to capture on (e.g. lo)",
+        ),
         // One interleaving cycle would hold 10^12 slots (it aborted, out of memory).
         (
             vec![

@@ -121,8 +121,8 @@ pub struct RunCli {
     /// receive errors): dualbench never exits on them, it counts them.
     #[arg(short = 'r')]
     pub no_exit_on_receive_error: bool,
-    /// Verbosity (ab -v): 2 prints each target's request, 3 also each response's status,
-    /// 4 also each response's head.
+    /// Verbosity (ab -v): 2 prints each target's request head and warns of each non-2xx
+    /// status, 3 also logs each 2xx status, 4 also each response's head.
     #[arg(short = 'v', long = "verbosity", value_name = "N", default_value_t = 1)]
     pub verbosity: u8,
     /// Address families to use: 4, 6 or both.
@@ -158,18 +158,18 @@ pub struct RunCli {
     /// Watch this process with all its descendants (a server's master and workers), and the kernel, while the run goes: samples go to --monitor-out (repeatable).
     #[arg(long = "monitor", value_name = "PID")]
     pub monitor: Vec<u32>,
-    /// Seconds between monitor samples.
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
-    pub monitor_interval: f64,
-    /// Where monitor samples go (JSON lines).
-    #[arg(long, value_name = "FILE", default_value = "monitor.jsonl")]
-    pub monitor_out: PathBuf,
+    /// Seconds between monitor samples (with --monitor) [default: 1]
+    #[arg(long, value_name = "SECS")]
+    pub monitor_interval: Option<f64>,
+    /// Where monitor samples go, JSON lines (with --monitor) [default: monitor.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub monitor_out: Option<PathBuf>,
     /// Capture the run's packets on this interface (e.g. lo).
     #[arg(long = "capture", value_name = "IFACE")]
     pub capture: Option<String>,
-    /// Where the capture goes (.pcap, or .pcapng).
-    #[arg(long, value_name = "FILE", default_value = "capture.pcap")]
-    pub capture_out: PathBuf,
+    /// Where the capture goes, .pcap or .pcapng (with --capture) [default: capture.pcap]
+    #[arg(long, value_name = "FILE")]
+    pub capture_out: Option<PathBuf>,
     /// Report format: text or json.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
@@ -318,21 +318,51 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
 }
 
 fn observe_config(cli: &RunCli, plan: &Plan) -> Result<ObserveConfig> {
-    if !(0.01..=86_400.0).contains(&cli.monitor_interval) {
+    let interval = cli.monitor_interval.unwrap_or(1.0);
+    if !(0.01..=86_400.0).contains(&interval) {
         return Err(Failure::usage(
             "--monitor-interval needs 0.01 to 86400 seconds",
         ));
     }
+    check_observer_flags(cli)?;
     let port = plan.targets[0].addr.port();
     let same_port = plan.targets.iter().all(|t| t.addr.port() == port);
     Ok(ObserveConfig {
         monitor_pids: cli.monitor.clone(),
-        monitor_interval: Duration::from_secs_f64(cli.monitor_interval),
-        monitor_out: cli.monitor_out.clone(),
+        monitor_interval: Duration::from_secs_f64(interval),
+        monitor_out: cli
+            .monitor_out
+            .clone()
+            .unwrap_or_else(|| "monitor.jsonl".into()),
         capture_iface: cli.capture.clone(),
-        capture_out: cli.capture_out.clone(),
+        capture_out: cli
+            .capture_out
+            .clone()
+            .unwrap_or_else(|| "capture.pcap".into()),
         capture_port: same_port.then_some(port),
     })
+}
+
+/// A monitor or capture setting without the flag that turns it on would be passed over in
+/// silence (no file written): a usage error instead, as `--seed` without `--rate` is.
+fn check_observer_flags(cli: &RunCli) -> Result<()> {
+    let monitor_flag = [
+        ("--monitor-out", cli.monitor_out.is_some()),
+        ("--monitor-interval", cli.monitor_interval.is_some()),
+    ]
+    .into_iter()
+    .find(|(_, given)| *given);
+    if let (Some((flag, _)), true) = (monitor_flag, cli.monitor.is_empty()) {
+        return Err(Failure::usage(format!(
+            "{flag} needs --monitor PID: name the process to watch"
+        )));
+    }
+    if cli.capture_out.is_some() && cli.capture.is_none() {
+        return Err(Failure::usage(
+            "--capture-out needs --capture IFACE: name the interface to capture on (e.g. lo)",
+        ));
+    }
+    Ok(())
 }
 
 /// Start the built-in server on ephemeral ports on 127.0.0.1 and ::1 (whichever exist).

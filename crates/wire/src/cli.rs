@@ -101,6 +101,18 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
         b: cli.b,
         a_to_b,
         b_to_a,
+        spec_flags: [
+            if cli.a_to_b.is_some() {
+                "--a-to-b"
+            } else {
+                "--both"
+            },
+            if cli.b_to_a.is_some() {
+                "--b-to-a"
+            } else {
+                "--both"
+            },
+        ],
         seed: cli.seed.unwrap_or_else(dualbench_common::clock::unix_ns),
         stats: cli.stats,
         duration_ns,
@@ -146,6 +158,8 @@ mod tests {
         assert_eq!(c.a_to_b.delay_ns, 5_000_000);
         assert_eq!(c.b_to_a.delay_ns, 0);
         assert_eq!(c.seed, 3);
+        // Errors found later (a queue too small for the interface) name the flag given.
+        assert_eq!(c.spec_flags, ["--both", "--b-to-a"]);
         assert!(config(&["--a", "x", "--b", "y"])
             .unwrap()
             .a_to_b

@@ -27,6 +27,8 @@ pub struct WireConfig {
     pub b: String,
     pub a_to_b: LinkSpec,
     pub b_to_a: LinkSpec,
+    /// The flag each direction's spec came from (`--a-to-b` or `--both`, ...), for errors.
+    pub spec_flags: [&'static str; 2],
     pub seed: u64,
     pub stats: Option<PathBuf>,
     pub duration_ns: Option<u64>,
@@ -76,8 +78,8 @@ pub fn run(config: WireConfig) -> Result<()> {
     require_ethernet("--a", &config.a)?;
     require_ethernet("--b", &config.b)?;
     // Each direction's queue takes the frames read on its way in.
-    queue_takes_a_frame("--a-to-b", &config.a_to_b, &config.a)?;
-    queue_takes_a_frame("--b-to-a", &config.b_to_a, &config.b)?;
+    queue_takes_a_frame(config.spec_flags[0], &config.a_to_b, &config.a)?;
+    queue_takes_a_frame(config.spec_flags[1], &config.b_to_a, &config.b)?;
     if let Some(path) = &config.stats {
         stats::check_writable(path)?;
     }
