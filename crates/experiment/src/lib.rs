@@ -143,6 +143,17 @@ pub fn experiment_main(cli: ExperimentCli) -> Result<()> {
 /// Entry point of `dualbench results`.
 pub fn results_main(cli: ResultsCli) -> Result<()> {
     let db = Db::open_existing(&cli.db)?;
+    if let ResultsCommand::Export {
+        output: Some(path), ..
+    } = &cli.command
+    {
+        if same_file(path, &cli.db) {
+            return Err(Failure::usage(format!(
+                "-o {}: that is the results database (--db), which writing the export would destroy; give another file",
+                path.display()
+            )));
+        }
+    }
     let (text, output) = match cli.command {
         ResultsCommand::List => (results::list(&db)?, None),
         ResultsCommand::Show { experiment, run } => {
@@ -173,17 +184,131 @@ pub fn results_main(cli: ResultsCli) -> Result<()> {
     }
 }
 
+/// Whether `a` and `b` name one existing file (also through a link).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// Entry point of `dualbench report`.
 pub fn report_main(cli: ReportCli) -> Result<()> {
     report::check_out(&cli.out)?;
     let db = Db::open_existing(&cli.db)?;
-    let written = match &cli.compare {
-        Some(pair) => report::write_comparison(&db, &pair[0], &pair[1], &cli.out)?,
-        None => report::write_reports(&db, &cli.experiments, &cli.out)?,
-    };
+    // With --compare, the experiments named besides it are reported too (none: only the
+    // comparison).
+    let mut written = Vec::new();
+    if cli.compare.is_none() || !cli.experiments.is_empty() {
+        written = report::write_reports(&db, &cli.experiments, &cli.out)?;
+    }
+    if let Some(pair) = &cli.compare {
+        written.extend(report::write_comparison(&db, &pair[0], &pair[1], &cli.out)?);
+    }
     let lines: String = written
         .iter()
         .map(|path| format!("{}\n", path.display()))
         .collect();
     stdio::print(&lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files `dualbench report ARGS` writes into a fresh folder, sorted.
+    fn written(tag: &str, experiments: &[&str], compare: Option<[&str; 2]>) -> Vec<String> {
+        let (mut db, path) = db::tests::temp_db(tag);
+        let plan = plan::parse(
+            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            std::path::Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = plan::expand(&plan);
+        for _ in 0..2 {
+            let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+            testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
+        }
+        drop(db);
+        let out =
+            std::env::temp_dir().join(format!("dualbench-report-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        report_main(ReportCli {
+            experiments: experiments.iter().map(|s| s.to_string()).collect(),
+            compare: compare.map(|pair| pair.iter().map(|s| s.to_string()).collect()),
+            out: out.clone(),
+            db: path.clone(),
+        })
+        .unwrap();
+        let mut files: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_file(&path);
+        files
+    }
+
+    /// `results export X -o results.db` once wrote the CSV over the database it read.
+    #[test]
+    fn an_export_onto_the_database_is_refused_and_the_database_kept() {
+        let (mut db, path) = db::tests::temp_db("export-onto-db");
+        let plan = plan::parse(
+            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            std::path::Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = plan::expand(&plan);
+        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+        testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
+        drop(db);
+        let before = std::fs::read(&path).unwrap();
+        let link = path.with_extension("link.db");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        for output in [&path, &link] {
+            let e = results_main(ResultsCli {
+                command: ResultsCommand::Export {
+                    experiment: "x".into(),
+                    format: ExportFormat::Csv,
+                    output: Some(output.clone()),
+                },
+                db: path.clone(),
+            })
+            .unwrap_err();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(
+                e.message,
+                format!(
+                    "-o {}: that is the results database (--db), which writing the export would destroy; give another file",
+                    output.display()
+                )
+            );
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// `report 1 --compare 1 2` once wrote the comparison alone, leaving experiment 1
+    /// unreported without a word.
+    #[test]
+    fn experiments_named_besides_compare_are_reported_too() {
+        assert_eq!(
+            written("both", &["1"], Some(["1", "2"])),
+            [
+                "compare-x-1-vs-x-2.html",
+                "compare-x-1-vs-x-2.md",
+                "x-1.html",
+                "x-1.md"
+            ]
+        );
+        assert_eq!(
+            written("compare", &[], Some(["1", "2"])),
+            ["compare-x-1-vs-x-2.html", "compare-x-1-vs-x-2.md"]
+        );
+        assert_eq!(written("newest", &[], None), ["x-2.html", "x-2.md"]);
+    }
 }

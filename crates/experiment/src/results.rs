@@ -323,7 +323,7 @@ pub fn csv(db: &Db, e: &Experiment) -> Result<String> {
 /// The cells of [`CSV_COLUMNS`] up to `handler_mechanism` for one run and family.
 fn run_cells(e: &Experiment, r: &StoredRun, family: &str, f: &FamilyDoc) -> Vec<String> {
     let p = &r.params;
-    let total = f.latency_us.get("total").cloned().unwrap_or_default();
+    let total = f.measured("total");
     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let c = &f.close;
     // A closed-loop run has no rate: an empty cell, so the column stays numeric.
@@ -363,10 +363,10 @@ fn run_cells(e: &Experiment, r: &StoredRun, family: &str, f: &FamilyDoc) -> Vec<
         opt(f.mean_us("connect")),
         opt(f.mean_us("ttfb")),
         opt(f.mean_us("total")),
-        total.p50.to_string(),
-        total.p90.to_string(),
-        total.p99.to_string(),
-        total.max.to_string(),
+        opt(total.map(|l| l.p50)),
+        opt(total.map(|l| l.p90)),
+        opt(total.map(|l| l.p99)),
+        opt(total.map(|l| l.max)),
         opt(f.mean_us("lifetime")),
         r.server_version.clone(),
         r.handler_mechanism.clone(),
@@ -542,6 +542,53 @@ mod tests {
             shown.contains("ipv4 capture: delay 1.500 ms, throughput 12.500 Mbit/s, handshake RTT -, 4 connections, 1 retransmissions; monitor: 2 samples, server CPU mean 40.0% of one core"),
             "{shown}"
         );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A family that completed no request has all its latency figures 0 in the run
+    /// document: no latencies, so they are empty cells (as `total_mean_us` was) and NULL in
+    /// `family_summaries`, not 0 µs that an average of the column would take in.
+    #[test]
+    fn a_family_that_completed_nothing_has_no_latency_figures() {
+        let (mut db, path) = temp_db("none-completed");
+        let plan = parse(
+            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = expand(&plan);
+        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+        let text = crate::testdata::run_doc(&[crate::testdata::Fam {
+            key: "ipv4",
+            completed: 0,
+            rps: 1.0,
+            total_us: &[],
+        }]);
+        crate::testdata::store_doc(&mut db, id, &runs[0], 0, &text, &[], &[]);
+        let e = db.resolve("x").unwrap();
+        let text = csv(&db, &e).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        for row in &lines[1..] {
+            let cells: Vec<&str> = row.split(',').collect();
+            let figures: Vec<&str> = ["total_mean_us", "total_p50_us", "total_p90_us"]
+                .into_iter()
+                .chain(["total_p99_us", "total_max_us"])
+                .map(|c| cells[header.iter().position(|h| *h == c).unwrap()])
+                .collect();
+            assert_eq!(figures, ["", "", "", "", ""], "{row}");
+        }
+        drop(db);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let nulls: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM family_summaries WHERE total_p50_us IS NULL AND \
+                 total_p90_us IS NULL AND total_p99_us IS NULL AND total_max_us IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(nulls, 2, "the ipv4 and all rows");
         std::fs::remove_file(&path).unwrap();
     }
 }

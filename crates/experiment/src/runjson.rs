@@ -132,10 +132,13 @@ pub struct Latency {
 impl FamilyDoc {
     /// Mean of a latency phase in µs, if the run reported it.
     pub fn mean_us(&self, phase: &str) -> Option<f64> {
-        self.latency_us
-            .get(phase)
-            .filter(|l| l.count > 0)
-            .map(|l| l.mean)
+        self.measured(phase).map(|l| l.mean)
+    }
+
+    /// A latency phase's figures, if the run measured any request in it: a phase with
+    /// no request has all its figures 0 in the document, which are no latencies.
+    pub fn measured(&self, phase: &str) -> Option<&Latency> {
+        self.latency_us.get(phase).filter(|l| l.count > 0)
     }
 }
 

@@ -91,7 +91,21 @@ pub fn store_small_run(
         rps: 100.0,
         total_us: &[50; 10],
     }]);
-    let doc = crate::runjson::parse(&text).expect("a valid run document");
+    store_doc(db, exp, spec, seq, &text, monitor, captures);
+}
+
+/// Store `spec` as run `seq` of experiment `exp`, with run document `text` and these
+/// monitor and capture files.
+pub fn store_doc(
+    db: &mut crate::db::Db,
+    exp: i64,
+    spec: &crate::plan::RunSpec,
+    seq: usize,
+    text: &str,
+    monitor: &[(String, Vec<String>)],
+    captures: &[(String, String)],
+) {
+    let doc = crate::runjson::parse(text).expect("a valid run document");
     let record = crate::db::RunRecord {
         spec,
         seq,
@@ -100,7 +114,7 @@ pub fn store_small_run(
         handler_mechanism: "static file",
         started_unix: 2.0,
         doc: &doc,
-        doc_text: &text,
+        doc_text: text,
         monitor,
         captures,
     };

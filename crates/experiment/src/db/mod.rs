@@ -339,7 +339,7 @@ fn insert_family(
     f: &FamilyDoc,
     json: &str,
 ) -> Result<()> {
-    let total = f.latency_us.get("total");
+    let total = f.measured("total");
     let c = &f.close;
     tx.execute(
         "INSERT INTO family_summaries (experiment_id, run_id, family, requests, completed, failed, non_2xx, rps,

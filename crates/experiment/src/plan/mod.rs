@@ -10,6 +10,9 @@ pub use expand::{expand, points, round_order, varying_axes, Point, RunSpec};
 pub use spec::{Handler, Placement, Selector, ServerKind};
 
 use dualbench_common::{Failure, Result};
+use dualbench_load::config::{
+    MAX_CONCURRENCY, MAX_TIMEOUT_S, MAX_TIME_LIMIT_S, MIN_TIMEOUT_S, MIN_TIME_LIMIT_S,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -374,12 +377,37 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
         let message = "must be at least 1 (requests at a time, `-c`)";
         return Err(at.error_at("load.concurrency", message));
     }
-    for (key, value) in [
-        ("load.timeout_s", load.timeout_s),
-        ("load.time_limit_s", load.time_limit_s),
+    if load.concurrency > MAX_CONCURRENCY as u64 {
+        let message = format!(
+            "{} is more than {MAX_CONCURRENCY}, the most `dualbench run -c` takes",
+            load.concurrency
+        );
+        return Err(at.error_at("load.concurrency", &message));
+    }
+    for (key, value, flag, range) in [
+        (
+            "load.timeout_s",
+            load.timeout_s,
+            "-s",
+            MIN_TIMEOUT_S..=MAX_TIMEOUT_S,
+        ),
+        (
+            "load.time_limit_s",
+            load.time_limit_s,
+            "-t",
+            MIN_TIME_LIMIT_S..=MAX_TIME_LIMIT_S,
+        ),
     ] {
         if value.is_some_and(|s| !(s > 0.0 && s.is_finite())) {
             return Err(at.error_at(key, "give a number of seconds above 0"));
+        }
+        if let Some(s) = value.filter(|s| !range.contains(s)) {
+            let message = format!(
+                "{s} is outside {} to {} seconds, what `dualbench run {flag}` takes",
+                range.start(),
+                range.end()
+            );
+            return Err(at.error_at(key, &message));
         }
     }
     check_capture_host(load, axes, at)?;
@@ -394,6 +422,77 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
             );
             return Err(at.error_at("load.arrival", &message));
         }
+    }
+    check_extra_args(load, axes, at)
+}
+
+/// `load.extra_args` read by `dualbench run`'s own flag parser, after the flags the plan's
+/// load gives every run (as the runner passes them) and before a URL: an unknown flag, a
+/// flag's bad value or one the load already sets would otherwise fail the first run, after
+/// the experiment is stored and its server started.
+fn check_extra_args(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
+    if load.extra_args.is_empty() {
+        return Ok(());
+    }
+    let mut argv: Vec<String> = ["dualbench", "--format", "json", "-q", "-n", "1", "-c", "1"]
+        .map(String::from)
+        .to_vec();
+    if load.keepalive {
+        argv.push("-k".into());
+    }
+    if let Some(s) = load.timeout_s {
+        argv.extend(["-s".into(), s.to_string()]);
+    }
+    if let Some(t) = load.time_limit_s {
+        argv.extend(["-t".into(), t.to_string()]);
+    }
+    if let Some(r) = axes.rate.iter().flatten().next() {
+        argv.extend(["--rate".into(), r.to_string()]);
+        if let Some(arrival) = &load.arrival {
+            argv.extend(["--arrival".into(), arrival.clone()]);
+        }
+    }
+    if load.monitor {
+        argv.extend(["--monitor".into(), "1".into()]);
+    }
+    if let (Some(iface), CaptureHost::Client) = (&load.capture, load.capture_host) {
+        argv.extend(["--capture".into(), iface.clone()]);
+    }
+    argv.extend(load.extra_args.iter().cloned());
+    let url = "http://127.0.0.1:8080/index.html";
+    argv.push(url.into());
+    let refused = |cause: &str| {
+        let message = format!("`dualbench run` refuses them: {cause}");
+        Err(at.error_at("load.extra_args", &message))
+    };
+    let cli = match dualbench_load::cli::RunCli::try_parse_args(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            return refused(first.strip_prefix("error: ").unwrap_or(first));
+        }
+    };
+    if let Err(e) = cli.refused.check() {
+        return refused(&e.message);
+    }
+    // The runner appends each run's URLs: a flag missing its value takes them as its own,
+    // and a URL given here would be benchmarked besides the experiment's server.
+    if cli.urls.is_empty() {
+        let last = load
+            .extra_args
+            .last()
+            .map(String::as_str)
+            .unwrap_or_default();
+        let message =
+            format!("{last:?} needs a value; as the last word it would take the run's URL");
+        return Err(at.error_at("load.extra_args", &message));
+    }
+    if let Some(other) = cli.urls.iter().find(|u| *u != url) {
+        let message = format!(
+            "{other:?}: give no URL here; each run benchmarks the experiment's server at its own URL"
+        );
+        return Err(at.error_at("load.extra_args", &message));
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use super::{Axes, Load, Locator, RawAxes, ReportSpec, Testbed};
 use dualbench_common::{Family, Result};
+use dualbench_load::config::{MAX_CONCURRENCY, MAX_RATE, MIN_RATE};
 use toml::Spanned;
 
 /// A web server dualbench can provision.
@@ -221,11 +222,14 @@ fn axis<T: PartialEq>(
     Ok(out)
 }
 
+/// An axis of numbers above 0, each within `range`: what `dualbench run`'s `flag` takes.
 fn numbers<T: Copy + PartialOrd + Default + std::fmt::Display>(
     raw: Option<Spanned<Vec<T>>>,
     key: &str,
     default: Vec<T>,
     at: &Locator,
+    range: std::ops::RangeInclusive<T>,
+    flag: &str,
 ) -> Result<Vec<T>> {
     let Some(raw) = raw else { return Ok(default) };
     let offset = raw.span().start;
@@ -235,6 +239,14 @@ fn numbers<T: Copy + PartialOrd + Default + std::fmt::Display>(
     }
     if values.iter().any(|v| *v <= T::default()) {
         return Err(at.error(offset, key, "values must be greater than 0"));
+    }
+    if let Some(v) = values.iter().find(|v| !range.contains(v)) {
+        let message = format!(
+            "{v} is outside {} to {}, what `dualbench run {flag}` takes",
+            range.start(),
+            range.end()
+        );
+        return Err(at.error(offset, key, &message));
     }
     // The same value twice makes the same points twice, whose runs share their ids.
     if let Some(v) = values
@@ -279,12 +291,28 @@ pub(super) fn axes(raw: RawAxes, load: &Load, at: &Locator) -> Result<Axes> {
         "axes.concurrency",
         vec![load.concurrency],
         at,
+        1..=MAX_CONCURRENCY as u64,
+        "-c",
     )?;
-    let requests = numbers(raw.requests, "axes.requests", vec![load.requests], at)?;
-    let rate = numbers(raw.rate, "axes.rate", vec![], at)?
-        .into_iter()
-        .map(Some)
-        .collect::<Vec<_>>();
+    let requests = numbers(
+        raw.requests,
+        "axes.requests",
+        vec![load.requests],
+        at,
+        1..=u64::MAX,
+        "-n",
+    )?;
+    let rate = numbers(
+        raw.rate,
+        "axes.rate",
+        vec![],
+        at,
+        MIN_RATE..=MAX_RATE,
+        "--rate",
+    )?
+    .into_iter()
+    .map(Some)
+    .collect::<Vec<_>>();
     let rate = if rate.is_empty() { vec![None] } else { rate };
     let congestion = axis(
         raw.congestion,
@@ -377,6 +405,18 @@ pub(super) fn check_report(report: &ReportSpec, _axes: &Axes, at: &Locator) -> R
             return Err(at.error_at(key, &message));
         }
     }
+    // An axis named twice would give the table its column twice (`server | server`).
+    if let Some(r) = first_repeated(&report.rows) {
+        return Err(at.error_at("report.rows", &format!("{r:?} appears twice")));
+    }
+    if let Some(c) = report.columns.as_ref().filter(|c| report.rows.contains(c)) {
+        let message =
+            format!("{c:?} is also in report.rows; an axis makes rows or columns, not both");
+        return Err(at.error_at("report.columns", &message));
+    }
+    if let Some(m) = first_repeated(&report.metrics) {
+        return Err(at.error_at("report.metrics", &format!("{m:?} appears twice")));
+    }
     for m in &report.metrics {
         if crate::report::metrics::find(m).is_none() {
             let message = format!(
@@ -395,6 +435,14 @@ pub(super) fn check_report(report: &ReportSpec, _axes: &Axes, at: &Locator) -> R
         return Err(at.error_at("report.phase", &message));
     }
     Ok(())
+}
+
+/// The first value that an earlier one repeats.
+fn first_repeated(values: &[String]) -> Option<&String> {
+    values
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| values[..i].contains(v).then_some(v))
 }
 
 pub(super) fn check_combinations(

@@ -507,3 +507,116 @@ fn capture_host_is_read_checked_and_part_of_the_run_id() {
         "{e}"
     );
 }
+
+/// Values above 0 that `dualbench run` still refuses (`-s 0.0002`: "-s needs 0.001 to 86400
+/// seconds") are refused with the plan, before an experiment is stored and a server started.
+#[test]
+fn load_values_outside_what_run_takes_are_refused_before_anything_runs() {
+    let head = "[experiment]\nname = \"x\"\n";
+    for (body, wanted) in [
+        (
+            "[load]\ntimeout_s = 0.0002\n",
+            "p.toml:4: load.timeout_s: 0.0002 is outside 0.001 to 86400 seconds, what `dualbench run -s` takes",
+        ),
+        (
+            "[load]\ntimeout_s = 100000\n",
+            "p.toml:4: load.timeout_s: 100000 is outside 0.001 to 86400 seconds, what `dualbench run -s` takes",
+        ),
+        (
+            "[load]\ntime_limit_s = 0.0001\n",
+            "p.toml:4: load.time_limit_s: 0.0001 is outside 0.001 to 31536000 seconds, what `dualbench run -t` takes",
+        ),
+        (
+            "[load]\nconcurrency = 2000000\n",
+            "p.toml:4: load.concurrency: 2000000 is more than 1000000, the most `dualbench run -c` takes",
+        ),
+        (
+            "[axes]\nconcurrency = [5, 2000000]\n",
+            "p.toml:4: axes.concurrency: 2000000 is outside 1 to 1000000, what `dualbench run -c` takes",
+        ),
+        (
+            "[axes]\nrate = [0.0001]\n",
+            "p.toml:4: axes.rate: 0.0001 is outside 0.001 to 10000000, what `dualbench run --rate` takes",
+        ),
+        (
+            "[axes]\nrate = [20000000.0]\n",
+            "p.toml:4: axes.rate: 20000000 is outside 0.001 to 10000000, what `dualbench run --rate` takes",
+        ),
+    ] {
+        assert_eq!(error(&format!("{head}{body}")), wanted);
+    }
+    for body in [
+        "[load]\ntimeout_s = 0.001\ntime_limit_s = 31536000\nconcurrency = 1000000\n",
+        "[axes]\nrate = [0.001, 10000000.0]\n",
+    ] {
+        assert!(plan(&format!("{head}{body}")).is_ok(), "{body}");
+    }
+}
+
+/// An axis named twice in the table made its column twice (`| server | server | ipv4 |`,
+/// points `server=nginx server=nginx`), and a metric twice its table twice.
+#[test]
+fn a_report_axis_or_metric_named_twice_is_refused() {
+    let head = "[experiment]\nname = \"x\"\n[report]\n";
+    for (body, wanted) in [
+        (
+            "rows = [\"server\", \"server\"]\n",
+            "p.toml:4: report.rows: \"server\" appears twice",
+        ),
+        (
+            "rows = [\"server\"]\ncolumns = \"server\"\n",
+            "p.toml:5: report.columns: \"server\" is also in report.rows; an axis makes rows or columns, not both",
+        ),
+        (
+            "metrics = [\"rps\", \"total_ms\", \"rps\"]\n",
+            "p.toml:4: report.metrics: \"rps\" appears twice",
+        ),
+    ] {
+        assert_eq!(error(&format!("{head}{body}")), wanted);
+    }
+    assert!(plan(&format!(
+        "{head}rows = [\"server\", \"handler\"]\ncolumns = \"family\"\n"
+    ))
+    .is_ok());
+}
+
+/// `load.extra_args` that `dualbench run` refuses once failed the first run, after the
+/// experiment was stored and its server started; a URL among them would have been
+/// benchmarked besides the server.
+#[test]
+fn extra_args_run_would_refuse_are_refused_with_the_plan() {
+    let plan_with = |args: &str| {
+        format!("[experiment]\nname = \"x\"\n[load]\nkeepalive = true\nextra_args = {args}\n")
+    };
+    for (args, wanted) in [
+        (
+            r#"["--bogus"]"#,
+            "p.toml:5: load.extra_args: `dualbench run` refuses them: unexpected argument '--bogus' found",
+        ),
+        (
+            r#"["-k"]"#,
+            "p.toml:5: load.extra_args: `dualbench run` refuses them: the argument '--keepalive' cannot be used multiple times",
+        ),
+        (
+            r#"["-H"]"#,
+            "p.toml:5: load.extra_args: \"-H\" needs a value; as the last word it would take the run's URL",
+        ),
+        (
+            r#"["http://192.0.2.1/"]"#,
+            "p.toml:5: load.extra_args: \"http://192.0.2.1/\": give no URL here; each run benchmarks the experiment's server at its own URL",
+        ),
+    ] {
+        assert_eq!(error(&plan_with(args)), wanted);
+    }
+    let e = error(&plan_with(r#"["-w"]"#));
+    assert!(
+        e.starts_with(
+            "p.toml:5: load.extra_args: `dualbench run` refuses them: -w is not supported"
+        ),
+        "{e}"
+    );
+    assert!(plan(&plan_with(
+        r#"["-H", "Accept: text/html", "--http10", "-l"]"#
+    ))
+    .is_ok());
+}

@@ -39,6 +39,7 @@ pub fn render(r: &Report) -> String {
     s += "## IPv6 − IPv4\n\nDifference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n";
     for d in &r.differences {
         if d.rows.is_empty() {
+            let _ = writeln!(s, "{}: no point has both families.\n", d.metric.heading);
             continue;
         }
         let _ = writeln!(s, "### {}\n\n| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p |\n|---|---:|---:|---:|---:|---:|", d.metric.heading);

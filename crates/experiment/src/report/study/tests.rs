@@ -649,3 +649,41 @@ fn latency_rows_say_how_many_runs_had_requests() {
         "{html}"
     );
 }
+
+/// The HTML said "requests/s: no point has both families." where the Markdown, which has
+/// the same tables, left the IPv6 − IPv4 section empty without a word.
+#[test]
+fn a_study_of_one_family_says_so_under_ipv6_minus_ipv4_in_both_formats() {
+    let runs: Vec<_> = [1, 2]
+        .into_iter()
+        .map(|repeat| {
+            let mut r = stored("nginx", repeat, 100.0 + repeat as f64, 90.0);
+            r.doc.families.remove("ipv6");
+            r.params.insert("ratio".into(), "ipv4".into());
+            r
+        })
+        .collect();
+    let r = assemble(
+        experiment(),
+        ReportSpec::default(),
+        String::new(),
+        runs,
+        vec![],
+        &AxisOrder::default(),
+    )
+    .unwrap();
+    let md = crate::report::markdown::render(&r);
+    let section = md
+        .split("## IPv6 − IPv4\n\n")
+        .nth(1)
+        .and_then(|rest| rest.split("## Latency").next())
+        .unwrap();
+    assert_eq!(
+        section,
+        "Difference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n\
+         requests/s: no point has both families.\n\n\
+         mean total time (ms): no point has both families.\n\n"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("<p class=\"note\">requests/s: no point has both families.</p>"));
+}
