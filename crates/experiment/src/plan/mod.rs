@@ -71,6 +71,52 @@ pub struct Load {
     pub extra_args: Vec<String>,
 }
 
+impl Load {
+    /// The flags of `dualbench run` that this load gives a run of `requests` at
+    /// `concurrency` (and `rate`, open loop): `--format json -q -n -c`, then `-k`, `-s`,
+    /// `-t`, `--rate`/`--arrival`, one `--monitor` per pid and `--capture` as the load
+    /// asks. The runner's command line and the plan's check of `extra_args` both start here.
+    pub fn run_flags(
+        &self,
+        requests: u64,
+        concurrency: u64,
+        rate: Option<f64>,
+        monitor_pids: &[String],
+    ) -> Vec<String> {
+        let mut a: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
+        a.extend([
+            "-n".into(),
+            requests.to_string(),
+            "-c".into(),
+            concurrency.to_string(),
+        ]);
+        if self.keepalive {
+            a.push("-k".into());
+        }
+        if let Some(s) = self.timeout_s {
+            a.extend(["-s".into(), s.to_string()]);
+        }
+        if let Some(t) = self.time_limit_s {
+            a.extend(["-t".into(), t.to_string()]);
+        }
+        if let Some(r) = rate {
+            a.extend(["--rate".into(), r.to_string()]);
+            if let Some(arrival) = &self.arrival {
+                a.extend(["--arrival".into(), arrival.clone()]);
+            }
+        }
+        if self.monitor {
+            for pid in monitor_pids {
+                a.extend(["--monitor".into(), pid.clone()]);
+            }
+        }
+        if let (Some(iface), CaptureHost::Client) = (&self.capture, self.capture_host) {
+            a.extend(["--capture".into(), iface.clone()]);
+        }
+        a
+    }
+}
+
 /// The host whose interface `load.capture` names and whose traffic is captured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -434,30 +480,9 @@ fn check_extra_args(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
     if load.extra_args.is_empty() {
         return Ok(());
     }
-    let mut argv: Vec<String> = ["dualbench", "--format", "json", "-q", "-n", "1", "-c", "1"]
-        .map(String::from)
-        .to_vec();
-    if load.keepalive {
-        argv.push("-k".into());
-    }
-    if let Some(s) = load.timeout_s {
-        argv.extend(["-s".into(), s.to_string()]);
-    }
-    if let Some(t) = load.time_limit_s {
-        argv.extend(["-t".into(), t.to_string()]);
-    }
-    if let Some(r) = axes.rate.iter().flatten().next() {
-        argv.extend(["--rate".into(), r.to_string()]);
-        if let Some(arrival) = &load.arrival {
-            argv.extend(["--arrival".into(), arrival.clone()]);
-        }
-    }
-    if load.monitor {
-        argv.extend(["--monitor".into(), "1".into()]);
-    }
-    if let (Some(iface), CaptureHost::Client) = (&load.capture, load.capture_host) {
-        argv.extend(["--capture".into(), iface.clone()]);
-    }
+    let rate = axes.rate.iter().flatten().next().copied();
+    let mut argv = vec!["dualbench".to_string()];
+    argv.extend(load.run_flags(1, 1, rate, &["1".into()]));
     argv.extend(load.extra_args.iter().cloned());
     let url = "http://127.0.0.1:8080/index.html";
     argv.push(url.into());

@@ -2,7 +2,7 @@
 //! the server's base URLs and the server's pids for `--monitor` (one per process of the
 //! server: a master and its workers); and any command line as a shell would take it.
 
-use crate::plan::{CaptureHost, Plan, Point, Selector};
+use crate::plan::{Plan, Point, Selector};
 use crate::server::site::Route;
 use dualbench_common::{shell_word, Family};
 use std::net::SocketAddr;
@@ -44,36 +44,8 @@ pub fn run_args(
 ) -> Vec<String> {
     let path = route.path;
     let l = &plan.load;
-    let mut a: Vec<String> = vec!["run".into(), "--format".into(), "json".into(), "-q".into()];
-    a.extend([
-        "-n".into(),
-        point.requests.to_string(),
-        "-c".into(),
-        point.concurrency.to_string(),
-    ]);
-    if l.keepalive {
-        a.push("-k".into());
-    }
-    if let Some(s) = l.timeout_s {
-        a.extend(["-s".into(), s.to_string()]);
-    }
-    if let Some(t) = l.time_limit_s {
-        a.extend(["-t".into(), t.to_string()]);
-    }
-    if let Some(r) = point.rate {
-        a.extend(["--rate".into(), r.to_string()]);
-        if let Some(arrival) = &l.arrival {
-            a.extend(["--arrival".into(), arrival.clone()]);
-        }
-    }
-    if l.monitor {
-        for pid in monitor_pids {
-            a.extend(["--monitor".into(), pid.clone()]);
-        }
-    }
-    if let (Some(iface), CaptureHost::Client) = (&l.capture, l.capture_host) {
-        a.extend(["--capture".into(), iface.clone()]);
-    }
+    let mut a: Vec<String> = vec!["run".into()];
+    a.extend(l.run_flags(point.requests, point.concurrency, point.rate, monitor_pids));
     let variable = ["-l", "--variable-length"];
     if route.variable_length && !l.extra_args.iter().any(|a| variable.contains(&a.as_str())) {
         a.push("-l".into());
