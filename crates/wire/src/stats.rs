@@ -138,6 +138,16 @@ pub fn check_writable(path: &Path) -> Result<()> {
             path.display()
         )));
     }
+    // The file is replaced whole (a rename) at every write: a device, a FIFO or a link
+    // there would be replaced by a regular file, and a full device never reported.
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_file() {
+            return Err(Failure::usage(format!(
+                "--stats {}: that is not a regular file (a link, device or FIFO), which each write would replace: give the path of a regular file",
+                path.display()
+            )));
+        }
+    }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let probe = std::fs::OpenOptions::new()
@@ -177,6 +187,29 @@ mod tests {
         assert!(e.message.contains("cannot write there"), "{}", e.message);
         let e = check_writable(&dir).unwrap_err();
         assert!(e.message.contains("is a directory"), "{}", e.message);
+        // A device, a FIFO or a link would be replaced by the rename: /dev/full became a
+        // 1 kB regular file, and its ENOSPC was never seen.
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(dir.join("s.json"), &link).unwrap();
+        for path in [
+            Path::new("/dev/full"),
+            Path::new("/dev/null"),
+            link.as_path(),
+        ] {
+            let e = check_writable(path).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.message,
+                format!(
+                    "--stats {}: that is not a regular file (a link, device or FIFO), which each write would replace: give the path of a regular file",
+                    path.display()
+                )
+            );
+        }
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
