@@ -342,6 +342,30 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
     assert!(err.contains("cannot write samples to"), "{err}");
     assert!(bad.stdout.is_empty(), "no report: nothing ran");
 
+    // A file that fails mid-run (a full device) costs the monitor, not the report: the
+    // report is printed whole, then one line says what failed, exit 1.
+    let full = Command::new(bin_path())
+        .args([
+            "run",
+            "-n",
+            "10",
+            "--monitor",
+            &pid,
+            "--monitor-out",
+            "/dev/full",
+        ])
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(1), "{err}");
+    assert!(
+        String::from_utf8_lossy(&full.stdout).contains("Complete requests:      10\n"),
+        "the report is printed"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+
     // A wrong PID is found before the file is touched: an old file stays as it was.
     std::fs::write(&out_file, "old samples\n").unwrap();
     let wrong = Command::new(bin_path())

@@ -299,14 +299,16 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     // The workers' senders are gone with them; with this one gone too, the records writer
     // finishes what it was handed and gives its file back.
     plan.record_batches = None;
-    observers.stop(cli.quiet)?;
+    // A monitor or capture that failed (its file on a full disk) is reported after the
+    // run's own report, which it must not cost.
+    let observed = observers.stop(cli.quiet);
     let held_records = std::mem::take(&mut measured.records);
     let samples = std::mem::take(&mut measured.samples);
     let fatal = measured.fatal.take();
     let summary = summarize(&plan, &settings, measured, cores);
     output(&cli, &summary, &held_records, records, report)?;
     ab_files.write(samples, summary.meta.start_unix_ns)?;
-    match (&fatal, &summary.meta.interrupted) {
+    let ended = match (&fatal, &summary.meta.interrupted) {
         (Some(f), _) => Err(f
             .clone()
             .context("run stopped early (report above covers what was measured)")),
@@ -314,6 +316,14 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             "{why}: the report above covers what was measured"
         ))),
         _ => Ok(()),
+    };
+    match (observed, ended) {
+        (Err(o), Err(e)) => {
+            eprintln!("dualbench: {o}");
+            Err(e)
+        }
+        (Err(o), Ok(())) => Err(o),
+        (Ok(()), ended) => ended,
     }
 }
 
