@@ -332,9 +332,35 @@ fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
         (Some(f), None) | (None, Some(f)) => f,
         (None, None) => return Ok(None),
     };
-    let body = std::fs::read(file)
-        .map_err(|e| Failure::usage(format!("cannot read request body {}: {e}", file.display())))?;
+    let flag = if cli.post_file.is_some() { "-p" } else { "-u" };
+    let body = read_body(file, flag)?;
     Ok(Some((body, cli.content_type.clone())))
+}
+
+/// The largest `-p`/`-u` body: every target's request is built once with it, in memory.
+const MAX_BODY: u64 = 256 << 20;
+
+/// Read a request body of at most [`MAX_BODY`] bytes: `-p /dev/zero` (or a huge file)
+/// grew the process by gigabytes without a word before the run began.
+fn read_body(file: &std::path::Path, flag: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| {
+        Failure::usage(format!("cannot read request body {}: {e}", file.display()))
+    };
+    let mut body = Vec::new();
+    std::fs::File::open(file)
+        .map_err(cannot)?
+        .take(MAX_BODY + 1)
+        .read_to_end(&mut body)
+        .map_err(cannot)?;
+    if body.len() as u64 > MAX_BODY {
+        return Err(Failure::usage(format!(
+            "{flag} {}: the body is larger than {} MiB, the most dualbench sends (every request carries it, built once in memory)",
+            file.display(),
+            MAX_BODY >> 20
+        )));
+    }
+    Ok(body)
 }
 
 /// `-H` lines are `Name: value` with a token for a name, `-m` is a token, and none of
@@ -572,6 +598,21 @@ mod tests {
         let s = settings_of(&["--address-list", list.to_str().unwrap()]);
         assert_eq!((s.host.as_str(), s.port), ("fe80::1%lo", 8080));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `-p /dev/zero` read until memory ran out; a body is at most 256 MiB.
+    #[test]
+    fn a_body_past_the_limit_is_refused_without_reading_it_all() {
+        let e = read_body(std::path::Path::new("/dev/zero"), "-p").unwrap_err();
+        assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+        assert_eq!(
+            e.message,
+            "-p /dev/zero: the body is larger than 256 MiB, the most dualbench sends (every request carries it, built once in memory)"
+        );
+        assert_eq!(
+            read_body(std::path::Path::new("/dev/null"), "-u").unwrap(),
+            Vec::<u8>::new()
+        );
     }
 
     /// `-m head` is not HEAD: its answers have bodies. Taken for HEAD, a body went
