@@ -5,7 +5,7 @@
 //! back to the end of its last whole record: it stays readable, and holds exactly the
 //! packets [`CaptureFile::kept`] counts.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -26,13 +26,10 @@ impl Disk for File {
 }
 
 /// Create (or empty) `path` for writing; `true` if the file did not exist before, so that
-/// a capture that fails before it has written anything can remove it again.
+/// a capture that fails before it has written anything can remove it again. A FIFO is
+/// written to when it has a reader (Wireshark on the other end), refused when not.
 pub fn create(path: &Path) -> io::Result<(File, bool)> {
-    match OpenOptions::new().write(true).create_new(true).open(path) {
-        Ok(file) => Ok((file, true)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok((File::create(path)?, false)),
-        Err(e) => Err(e),
-    }
+    dualbench_common::outfile::create(path)
 }
 
 /// A capture file written in whole records.

@@ -4,7 +4,8 @@
 //! namespace a thread observes from; [`fds`], the open-file limit and per-worker
 //! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
 //! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly; [`netif`], interfaces by name;
-//! [`link`], the bounds a shaped link keeps in the testbed and the wire alike.
+//! [`link`], the bounds a shaped link keeps in the testbed and the wire alike; [`outfile`],
+//! output files (a FIFO with no reader refused, not waited for).
 
 pub mod clock;
 mod duration;
@@ -14,6 +15,7 @@ pub mod fds;
 pub mod link;
 pub mod netif;
 pub mod netns;
+pub mod outfile;
 mod shell;
 pub mod signals;
 pub mod sockdiag;

@@ -54,7 +54,7 @@ impl Observers {
             // (after the processes are checked, so a wrong PID leaves an old file alone).
             dualbench_monitor::check(&mc).map_err(|f| f.context("--monitor"))?;
             let path = &cfg.monitor_out;
-            let file = std::fs::File::create(path).map_err(|e| {
+            let (file, _) = dualbench_common::outfile::create(path).map_err(|e| {
                 Failure::usage(format!(
                     "--monitor: cannot write samples to {}: {e}",
                     path.display()

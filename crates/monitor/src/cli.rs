@@ -106,18 +106,8 @@ impl Output {
                 Box::new(Stdout),
             ));
         };
-        let new = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path);
-        let (file, created) = match new {
-            Ok(file) => (file, true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (
-                std::fs::File::create(path).map_err(|e| cannot_create(path, e))?,
-                false,
-            ),
-            Err(e) => return Err(cannot_create(path, e)),
-        };
+        let (file, created) =
+            dualbench_common::outfile::create(path).map_err(|e| cannot_create(path, e))?;
         let output = Output {
             file: Some((path.to_path_buf(), created)),
             samples,
