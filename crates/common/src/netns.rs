@@ -31,6 +31,9 @@ impl Netns {
     /// Check the namespace exists (a usage error names it and what to do).
     pub fn check(&self) -> Result<()> {
         match (self, self.path()) {
+            (Netns::Named(name), _) if name.is_empty() => Err(Failure::usage(
+                "an empty network namespace name: give one of 'ip netns list'",
+            )),
             (Netns::Named(name), Some(p)) if !p.exists() || name.contains('/') => {
                 Err(Failure::usage(format!(
                     "network namespace '{name}' not found (see 'ip netns list')"
@@ -73,5 +76,30 @@ impl Netns {
             Netns::OfProcess(pid) => PathBuf::from(format!("/proc/{pid}/net")),
             _ => PathBuf::from("/proc/thread-self/net"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--netns ''` reached setns on `/run/netns/` itself and said "run as root".
+    #[test]
+    fn names_that_are_no_namespace_are_usage_errors() {
+        let e = Netns::Named(String::new()).check().unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "an empty network namespace name: give one of 'ip netns list'"
+        );
+        for name in ["no-such-ns-dualbench", "../../proc/1/ns/net"] {
+            let e = Netns::Named(name.into()).enter().unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.message,
+                format!("network namespace '{name}' not found (see 'ip netns list')")
+            );
+        }
+        assert_eq!(Netns::Current.check(), Ok(()));
     }
 }

@@ -625,12 +625,31 @@ pub fn parse_bind(s: &str) -> Result<[Vec<IpAddr>; 2]> {
             }
         }
     }
+    if out.iter().all(Vec::is_empty) {
+        // `-B ''` (an unset variable) bound nothing, without a word.
+        return Err(Failure::usage(format!(
+            "--bind '{s}' names no address: give addresses or CIDR blocks, e.g. 127.0.0.2,::1"
+        )));
+    }
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bind_list_without_an_address_is_refused() {
+        for s in ["", " ", ",", " , "] {
+            let e = parse_bind(s).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.message,
+                format!("--bind '{s}' names no address: give addresses or CIDR blocks, e.g. 127.0.0.2,::1")
+            );
+        }
+        assert_eq!(parse_bind("127.0.0.2,").unwrap()[0].len(), 1);
+    }
 
     #[test]
     fn urls_of_every_form() {
