@@ -131,6 +131,9 @@ pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
     }
     let text = analyze::report::render(&analysis, cli.format, !cli.summary_only);
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // A reader that stopped early (`| head`): the report ends there, as it asked.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(|e| Failure::runtime(format!("writing the report: {e}"))),
+    }
 }
