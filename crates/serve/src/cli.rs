@@ -47,8 +47,29 @@ Prints \"listening on http://ADDR/\" per address; runs until SIGINT, SIGTERM or 
 exits 0.";
 
 fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
-    text.parse()
-        .map_err(|_| "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080".to_string())
+    let usage = || "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080".to_string();
+    // A link-local address names its interface as a zone: `[fe80::1%eth0]:8080`.
+    if let Some((ip, rest)) = text
+        .strip_prefix('[')
+        .and_then(|t| t.split_once('%'))
+        .filter(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok())
+    {
+        let (zone, port) = rest.split_once("]:").ok_or_else(usage)?;
+        let scope = match zone.parse::<u32>() {
+            Ok(index) => index,
+            Err(_) => dualbench_common::netif::index(zone)
+                .ok_or_else(|| format!("no network interface named '{zone}' (see 'ip link')"))?,
+        };
+        let addr: SocketAddr = format!("[{ip}]:{port}").parse().map_err(|_| usage())?;
+        return Ok(match addr {
+            SocketAddr::V6(mut v6) => {
+                v6.set_scope_id(scope);
+                SocketAddr::V6(v6)
+            }
+            other => other,
+        });
+    }
+    text.parse().map_err(|_| usage())
 }
 
 impl ServeCli {
@@ -95,15 +116,68 @@ fn announce(server: &ServerHandle) {
     }
     let mut out = std::io::stdout().lock();
     for addr in server.addrs() {
-        let _ = writeln!(out, "listening on http://{addr}/");
+        let _ = writeln!(out, "listening on {}", url_of(addr));
     }
     let _ = out.flush();
+}
+
+/// The URL a client would use, a link-local address's zone written as RFC 6874 has it
+/// (`http://[fe80::1%25eth0]:8080/`, which `dualbench run` takes as it is).
+fn url_of(addr: &SocketAddr) -> String {
+    match addr {
+        SocketAddr::V6(v6) if v6.scope_id() != 0 => {
+            let mut name = [0 as libc::c_char; libc::IF_NAMESIZE];
+            // SAFETY: if_indextoname writes at most IF_NAMESIZE bytes into `name`.
+            let zone =
+                if unsafe { libc::if_indextoname(v6.scope_id(), name.as_mut_ptr()) }.is_null() {
+                    v6.scope_id().to_string()
+                } else {
+                    // SAFETY: on success `name` holds a NUL-terminated interface name.
+                    unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+            format!("http://[{}%25{zone}]:{}/", v6.ip(), v6.port())
+        }
+        _ => format!("http://{addr}/"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::ENDPOINTS;
     use crate::route::{route, Endpoint};
+
+    /// A link-local address takes its interface as a zone, as `run` does ("expected
+    /// ADDR:PORT" before); an unknown interface is named.
+    #[test]
+    fn listen_addresses_take_a_zone() {
+        let lo = dualbench_common::netif::index("lo").unwrap();
+        match super::parse_listen("[fe80::1%lo]:8080").unwrap() {
+            std::net::SocketAddr::V6(v6) => {
+                assert_eq!((v6.scope_id(), v6.port()), (lo, 8080));
+                assert_eq!(v6.ip().to_string(), "fe80::1");
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(
+            super::parse_listen("[fe80::1%no-such-if0]:80").unwrap_err(),
+            "no network interface named 'no-such-if0' (see 'ip link')"
+        );
+        assert_eq!(
+            super::parse_listen("[fe80::1%lo]").unwrap_err(),
+            "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080"
+        );
+        assert_eq!(
+            super::parse_listen("127.0.0.1:80").unwrap().to_string(),
+            "127.0.0.1:80"
+        );
+        // Announced as a URL `run` takes, with the interface's name.
+        let addr = super::parse_listen("[fe80::1%lo]:8080").unwrap();
+        assert_eq!(super::url_of(&addr), "http://[fe80::1%25lo]:8080/");
+        let addr = super::parse_listen("[::1]:8080").unwrap();
+        assert_eq!(super::url_of(&addr), "http://[::1]:8080/");
+    }
 
     /// Every endpoint the router serves is in the help, with a path it answers.
     #[test]
