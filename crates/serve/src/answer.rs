@@ -237,12 +237,23 @@ impl Writer<'_> {
     }
 
     fn fixed(self, status: u16, content_type: &[u8], body: &[u8]) -> Option<Stream> {
+        self.fixed_allowing(status, content_type, body, None)
+    }
+
+    /// [`Writer::fixed`], with the `Allow` field a 405 carries.
+    fn fixed_allowing(
+        self,
+        status: u16,
+        content_type: &[u8],
+        body: &[u8],
+        allow: Option<&[u8]>,
+    ) -> Option<Stream> {
         let head = Head {
             status,
             content_type,
             length: Some(body.len() as u64),
             connection: self.connection,
-            allow: None,
+            allow,
         };
         response::write_head(self.out, &head, self.date);
         if !self.head_only {
@@ -282,16 +293,7 @@ impl Writer<'_> {
     /// 405 to a method other than GET and HEAD on a static file, naming those two.
     fn not_allowed(self) -> Option<Stream> {
         let body = response::status_body(405);
-        let head = Head {
-            status: 405,
-            content_type: b"text/plain",
-            length: Some(body.len() as u64),
-            connection: self.connection,
-            allow: Some(b"GET, HEAD"),
-        };
-        response::write_head(self.out, &head, self.date);
-        self.out.extend_from_slice(&body);
-        None
+        self.fixed_allowing(405, b"text/plain", &body, Some(b"GET, HEAD"))
     }
 }
 

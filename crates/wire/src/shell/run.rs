@@ -104,13 +104,13 @@ pub fn run(config: WireConfig) -> Result<()> {
     }
 }
 
-/// The bytes of a full-size frame read on an interface of this MTU (its Ethernet header
-/// included), when a byte queue of `queue` is too small for it: every such frame would be
-/// dropped at the queue.
-fn frame_over_queue(queue: Option<QueueLimit>, mtu: u32) -> Option<u64> {
+/// A byte queue of `queue` that holds no full-size frame read on an interface of this MTU
+/// (its Ethernet header included), as (queue bytes, frame bytes): every such frame would
+/// be dropped at the queue.
+fn frame_over_queue(queue: Option<QueueLimit>, mtu: u32) -> Option<(u64, u64)> {
     let frame = u64::from(mtu) + ETHERNET_HEADER;
     match queue {
-        Some(QueueLimit::Bytes(n)) if n < frame => Some(frame),
+        Some(QueueLimit::Bytes(n)) if n < frame => Some((n, frame)),
         _ => None,
     }
 }
@@ -123,12 +123,8 @@ fn queue_takes_a_frame(flag: &str, spec: &LinkSpec, iface: &str) -> Result<()> {
     };
     match frame_over_queue(spec.queue, mtu) {
         None => Ok(()),
-        Some(frame) => Err(Failure::usage(format!(
-            "{flag}: a queue of {} holds no full-size frame from {iface} (MTU {mtu}: {frame} bytes), so every one would be dropped: give queue={frame}B or more, or a count of packets",
-            spec.queue.map_or(String::new(), |q| match q {
-                QueueLimit::Bytes(n) => format!("{n} bytes"),
-                QueueLimit::Packets(n) => format!("{n} packets"),
-            })
+        Some((queue, frame)) => Err(Failure::usage(format!(
+            "{flag}: a queue of {queue} bytes holds no full-size frame from {iface} (MTU {mtu}: {frame} bytes), so every one would be dropped: give queue={frame}B or more, or a count of packets"
         ))),
     }
 }
@@ -476,11 +472,11 @@ mod tests {
     fn a_byte_queue_must_hold_one_full_frame() {
         assert_eq!(
             frame_over_queue(Some(QueueLimit::Bytes(1000)), 1500),
-            Some(1514)
+            Some((1000, 1514))
         );
         assert_eq!(
             frame_over_queue(Some(QueueLimit::Bytes(1513)), 1500),
-            Some(1514)
+            Some((1513, 1514))
         );
         assert_eq!(frame_over_queue(Some(QueueLimit::Bytes(1514)), 1500), None);
         assert_eq!(frame_over_queue(Some(QueueLimit::Packets(1)), 9000), None);

@@ -20,12 +20,16 @@ fn experiment() -> Experiment {
 }
 
 pub(crate) fn report() -> Report {
-    let runs = vec![
+    report_of(vec![
         stored("nginx", 1, 100.0, 90.0),
         stored("nginx", 2, 110.0, 80.0),
         stored("apache", 1, 50.0, 40.0),
         stored("apache", 2, 52.0, 44.0),
-    ];
+    ])
+}
+
+/// The report of `runs`: servers in rows, families in columns.
+fn report_of(runs: Vec<StoredRun>) -> Report {
     let spec = ReportSpec {
         rows: vec!["server".into()],
         columns: Some("family".into()),
@@ -595,26 +599,12 @@ fn report_with_empty_families() -> Report {
         r.doc_text = text;
         r
     };
-    let runs = vec![
+    report_of(vec![
         run("nginx", 1, 10),
         run("nginx", 2, 0),
         run("apache", 1, 0),
         run("apache", 2, 0),
-    ];
-    let spec = ReportSpec {
-        rows: vec!["server".into()],
-        columns: Some("family".into()),
-        ..ReportSpec::default()
-    };
-    assemble(
-        experiment(),
-        spec,
-        "described".into(),
-        runs,
-        Vec::new(),
-        &AxisOrder::default(),
-    )
-    .unwrap()
+    ])
 }
 
 #[test]
