@@ -2,9 +2,12 @@
 //! per-family counts, every outcome class from the purpose-built endpoints, keep-alive
 //! reuse, address-list weights, byte counts equal to real ab's, and bad input.
 
+mod support;
+
 use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use support::run_json_nothing_completed;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dualbench"))
@@ -103,7 +106,9 @@ fn every_outcome_class_is_counted_exactly() {
     ];
     for (path, class) in cases {
         let [u4, u6] = s.urls(path);
-        let doc = run_json(&["-n", "40", "-c", "20", "-s", "0.5", &u4, &u6]);
+        let args = ["-n", "40", "-c", "20", "-s", "0.5", &u4, &u6];
+        let how = format!("40 {}", class.to_uppercase());
+        let doc = run_json_nothing_completed(&args, &how);
         for f in ["ipv4", "ipv6"] {
             assert_eq!(
                 doc["families"][f]["close"][class], 20,
@@ -113,12 +118,16 @@ fn every_outcome_class_is_counted_exactly() {
             assert_eq!(fam(&doc, f, "failed"), 20, "{path} {f}");
         }
     }
-    let doc = run_json(&["-n", "10", "-c", "5", &s.urls("/reset")[0]]);
+    let doc =
+        run_json_nothing_completed(&["-n", "10", "-c", "5", &s.urls("/reset")[0]], "10 RESET");
     assert_eq!(
         doc["families"]["ipv4"]["close_detail"]["reset_response"],
         10
     );
-    let doc = run_json(&["-n", "10", "-c", "5", "-s", "0.3", &s.urls("/stall")[1]]);
+    let doc = run_json_nothing_completed(
+        &["-n", "10", "-c", "5", "-s", "0.3", &s.urls("/stall")[1]],
+        "10 TIMEOUT",
+    );
     assert_eq!(
         doc["families"]["ipv6"]["close_detail"]["timeout_response"],
         10
@@ -128,14 +137,17 @@ fn every_outcome_class_is_counted_exactly() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let doc = run_json(&[
-        "-n",
-        "10",
-        "-c",
-        "2",
-        &format!("http://127.0.0.1:{port}/"),
-        &format!("http://[::1]:{port}/"),
-    ]);
+    let doc = run_json_nothing_completed(
+        &[
+            "-n",
+            "10",
+            "-c",
+            "2",
+            &format!("http://127.0.0.1:{port}/"),
+            &format!("http://[::1]:{port}/"),
+        ],
+        &format!("10 REFUSED): is a server listening at 127.0.0.1:{port}, [::1]:{port}?"),
+    );
     assert_eq!(doc["families"]["ipv4"]["close"]["refused"], 5);
     assert_eq!(doc["families"]["ipv6"]["close"]["refused"], 5);
     // Non-2xx responses are complete, counted apart.
@@ -533,6 +545,14 @@ fn bad_input_is_one_line_and_exit_2() {
             "bad -C 'a=1\\r\\nX-Injected: 1'",
         ),
         (
+            vec!["http://127.0.0.1:1/", "-C", "session"],
+            "bad -C 'session': a cookie is 'name=value' (RFC 6265)",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-A", "alice:pw", "-P", "bob"],
+            "bad -P 'bob': Basic authentication takes 'user:password' (RFC 7617)",
+        ),
+        (
             vec!["http://127.0.0.1:1/", "-e", "/nonexistent/p.csv"],
             "-e: cannot write /nonexistent/p.csv",
         ),
@@ -550,7 +570,10 @@ fn bad_input_is_one_line_and_exit_2() {
 fn open_loop_counts_what_a_stalled_server_kept_from_being_sent() {
     let s = Server::start();
     let url = &s.urls("/stall")[0];
-    let doc = run_json(&["--rate", "1000", "-t", "1", "-c", "10", "-s", "2", url]);
+    let doc = run_json_nothing_completed(
+        &["--rate", "1000", "-t", "1", "-c", "10", "-s", "2", url],
+        "10 TIMEOUT)",
+    );
     // 10 connections stall until their timeout; the other 990 slots of the 1,000 never
     // found a free connection and are reported as unsent, not dropped.
     assert_eq!(fam(&doc, "ipv4", "requests"), 10);

@@ -70,6 +70,20 @@ pub fn credential_lines(
             bad.escape_default()
         )));
     }
+    if let Some(bad) = cookies.iter().find(|c| !c.contains('=')) {
+        return Err(Failure::usage(format!(
+            "bad -C '{}': a cookie is 'name=value' (RFC 6265)",
+            bad.escape_default()
+        )));
+    }
+    for (flag, credentials) in [("-A", auth), ("-P", proxy_auth)] {
+        if let Some(bad) = credentials.iter().find(|c| !c.contains(':')) {
+            return Err(Failure::usage(format!(
+                "bad {flag} '{}': Basic authentication takes 'user:password' (RFC 7617)",
+                bad.escape_default()
+            )));
+        }
+    }
     let basic = |name: &str, text: &str| {
         // C's isspace, as ab skips it.
         let text = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
@@ -202,5 +216,29 @@ mod tests {
         assert!(credential_lines(&[], &[], &[]).unwrap().is_empty());
         let e = credential_lines(&v(&["a=1\r\nX: y"]), &[], &[]).unwrap_err();
         assert!(e.to_string().starts_with("bad -C 'a=1\\r\\nX: y'"), "{e}");
+        for (c, a, p, want) in [
+            (
+                &["theme"][..],
+                &[][..],
+                &[][..],
+                "bad -C 'theme': a cookie is 'name=value'",
+            ),
+            (
+                &[],
+                &["alice"],
+                &[],
+                "bad -A 'alice': Basic authentication takes 'user:password'",
+            ),
+            (
+                &[],
+                &["a:b"],
+                &["bob"],
+                "bad -P 'bob': Basic authentication",
+            ),
+        ] {
+            let e = credential_lines(&v(c), &v(a), &v(p)).unwrap_err();
+            assert!(e.to_string().starts_with(want), "{e}");
+            assert_eq!(e.exit_code(), 2, "{e}");
+        }
     }
 }

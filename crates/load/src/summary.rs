@@ -337,6 +337,27 @@ impl RunSummary {
     pub fn duration_s(&self) -> f64 {
         self.duration_ns as f64 / 1e9
     }
+
+    /// When requests ended but none with a response: how they ended, per ANMA class
+    /// (`20 REFUSED`, `12 TIMEOUT, 8 RESET`), for the run's closing line.
+    pub fn nothing_completed(&self) -> Option<String> {
+        let t = self.total();
+        if t.requests == 0 || t.completed > 0 {
+            return None;
+        }
+        let mut classes: Vec<(&str, u64)> = Vec::new();
+        for o in Outcome::ALL {
+            let n = t.outcome(o);
+            match classes.iter_mut().find(|(c, _)| *c == o.class()) {
+                Some((_, sum)) => *sum += n,
+                None => classes.push((o.class(), n)),
+            }
+        }
+        classes.retain(|(_, n)| *n > 0);
+        classes.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        let ended: Vec<String> = classes.iter().map(|(c, n)| format!("{n} {c}")).collect();
+        Some(ended.join(", "))
+    }
 }
 
 #[cfg(test)]

@@ -41,6 +41,25 @@ pub fn run_json(args: &[&str]) -> Value {
     json_of(out, &format!("dualbench run {args:?}"))
 }
 
+/// `run_json` for a run in which no request completes: the report is still printed in
+/// full, then the run ends with one line saying how its requests ended (starting with
+/// `how`), and exit 1.
+pub fn run_json_nothing_completed(args: &[&str], how: &str) -> Value {
+    let out = bin()
+        .args(["run", "--format", "json"])
+        .args(args)
+        .output()
+        .expect("dualbench runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "dualbench run {args:?}: {err}");
+    assert!(
+        err.starts_with(&format!("dualbench: no request completed ({how}")),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+}
+
 /// `run_json` with the flags written as one line (split at spaces), then `extra` as given
 /// (URLs, paths).
 pub fn run_flags(flags: &str, extra: &[&str]) -> Value {

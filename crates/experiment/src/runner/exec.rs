@@ -62,7 +62,15 @@ pub fn run(
     if stop.load(Ordering::SeqCst) {
         return Ok(Outcome::Interrupted);
     }
-    if !status.success() {
+    let text = std::fs::read_to_string(&out_path)?;
+    // A run in which no request completed exits 1 after its whole report: that is a
+    // point's result (every request refused or timed out), kept like any other.
+    let nothing_completed = || {
+        runjson::parse(&text).is_ok_and(|d| {
+            d.interrupted.is_none() && d.requests.total > 0 && d.requests.completed == 0
+        })
+    };
+    if !status.success() && !(status.code() == Some(1) && nothing_completed()) {
         let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
         let last = stderr
             .lines()
@@ -74,7 +82,6 @@ pub fn run(
             dir.display()
         )));
     }
-    let text = std::fs::read_to_string(&out_path)?;
     let doc = runjson::parse(&text).map_err(|e| e.context(out_path.display()))?;
     if let Some(why) = &doc.interrupted {
         return Err(Failure::runtime(format!(
@@ -179,4 +186,60 @@ fn collect(dir: &Path) -> Result<Collected> {
         }
     }
     Ok((monitor, captures))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{run_doc, Fam};
+
+    /// A run document of 3 requests, `completed` of them with a response.
+    fn doc(completed: u64) -> String {
+        let fam = Fam {
+            key: "ipv4",
+            completed: 3,
+            rps: 100.0,
+            total_us: &[50, 60, 70],
+        };
+        let mut v: serde_json::Value = serde_json::from_str(&run_doc(&[fam])).unwrap();
+        v["requests"]["completed"] = completed.into();
+        v["requests"]["failed"] = (3 - completed).into();
+        v.to_string()
+    }
+
+    /// `exec::run` of a child that prints `doc` and exits with `code`.
+    fn finish(tag: &str, doc: &str, code: i32) -> Result<Outcome> {
+        let dir = std::env::temp_dir().join(format!("dualbench-exec-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("doc.txt"), doc).unwrap();
+        let script = format!(
+            "cat doc.txt; echo 'dualbench: no request completed (3 REFUSED)' >&2; exit {code}"
+        );
+        let argv: Vec<String> = ["sh", "-c", &script].map(String::from).to_vec();
+        let outcome = run(&argv, &dir, &AtomicBool::new(false), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        outcome
+    }
+
+    #[test]
+    fn a_run_that_completed_nothing_is_a_result_and_other_failures_are_not() {
+        // Exit 1 after a whole report with no request completed: kept as the point's result.
+        match finish("none", &doc(0), 1) {
+            Ok(Outcome::Finished(f)) => assert_eq!(f.doc.requests.completed, 0),
+            Ok(Outcome::Interrupted) => panic!("interrupted"),
+            Err(e) => panic!("{e}"),
+        }
+        // Exit 1 with requests completed, or another exit code, fails the experiment.
+        for (tag, completed, code) in [("some", 2, 1), ("code", 0, 2)] {
+            let Err(e) = finish(tag, &doc(completed), code) else {
+                panic!("{tag}: not a failure");
+            };
+            let text = e.to_string();
+            assert!(
+                text.starts_with(&format!("`dualbench run` exit status: {code}: dualbench: no request completed (3 REFUSED) (see ")),
+                "{text}"
+            );
+        }
+    }
 }

@@ -301,9 +301,39 @@ fn a_run_where_nothing_completed_prints_no_rates_or_tables() {
         assert!(!report.contains(absent), "{absent} printed:\n{report}");
     }
     assert!(line(&report, "REFUSED").contains("10 (100.0%)"));
+    // No latency was measured: the cells say so rather than 0.000 ms.
+    assert_eq!(
+        line(&report, "Waiting (first byte)"),
+        "Waiting (first byte)      mean               -               -  -"
+    );
     let doc = json::render(&s);
     assert_eq!(doc["rps"], 0.0);
     assert_eq!(doc["target"]["document_length"], serde_json::Value::Null);
     assert_eq!(doc["total"]["latency_us"]["total"]["count"], 0);
     assert_eq!(doc["total"]["close"]["refused"], 20);
+}
+
+#[test]
+fn a_family_that_completed_nothing_has_no_latency_and_no_difference() {
+    use dualbench_common::Family;
+    use dualbench_load::record::Outcome;
+    let mut b = scenarios::RunBuilder::new(scenarios::meta(&[Family::V4, Family::V6]));
+    let mut rng = scenarios::Rng::new(3);
+    for i in 0..10u64 {
+        let family = if i % 2 == 0 { Family::V4 } else { Family::V6 };
+        let mut shape = scenarios::Shape::ok(&mut rng, family, 200, 1000);
+        if family == Family::V4 {
+            (shape.outcome, shape.connect, shape.status) = (Outcome::Refused, 0, 0);
+        }
+        b.request(family, family.index() as u16, shape, None, false);
+    }
+    let (s, _) = b.finish();
+    let report = text::render(&s);
+    let waiting = line(&report, "Waiting (first byte)");
+    let cells: Vec<&str> = waiting.split_whitespace().collect();
+    // label (3 words), figure, IPv4, IPv6, difference
+    assert_eq!(cells.len(), 7, "{waiting}");
+    assert_eq!((cells[4], cells[6]), ("-", "-"), "{waiting}");
+    let v6_ms: f64 = cells[5].parse().expect("IPv6 has a figure");
+    assert!(v6_ms > 0.0, "{waiting}");
 }

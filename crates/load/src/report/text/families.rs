@@ -82,10 +82,18 @@ impl<'a> Columns<'a> {
         for (i, (name, figure)) in FIGURES.iter().enumerate() {
             let label = format!("{:<26}{name}", if i == 0 { phase } else { "" });
             let us: Vec<f64> = latencies.iter().map(figure).collect();
+            // A family with nothing measured in this phase has no figure, not 0 ms.
+            let measured: Vec<bool> = latencies.iter().map(|l| l.count > 0).collect();
             let mut cells = vec![label];
-            cells.extend(us.iter().map(|v| ms3(*v)));
+            cells.extend(us.iter().zip(&measured).map(|(v, m)| match m {
+                true => ms3(*v),
+                false => "-".to_string(),
+            }));
             if self.paired() {
-                cells.push(difference(us[0] / 1000.0, us[1] / 1000.0, 3));
+                cells.push(match measured[..] {
+                    [true, true] => difference(us[0] / 1000.0, us[1] / 1000.0, 3),
+                    _ => "-".to_string(),
+                });
             }
             t.row(cells);
         }
