@@ -70,7 +70,8 @@ pub fn run(
             d.interrupted.is_none() && d.requests.total > 0 && d.requests.completed == 0
         })
     };
-    if !status.success() && !(status.code() == Some(1) && nothing_completed()) {
+    let kept = status.success() || (status.code() == Some(1) && nothing_completed());
+    if !kept {
         let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
         let last = stderr
             .lines()
