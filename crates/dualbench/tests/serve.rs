@@ -136,7 +136,9 @@ fn sighup_exits_0() {
 fn sigint_with_open_connections_exits_0() {
     let served = Served::start(&["--listen", "127.0.0.1:0"], 1);
     let mut stalled = TcpStream::connect(served.addrs[0]).unwrap();
-    stalled.write_all(b"GET /stall HTTP/1.1\r\n\r\n").unwrap();
+    stalled
+        .write_all(b"GET /stall HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
     let _idle = TcpStream::connect(served.addrs[0]).unwrap();
     assert_eq!(served.signal_and_wait("INT").code(), Some(0));
 }
@@ -264,4 +266,37 @@ fn a_host_without_ipv6_serves_ipv4_and_says_so() {
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "", "one line on stderr only");
+}
+
+/// The note about a missing family is only a note: with stderr on a full device the
+/// server still announces itself and serves (`eprintln!` panicked there, and the server
+/// died before saying where it listened).
+#[test]
+fn a_full_stderr_does_not_stop_the_server() {
+    if !can_unshare_net() {
+        eprintln!("skipped: cannot create a network namespace (needs root and unshare)");
+        return;
+    }
+    let script = format!(
+        "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 > /proc/sys/net/ipv6/conf/lo/disable_ipv6; \
+         ip link set lo up; exec {BIN} serve --listen 127.0.0.1:0 --listen [::1]:0 2>/dev/full"
+    );
+    let mut child = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let served = Served {
+        child,
+        addrs: Vec::new(),
+    };
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("listening on http://127.0.0.1:"),
+        "{line:?}"
+    );
+    assert_eq!(served.signal_and_wait("TERM").code(), Some(0));
 }

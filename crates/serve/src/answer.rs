@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn index_page_bytes() {
-        let (text, reply) = answer_to(b"GET / HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
         let fields = "Content-Type: text/html\r\nContent-Length: 45\r\n";
         assert_eq!(
             text,
@@ -357,7 +357,7 @@ mod tests {
     /// A 405 names the methods a static file does allow (RFC 9110: it must).
     #[test]
     fn other_methods_on_files_get_405_with_allow() {
-        let head = parse_head(b"POST /index.html HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        let head = parse_head(b"POST /index.html HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
             .unwrap()
             .unwrap();
         let answer = Answer::of(&head, Some(Path::new("/srv")), &AtomicU64::new(0));
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn bytes_stream_after_the_head() {
-        let (text, reply) = answer_to(b"GET /bytes/100000 HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"GET /bytes/100000 HTTP/1.1\r\nHost: t\r\n\r\n");
         assert!(text.ends_with("Content-Length: 100000\r\n\r\n"));
         assert!(matches!(
             reply.stream,
@@ -386,7 +386,7 @@ mod tests {
                 left: 100_000
             })
         ));
-        let (text, reply) = answer_to(b"HEAD /bytes/100000 HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"HEAD /bytes/100000 HTTP/1.1\r\nHost: t\r\n\r\n");
         assert!(text.ends_with("Content-Length: 100000\r\n\r\n"));
         assert!(reply.stream.is_none());
         assert_eq!(pattern_piece(27, 3), b"bcd");
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn vary_cycles_through_every_length_from_0_to_n() {
-        let head = parse_head(b"GET /vary/2 HTTP/1.1\r\n\r\n")
+        let head = parse_head(b"GET /vary/2 HTTP/1.1\r\nHost: t\r\n\r\n")
             .unwrap()
             .unwrap();
         let varied = AtomicU64::new(0);
@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(lengths, ["0", "1", "2", "0", "1", "2", "0"]);
         // Another path leaves the count alone.
         Answer::of(
-            &parse_head(b"GET /bytes/3 HTTP/1.1\r\n\r\n")
+            &parse_head(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\n")
                 .unwrap()
                 .unwrap(),
             None,
@@ -422,18 +422,18 @@ mod tests {
 
     #[test]
     fn outcomes_on_purpose() {
-        let (text, reply) = answer_to(b"GET /reset HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"GET /reset HTTP/1.1\r\nHost: t\r\n\r\n");
         assert_eq!((text.as_str(), reply.then), ("", Then::Reset));
         let (text, reply) = answer_to(b"GET /stall HTTP/1.0\r\n\r\n");
         assert_eq!((text.as_str(), reply.then), ("", Then::Stall));
-        let (text, reply) = answer_to(b"GET /close HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"GET /close HTTP/1.1\r\nHost: t\r\n\r\n");
         assert!(text.ends_with("Content-Length: 1024\r\n\r\n"), "{text}");
         assert_eq!(reply.then, Then::Close);
     }
 
     #[test]
     fn delay_and_invalid_parameters() {
-        let head = parse_head(b"GET /delay/50 HTTP/1.1\r\n\r\n")
+        let head = parse_head(b"GET /delay/50 HTTP/1.1\r\nHost: t\r\n\r\n")
             .unwrap()
             .unwrap();
         let answer = Answer::of(&head, None, &AtomicU64::new(0));
@@ -441,7 +441,7 @@ mod tests {
         let mut out = Vec::new();
         write(answer, DATE, &mut out);
         assert!(out.ends_with(b"Content-Length: 14\r\n\r\ndelayed 50 ms\n"));
-        let (text, reply) = answer_to(b"GET /bytes/2000000000 HTTP/1.1\r\n\r\n");
+        let (text, reply) = answer_to(b"GET /bytes/2000000000 HTTP/1.1\r\nHost: t\r\n\r\n");
         assert!(text.starts_with("HTTP/1.1 400 Bad Request\r\n"));
         assert!(text.ends_with("\r\n\r\n400 Bad Request: /bytes/N needs N from 0 to 1073741824\n"));
         assert_eq!(reply.then, Then::Continue);
@@ -449,10 +449,11 @@ mod tests {
 
     #[test]
     fn echo_keeps_the_body_up_to_the_bound() {
-        let head =
-            parse_head(b"POST /echo HTTP/1.1\r\nContent-Type: a/b\r\nContent-Length: 5\r\n\r\n")
-                .unwrap()
-                .unwrap();
+        let head = parse_head(
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: a/b\r\nContent-Length: 5\r\n\r\n",
+        )
+        .unwrap()
+        .unwrap();
         let mut answer = Answer::of(&head, None, &AtomicU64::new(0));
         answer.take_body(b"he");
         answer.take_body(b"llo");

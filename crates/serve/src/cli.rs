@@ -94,14 +94,21 @@ pub fn main(cli: ServeCli) -> Result<()> {
     // Each worker's connections count against the limit in its own table.
     dualbench_common::fds::raise_nofile_limit();
     let server = start(cli.config())?;
-    announce(&server);
+    // A server nobody can find (its port unknown) is worse than none: stop, and say why.
+    announce(
+        &server,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )?;
     let _ = signals.forever().next();
     server.stop();
     Ok(())
 }
 
-/// One stderr line per family the host lacks, then one stdout line per address.
-fn announce(server: &ServerHandle) {
+/// One line on `err` per family the host lacks, then one line on `out` per address.
+/// Output that cannot be written (stdout on a full disk or a closed pipe) is a failure:
+/// whoever started the server would never learn its port.
+fn announce(server: &ServerHandle, out: &mut impl Write, err: &mut impl Write) -> Result<()> {
     for family in Family::ALL {
         let served = server.addrs().iter().any(|a| Family::of_addr(a) == family);
         let missing = server.unavailable().iter().find(|u| u.family == family);
@@ -111,14 +118,23 @@ fn announce(server: &ServerHandle) {
             } else {
                 Family::V4
             };
-            eprintln!("dualbench serve: {missing}; serving {other} only");
+            // A note only: where stderr cannot take it, the server goes on.
+            let _ = writeln!(err, "dualbench serve: {missing}; serving {other} only");
         }
     }
-    let mut out = std::io::stdout().lock();
-    for addr in server.addrs() {
-        let _ = writeln!(out, "listening on {}", url_of(addr));
-    }
-    let _ = out.flush();
+    let lines: String = server
+        .addrs()
+        .iter()
+        .map(|addr| format!("listening on {}\n", url_of(addr)))
+        .collect();
+    out.write_all(lines.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| {
+            Failure::runtime(format!(
+                "cannot write the listening addresses to stdout ({e}); \
+                 give serve a stdout that takes them (a terminal, a pipe, a file with room)"
+            ))
+        })
 }
 
 /// The URL a client would use, a link-local address's zone written as RFC 6874 has it

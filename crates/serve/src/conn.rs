@@ -373,11 +373,15 @@ impl Conn {
         true
     }
 
-    /// A request that cannot be parsed: 400 (or 431), then the connection closes.
+    /// A request that cannot be parsed: 400 (or 414, 431, 501 for a transfer coding the
+    /// server does not implement, 505 for HTTP/2 and later), then the connection closes.
     fn refuse_request(&mut self, error: HeadError, ctx: &Context) {
         let status = match error {
             HeadError::Malformed(_) => 400,
+            HeadError::NotImplemented(_) => 501,
             HeadError::TooLarge => 431,
+            HeadError::TargetTooLong => 414,
+            HeadError::VersionNotSupported => 505,
         };
         self.input.clear();
         let reply = answer::refuse(status, ctx.date, &mut self.out);

@@ -40,7 +40,11 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
+            // Two hex digits exactly (`from_str_radix` alone would take `%+1` as 1).
             let hex = bytes.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
             let value = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
             out.push(value);
             i += 3;
@@ -76,6 +80,10 @@ pub fn open(root: &Path, url_path: &str) -> Result<StaticFile, Refusal> {
     let mut path = local_path(root, url_path).ok_or(Refusal::Forbidden)?;
     if path.is_dir() {
         path.push("index.html");
+    } else if url_path.ends_with('/') {
+        // `/a.txt/` names a directory, which a file is not: 404, as nginx answers (the
+        // segment split dropped the `/`, and the file was served).
+        return Err(Refusal::NotFound);
     }
     let real = path.canonicalize().map_err(refusal)?;
     if !real.starts_with(root) {
@@ -159,6 +167,9 @@ mod tests {
         assert_eq!(local_path(root, "/a%00b"), None);
         assert_eq!(local_path(root, "/a%zz"), None);
         assert_eq!(local_path(root, "/a%2"), None);
+        // A sign is not a hex digit: bad encoding, 403 (was the byte 0x01, a file "a\x01").
+        assert_eq!(local_path(root, "/a%+1"), None);
+        assert_eq!(local_path(root, "/a%-1"), None);
     }
 
     #[test]

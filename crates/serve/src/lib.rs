@@ -169,7 +169,9 @@ fn spawn_worker(
                 }
             };
             if let Err(e) = worker.run() {
-                eprintln!("dualbench serve: worker {n} stopped: {e}");
+                // Not `eprintln!`, which panics where stderr cannot take the line.
+                let line = format!("dualbench serve: worker {n} stopped: {e}\n");
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             }
         })?;
     let started = ready_rx

@@ -1,8 +1,10 @@
 //! Request heads parsed from bytes, with no I/O: the method, the path, the HTTP version,
 //! whether the connection stays open, and how the request body is framed. The connection
 //! code feeds this whatever it has read so far; `Ok(None)` means "not all of it yet".
+//! A head that cannot be answered is a [`HeadError`] naming the status it gets.
 
-/// The longest request head accepted; a longer one is refused with 431.
+/// The longest request head accepted; a longer one is refused with 431 (414 when the
+/// request line alone is longer).
 pub const MAX_HEAD: usize = 16 * 1024;
 
 /// The most header fields in one request; more is refused with 431.
@@ -49,10 +51,19 @@ pub struct RequestHead<'a> {
 /// Why a request head was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeadError {
-    /// Not HTTP/1.x, or a field the server cannot trust: answered with 400.
+    /// Not HTTP/1.x, or a field the server cannot trust (an HTTP/1.1 request without
+    /// `Host`, two `Host` fields): answered with 400.
     Malformed(&'static str),
+    /// A transfer coding other than `chunked` (RFC 9112 section 6.1): answered with 501.
+    NotImplemented(&'static str),
     /// Head longer than [`MAX_HEAD`] or more than 64 fields: answered with 431.
     TooLarge,
+    /// A request line of HTTP/2 or later (RFC 9110 section 15.6.6), as nginx answers:
+    /// answered with 505.
+    VersionNotSupported,
+    /// A request line longer than [`MAX_HEAD`], its target the long part: answered with
+    /// 414, as RFC 9112 section 3 requires.
+    TargetTooLong,
 }
 
 /// Parse one request head from the start of `input`.
@@ -61,15 +72,16 @@ pub fn parse_head(input: &[u8]) -> Result<Option<RequestHead<'_>>, HeadError> {
     let mut request = httparse::Request::new(&mut fields);
     let head_len = match request.parse(input) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if input.len() >= MAX_HEAD => {
-            return Err(HeadError::TooLarge)
-        }
+        Ok(httparse::Status::Partial) if input.len() >= MAX_HEAD => return Err(too_large(input)),
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooLarge),
+        Err(httparse::Error::Version) if names_a_later_major_version(input) => {
+            return Err(HeadError::VersionNotSupported)
+        }
         Err(_) => return Err(HeadError::Malformed("not an HTTP/1.x request")),
     };
     if head_len > MAX_HEAD {
-        return Err(HeadError::TooLarge);
+        return Err(too_large(input));
     }
     let http10 = request.version == Some(0);
     let method = method_of(request.method.unwrap_or(""));
@@ -87,6 +99,36 @@ pub fn parse_head(input: &[u8]) -> Result<Option<RequestHead<'_>>, HeadError> {
     }))
 }
 
+/// Whether the request line ends in `HTTP/N` with a major version N of 2 or more.
+fn names_a_later_major_version(input: &[u8]) -> bool {
+    let line = input.split(|&b| b == b'\n').next().unwrap_or(b"");
+    let version = line
+        .trim_ascii_end()
+        .rsplit(|&b| b == b' ')
+        .next()
+        .unwrap_or(b"");
+    let Some(number) = version.strip_prefix(b"HTTP/") else {
+        return false;
+    };
+    let (major, minor) = match number.iter().position(|&b| b == b'.') {
+        Some(dot) => (&number[..dot], &number[dot + 1..]),
+        None => (number, &b"0"[..]),
+    };
+    let digits = |n: &[u8]| !n.is_empty() && n.len() <= 3 && n.iter().all(u8::is_ascii_digit);
+    let number = |n: &[u8]| std::str::from_utf8(n).ok()?.parse::<u16>().ok();
+    digits(major) && digits(minor) && number(major).is_some_and(|m| m >= 2)
+}
+
+/// A head over [`MAX_HEAD`]: 414 when its request line, target begun, does not end within
+/// the bound; 431 when the fields are what is long.
+fn too_large(input: &[u8]) -> HeadError {
+    let start = &input[..input.len().min(MAX_HEAD)];
+    match start.iter().position(|&b| b == b'\n') {
+        None if start.contains(&b' ') => HeadError::TargetTooLong,
+        _ => HeadError::TooLarge,
+    }
+}
+
 fn method_of(name: &str) -> Method {
     match name {
         "GET" => Method::Get,
@@ -100,8 +142,13 @@ fn method_of(name: &str) -> Method {
 fn path_of(target: &str) -> Result<&str, HeadError> {
     let rest = match target.find("://") {
         Some(i) if target[..i].eq_ignore_ascii_case("http") => {
+            // The authority ends at the first `/`, `?` or `#`; without a `/` there, the
+            // path is `/` (a `/` in the query is not the path's).
             let after = &target[i + 3..];
-            after.find('/').map_or("/", |j| &after[j..])
+            match after.find(['/', '?', '#']) {
+                Some(j) if after.as_bytes()[j] == b'/' => &after[j..],
+                _ => "/",
+            }
         }
         Some(_) => return Err(HeadError::Malformed("request target has an unknown scheme")),
         None if target.starts_with('/') => target,
@@ -122,17 +169,21 @@ struct Fields<'a> {
 
 fn read_fields<'a>(fields: &[httparse::Header<'a>], http10: bool) -> Result<Fields<'a>, HeadError> {
     let mut out = Fields {
-        keep_alive: !http10,
+        keep_alive: false,
         framing: Framing::None,
         expect_continue: false,
         content_type: None,
     };
     let mut length: Option<u64> = None;
-    let mut chunked = false;
+    let mut codings = Codings::default();
+    let mut hosts = 0;
+    let (mut closing, mut keep_asked) = (false, false);
     for field in fields {
         let name = field.name;
         if name.eq_ignore_ascii_case("connection") {
-            apply_connection(field.value, &mut out.keep_alive);
+            let (close, keep) = connection_options(field.value);
+            closing |= close;
+            keep_asked |= keep;
         } else if name.eq_ignore_ascii_case("content-length") {
             let n = parse_length(field.value)?;
             if length.is_some_and(|old| old != n) {
@@ -140,38 +191,67 @@ fn read_fields<'a>(fields: &[httparse::Header<'a>], http10: bool) -> Result<Fiel
             }
             length = Some(n);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = is_chunked(field.value)?;
+            codings.add(field.value);
+        } else if name.eq_ignore_ascii_case("host") {
+            hosts += 1;
+            check_host(field.value)?;
         } else if name.eq_ignore_ascii_case("expect") {
             out.expect_continue = field.value.eq_ignore_ascii_case(b"100-continue");
         } else if name.eq_ignore_ascii_case("content-type") {
             out.content_type = Some(field.value);
         }
     }
-    out.framing = match (chunked, length) {
+    // RFC 9112 section 9.6: a `close` option anywhere, in any `Connection` field, ends
+    // the connection after this answer; HTTP/1.0 keeps it only when asked.
+    out.keep_alive = !closing && (!http10 || keep_asked);
+    // RFC 9112 section 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
+    match (hosts, http10) {
+        (0, false) => return Err(HeadError::Malformed("HTTP/1.1 request without Host")),
+        (2.., _) => return Err(HeadError::Malformed("more than one Host field")),
+        _ => {}
+    }
+    out.framing = match (codings.seen, length) {
         (true, Some(_)) => {
             return Err(HeadError::Malformed(
                 "both Content-Length and Transfer-Encoding",
             ))
         }
-        (true, None) => Framing::Chunked,
+        (true, None) => codings.framing()?,
         (false, Some(0)) | (false, None) => Framing::None,
         (false, Some(n)) => Framing::Length(n),
     };
+    // RFC 9112 section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+    // framing; it is answered, and then the connection closes.
+    if codings.seen && http10 {
+        out.keep_alive = false;
+    }
     Ok(out)
 }
 
-/// `Connection: close` ends the connection; `keep-alive` keeps it (HTTP/1.0's opt-in).
-fn apply_connection(value: &[u8], keep_alive: &mut bool) {
-    for token in value.split(|&b| b == b',') {
-        let token = token.trim_ascii();
-        if token.eq_ignore_ascii_case(b"close") {
-            *keep_alive = false;
-            return;
-        }
-        if token.eq_ignore_ascii_case(b"keep-alive") {
-            *keep_alive = true;
-        }
+/// A `Host` value as RFC 9110 section 7.2 has it: `uri-host [ ":" port ]`. Empty (an
+/// `http` URI must have a host, section 4.2.1), whitespace, `/`, `\`, `@` and control
+/// bytes make it invalid (400, as nginx answers).
+fn check_host(value: &[u8]) -> Result<(), HeadError> {
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(b);
+    if !value.is_empty() && value.iter().all(allowed) {
+        Ok(())
+    } else {
+        Err(HeadError::Malformed("invalid Host field"))
     }
+}
+
+/// Whether a `Connection` value has the `close` option, and the `keep-alive` one
+/// (HTTP/1.0's opt-in).
+fn connection_options(value: &[u8]) -> (bool, bool) {
+    value.split(|&b| b == b',').map(<[u8]>::trim_ascii).fold(
+        (false, false),
+        |(close, keep), token| {
+            (
+                close || token.eq_ignore_ascii_case(b"close"),
+                keep || token.eq_ignore_ascii_case(b"keep-alive"),
+            )
+        },
+    )
 }
 
 fn parse_length(value: &[u8]) -> Result<u64, HeadError> {
@@ -184,17 +264,65 @@ fn parse_length(value: &[u8]) -> Result<u64, HeadError> {
         .fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }
 
-/// Only `chunked` (as the last coding) is understood; anything else cannot be framed.
-fn is_chunked(value: &[u8]) -> Result<bool, HeadError> {
-    let last = value
-        .rsplit(|&b| b == b',')
-        .next()
-        .unwrap_or(b"")
-        .trim_ascii();
-    if last.eq_ignore_ascii_case(b"chunked") {
-        Ok(true)
-    } else {
-        Err(HeadError::Malformed("Transfer-Encoding other than chunked"))
+/// The transfer codings of every `Transfer-Encoding` field, in order (RFC 9112 section
+/// 6.1): several fields make one list, as if joined with commas.
+#[derive(Debug, Default)]
+struct Codings {
+    /// A `Transfer-Encoding` field was present.
+    seen: bool,
+    /// How many codings there were.
+    count: usize,
+    /// Where `chunked` came, the last time: its index among the codings.
+    chunked_at: Option<usize>,
+    /// `chunked` came more than once.
+    chunked_twice: bool,
+    /// A coding other than `chunked` came.
+    other: bool,
+}
+
+impl Codings {
+    fn add(&mut self, value: &[u8]) {
+        self.seen = true;
+        // Empty list elements are allowed and ignored (RFC 9110 section 5.6.1); a
+        // coding's parameters follow a `;`.
+        let names = value
+            .split(|&b| b == b',')
+            .map(|element| {
+                element
+                    .split(|&b| b == b';')
+                    .next()
+                    .unwrap_or(b"")
+                    .trim_ascii()
+            })
+            .filter(|name| !name.is_empty());
+        for name in names {
+            if name.eq_ignore_ascii_case(b"chunked") {
+                self.chunked_twice |= self.chunked_at.is_some();
+                self.chunked_at = Some(self.count);
+            } else {
+                self.other = true;
+            }
+            self.count += 1;
+        }
+    }
+
+    /// Only `chunked` is understood. It must come once, last (else the body's end cannot
+    /// be found: 400); any other coding is one the server does not implement (501).
+    fn framing(&self) -> Result<Framing, HeadError> {
+        let last = self.count.checked_sub(1);
+        match self.chunked_at {
+            _ if self.count == 0 => Err(HeadError::Malformed("empty Transfer-Encoding")),
+            Some(_) if self.chunked_twice => {
+                Err(HeadError::Malformed("chunked applied more than once"))
+            }
+            Some(at) if Some(at) != last => Err(HeadError::Malformed(
+                "chunked is not the last transfer coding",
+            )),
+            _ if self.other => Err(HeadError::NotImplemented(
+                "a transfer coding other than chunked",
+            )),
+            _ => Ok(Framing::Chunked),
+        }
     }
 }
 
@@ -208,7 +336,7 @@ mod tests {
 
     #[test]
     fn simple_get_keeps_alive_in_http11() {
-        let input = b"GET /bytes/10?x=1 HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n";
+        let input = b"GET /bytes/10?x=1 HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n";
         let h = head(input);
         assert_eq!(h.method, Method::Get);
         assert_eq!(h.path, "/bytes/10");
@@ -222,7 +350,15 @@ mod tests {
     fn http10_closes_unless_asked() {
         assert!(!head(b"GET / HTTP/1.0\r\n\r\n").keep_alive);
         assert!(head(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").keep_alive);
-        assert!(!head(b"GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n").keep_alive);
+        assert!(!head(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: foo, close\r\n\r\n").keep_alive);
+        assert!(head(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: foo\r\n\r\n").keep_alive);
+        // RFC 9112 section 9.6: `close` in any field wins (a later `keep-alive` field
+        // kept the connection open).
+        let both =
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n";
+        assert!(!head(both).keep_alive);
+        let both = b"GET / HTTP/1.0\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n";
+        assert!(!head(both).keep_alive);
     }
 
     #[test]
@@ -234,31 +370,126 @@ mod tests {
     #[test]
     fn body_framing() {
         let h =
-            head(b"POST /echo HTTP/1.1\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n\r\n");
+            head(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n\r\n");
         assert_eq!(h.method, Method::Post);
         assert_eq!(h.framing, Framing::Length(12));
         assert_eq!(h.content_type, Some(&b"text/plain"[..]));
         let h = head(
-            b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n",
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n",
         );
         assert_eq!(h.framing, Framing::Chunked);
         assert!(h.expect_continue);
         assert_eq!(
-            head(b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n").framing,
+            head(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n").framing,
             Framing::None
         );
     }
 
     #[test]
     fn untrustworthy_framing_is_malformed() {
-        let both = b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let both = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n";
         assert!(matches!(parse_head(both), Err(HeadError::Malformed(_))));
-        let two = b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
+        let two = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
         assert!(matches!(parse_head(two), Err(HeadError::Malformed(_))));
-        let nan = b"POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n";
+        let nan = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -3\r\n\r\n";
         assert!(matches!(parse_head(nan), Err(HeadError::Malformed(_))));
-        let gzip = b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n";
-        assert!(matches!(parse_head(gzip), Err(HeadError::Malformed(_))));
+    }
+
+    fn coded(codings: &str) -> Result<Option<RequestHead<'static>>, HeadError> {
+        let text = format!("POST /echo HTTP/1.1\r\nHost: t\r\n{codings}\r\n");
+        parse_head(Box::leak(text.into_bytes().into_boxed_slice()))
+    }
+
+    /// RFC 9112 section 6: `chunked` once and last is framing the server reads; any other
+    /// coding is one it does not implement (501, as nginx answers); `chunked` anywhere but
+    /// last, or twice, leaves the body's end unknown (400). Several fields make one list.
+    /// (Before, `gzip` was 400, and `gzip` then `chunked` in two fields was read as chunked.)
+    #[test]
+    fn transfer_codings_other_than_chunked_are_not_implemented() {
+        let refused = |codings: &str| coded(codings).map(|_| ()).unwrap_err();
+        let chunked = |codings: &str| coded(codings).unwrap().unwrap().framing;
+        let not_implemented = HeadError::NotImplemented("a transfer coding other than chunked");
+        assert_eq!(refused("Transfer-Encoding: gzip\r\n"), not_implemented);
+        assert_eq!(
+            refused("Transfer-Encoding: GZIP, chunked\r\n"),
+            not_implemented
+        );
+        assert_eq!(
+            refused("Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"),
+            not_implemented
+        );
+        assert_eq!(refused("Transfer-Encoding: identity\r\n"), not_implemented);
+        let not_last = HeadError::Malformed("chunked is not the last transfer coding");
+        assert_eq!(refused("Transfer-Encoding: chunked, gzip\r\n"), not_last);
+        assert_eq!(
+            refused("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n"),
+            not_last
+        );
+        assert_eq!(
+            refused("Transfer-Encoding: chunked, chunked\r\n"),
+            HeadError::Malformed("chunked applied more than once")
+        );
+        assert_eq!(
+            refused("Transfer-Encoding: ,\r\n"),
+            HeadError::Malformed("empty Transfer-Encoding")
+        );
+        assert_eq!(
+            refused("Transfer-Encoding: gzip\r\nContent-Length: 3\r\n"),
+            HeadError::Malformed("both Content-Length and Transfer-Encoding")
+        );
+        assert_eq!(chunked("Transfer-Encoding: Chunked\r\n"), Framing::Chunked);
+        assert_eq!(
+            chunked("Transfer-Encoding: , chunked\r\n"),
+            Framing::Chunked
+        );
+    }
+
+    /// RFC 9112 section 6.1: an HTTP/1.0 request with Transfer-Encoding is answered, then
+    /// its connection closes, even if it asked to keep it.
+    #[test]
+    fn http10_with_transfer_encoding_closes() {
+        let h = head(
+            b"POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+    }
+
+    /// RFC 9112 section 3.2: an HTTP/1.1 request without Host, or any request with two, or
+    /// with a Host that is no `host[:port]`, is 400 (as nginx answers); HTTP/1.0 needs none.
+    /// (Before, all of them were answered.)
+    #[test]
+    fn host_is_required_once_in_http11() {
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.1\r\n\r\n"),
+            Err(HeadError::Malformed("HTTP/1.1 request without Host"))
+        );
+        assert_eq!(
+            parse_head(b"GET http://h/ HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            Err(HeadError::Malformed("HTTP/1.1 request without Host"))
+        );
+        let two = HeadError::Malformed("more than one Host field");
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n"),
+            Err(two)
+        );
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"),
+            Err(two)
+        );
+        let invalid = HeadError::Malformed("invalid Host field");
+        for bad in ["", "a b", "a/b", "u@h", "a\\b"] {
+            let text = format!("GET / HTTP/1.1\r\nHost: {bad}\r\n\r\n");
+            assert_eq!(parse_head(text.as_bytes()), Err(invalid), "{bad}");
+        }
+        for good in ["localhost", "localhost:80", "127.0.0.1:8080", "[::1]:8080"] {
+            let text = format!("GET / HTTP/1.1\r\nHost: {good}\r\n\r\n");
+            assert_eq!(
+                parse_head(text.as_bytes()).map(|h| h.is_some()),
+                Ok(true),
+                "{good}"
+            );
+        }
+        assert_eq!(head(b"GET / HTTP/1.0\r\n\r\n").path, "/");
     }
 
     #[test]
@@ -271,12 +502,34 @@ mod tests {
             parse_head(b"GARBAGE\r\n\r\n"),
             Err(HeadError::Malformed(_))
         ));
+        // HTTP/2 and later: 505, as nginx answers (it was 400); HTTP/1.2 stays 400.
+        for line in [
+            "PRI * HTTP/2.0",
+            "GET / HTTP/2",
+            "GET / HTTP/3.0",
+            "GET / HTTP/10.1",
+        ] {
+            let text = format!("{line}\r\nHost: t\r\n\r\n");
+            assert_eq!(
+                parse_head(text.as_bytes()),
+                Err(HeadError::VersionNotSupported),
+                "{line}"
+            );
+        }
+        for line in [
+            "GET / HTTP/1.2",
+            "GET / HTTP/0.9",
+            "GET / HTTP/2.x",
+            "GET / HTTP/01.1",
+        ] {
+            let text = format!("{line}\r\nHost: t\r\n\r\n");
+            assert!(
+                matches!(parse_head(text.as_bytes()), Err(HeadError::Malformed(_))),
+                "{line}"
+            );
+        }
         assert!(matches!(
-            parse_head(b"PRI * HTTP/2.0\r\n\r\n"),
-            Err(HeadError::Malformed(_))
-        ));
-        assert!(matches!(
-            parse_head(b"GET foo HTTP/1.1\r\n\r\n"),
+            parse_head(b"GET foo HTTP/1.1\r\nHost: t\r\n\r\n"),
             Err(HeadError::Malformed(_))
         ));
     }
@@ -284,10 +537,15 @@ mod tests {
     #[test]
     fn absolute_form_target_gives_its_path() {
         assert_eq!(
-            head(b"GET http://h:8080/status/204?a HTTP/1.1\r\n\r\n").path,
+            head(b"GET http://h:8080/status/204?a HTTP/1.1\r\nHost: t\r\n\r\n").path,
             "/status/204"
         );
-        assert_eq!(head(b"GET http://h HTTP/1.1\r\n\r\n").path, "/");
+        assert_eq!(head(b"GET http://h HTTP/1.1\r\nHost: t\r\n\r\n").path, "/");
+        // A `/` in the query is not the path (it was: `/b`).
+        assert_eq!(
+            head(b"GET http://h?a/b HTTP/1.1\r\nHost: t\r\n\r\n").path,
+            "/"
+        );
     }
 
     /// Mutated and truncated requests: never a panic, and a head never claims more
@@ -313,14 +571,30 @@ mod tests {
 
     #[test]
     fn oversized_heads_are_refused() {
-        let mut long = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        let mut long = b"GET / HTTP/1.1\r\nHost: t\r\nX: ".to_vec();
         long.resize(MAX_HEAD + 10, b'a');
         assert_eq!(parse_head(&long), Err(HeadError::TooLarge));
-        let mut many = b"GET / HTTP/1.1\r\n".to_vec();
+        let mut many = b"GET / HTTP/1.1\r\nHost: t\r\n".to_vec();
         for i in 0..70 {
             many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());
         }
         many.extend_from_slice(b"\r\n");
         assert_eq!(parse_head(&many), Err(HeadError::TooLarge));
+    }
+
+    /// A request-target longer than the head's bound is 414 (RFC 9112 section 3: MUST),
+    /// whether or not the head has ended; it was 431.
+    #[test]
+    fn an_overlong_target_is_414() {
+        let mut line = b"GET /".to_vec();
+        line.resize(MAX_HEAD + 10, b'a');
+        assert_eq!(parse_head(&line), Err(HeadError::TargetTooLong));
+        line.extend_from_slice(b" HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(parse_head(&line), Err(HeadError::TargetTooLong));
+        // Long fields after a short line stay 431.
+        let mut long = b"GET / HTTP/1.1\r\nHost: t\r\nX: ".to_vec();
+        long.resize(MAX_HEAD + 10, b'a');
+        long.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(parse_head(&long), Err(HeadError::TooLarge));
     }
 }

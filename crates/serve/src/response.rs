@@ -69,8 +69,12 @@ pub fn has_body(status: u16) -> bool {
     status != 204 && status != 304
 }
 
-/// The small text body of `/status/CODE` and of error answers: `"404 Not Found\n"`.
+/// The small text body of `/status/CODE` and of error answers: `"404 Not Found\n"`;
+/// none for 205, which RFC 9110 section 15.3.6 forbids content in (`Content-Length: 0`).
 pub fn status_body(status: u16) -> Vec<u8> {
+    if status == 205 {
+        return Vec::new();
+    }
     format!("{status} {}\n", reason(status)).into_bytes()
 }
 
@@ -244,6 +248,8 @@ mod tests {
         assert!(text.ends_with("Connection: keep-alive\r\n\r\n"));
         assert!(!has_body(204) && !has_body(304) && has_body(200));
         assert_eq!(status_body(418), b"418 Unknown\n");
+        // 205 Reset Content: a server MUST NOT generate content (it had 18 bytes).
+        assert_eq!(status_body(205), b"");
     }
 
     /// Every registered code from 200 to 599 has its registered phrase, not "Unknown".

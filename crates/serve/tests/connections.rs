@@ -28,8 +28,8 @@ fn pipelined_requests_are_answered_in_order() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
     client.send(
-        b"GET /bytes/3 HTTP/1.1\r\n\r\nGET /status/404 HTTP/1.1\r\n\r\nGET /delay/20 HTTP/1.1\r\n\r\n\
-          GET / HTTP/1.1\r\n\r\nHEAD /bytes/9 HTTP/1.1\r\n\r\nGET /bytes/1 HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\nGET /status/404 HTTP/1.1\r\nHost: t\r\n\r\nGET /delay/20 HTTP/1.1\r\nHost: t\r\n\r\n\
+          GET / HTTP/1.1\r\nHost: t\r\n\r\nHEAD /bytes/9 HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
     );
     assert_eq!(client.response(false).body, b"abc");
     assert_eq!(client.response(false).status, 404);
@@ -101,16 +101,21 @@ fn bad_framing_and_huge_heads_are_refused() {
     let server = loopback_server(None);
     let addr = server.addrs()[0];
     let mut client = Client::connect(addr);
-    client.send(b"POST /echo HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab");
+    client.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+    );
     assert_eq!(client.response(false).status, 400);
     assert!(client.closed());
 
     let mut client = Client::connect(addr);
-    client.send(b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    client.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
     assert_eq!(client.response(false).status, 400);
 
     let mut client = Client::connect(addr);
-    let long = format!("GET / HTTP/1.1\r\nX-Long: {}\r\n\r\n", "a".repeat(20_000));
+    let long = format!(
+        "GET / HTTP/1.1\r\nHost: t\r\nX-Long: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
     client.send(long.as_bytes());
     assert_eq!(client.response(false).status, 431);
     assert_eq!(get(addr, "/").status, 200);
@@ -123,12 +128,13 @@ fn a_client_that_closes_early_does_not_hurt() {
     for path in ["/bytes/50000000", "/delay/100", "/stall"] {
         let mut stream = TcpStream::connect(addr).unwrap();
         stream
-            .write_all(format!("GET {path} HTTP/1.1\r\n\r\n").as_bytes())
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
             .unwrap();
         drop(stream);
     }
     let mut half = TcpStream::connect(addr).unwrap();
-    half.write_all(b"GET /bytes/7 HTTP/1.1\r\n\r\n").unwrap();
+    half.write_all(b"GET /bytes/7 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
     half.shutdown(std::net::Shutdown::Write).unwrap();
     let mut client = Client::over(half);
     assert_eq!(client.response(false).body, b"abcdefg");
@@ -174,6 +180,14 @@ fn static_files_under_root() {
         assert_eq!(c.response(false).body, b"<p>home</p>");
         assert!(c.response(false).body == big);
         assert_eq!(get(addr, "/missing.html").status, 404);
+        // A trailing `/` names a directory: a file there is 404, as nginx has it (the
+        // file was served).
+        let r = get(addr, "/sub/style.css/");
+        assert_eq!(
+            (r.status, r.body.as_slice()),
+            (404, &b"404 Not Found\n"[..])
+        );
+        assert_eq!(get(addr, "/sub/style.css").status, 200);
         assert_eq!(
             get(addr, "/sub/").status,
             404,
@@ -245,7 +259,7 @@ fn stop_frees_the_port_and_drop_stops_too() {
     assert_ne!(addr.port(), 0);
     // A connection held open (and a stalled one) must not keep the server alive.
     let mut held = Client::connect(addr);
-    held.send(b"GET /stall HTTP/1.1\r\n\r\n");
+    held.send(b"GET /stall HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(get(addr, "/").status, 200);
     server.stop();
     assert!(
@@ -314,7 +328,8 @@ fn many_clients_at_once_on_both_families() {
                 for _ in 0..25 {
                     let mut client = Client::connect(addr);
                     for n in 0..20 {
-                        client.send(format!("GET /bytes/{n} HTTP/1.1\r\n\r\n").as_bytes());
+                        client
+                            .send(format!("GET /bytes/{n} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
                         assert_eq!(client.response(false).body.len(), n);
                         served += 1;
                     }

@@ -34,7 +34,7 @@ fn index_page_on_both_families() {
 fn exact_head_bytes() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
-    client.send(b"GET /bytes/3 HTTP/1.1\r\nConnection: close\r\n\r\n");
+    client.send(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
     let text = String::from_utf8(client.rest().unwrap()).unwrap();
     let (head, body) = text.split_once("\r\n\r\n").unwrap();
     let lines: Vec<&str> = head.split("\r\n").collect();
@@ -83,7 +83,7 @@ fn bytes_out_of_bounds_is_400() {
         assert_eq!(r.status, 400, "{path}");
     }
     let mut client = Client::connect(server.addrs()[0]);
-    client.send(b"HEAD /bytes/1073741824 HTTP/1.1\r\n\r\n");
+    client.send(b"HEAD /bytes/1073741824 HTTP/1.1\r\nHost: t\r\n\r\n");
     let r = client.response(true);
     assert_eq!((r.status, r.length()), (200, Some(1 << 30)));
 }
@@ -112,7 +112,9 @@ fn status_gives_that_code() {
 fn no_content_has_no_body_and_keeps_the_connection() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
-    client.send(b"GET /status/204 HTTP/1.1\r\n\r\nGET /bytes/5 HTTP/1.1\r\n\r\n");
+    client.send(
+        b"GET /status/204 HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/5 HTTP/1.1\r\nHost: t\r\n\r\n",
+    );
     let first = client.response(false);
     assert_eq!(first.status, 204);
     assert_eq!(first.length(), None);
@@ -199,12 +201,12 @@ fn echo_returns_the_body() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
     client.send(
-        b"POST /echo HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world",
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world",
     );
     let r = client.response(false);
     assert_eq!((r.status, r.body.as_slice()), (200, &b"hello world"[..]));
     assert_eq!(r.field("content-type"), Some("text/plain"));
-    client.send(b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x=y\r\n!\r\n0\r\n\r\n");
+    client.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x=y\r\n!\r\n0\r\n\r\n");
     let r = client.response(false);
     assert_eq!(r.body, b"hello!");
     assert_eq!(r.field("content-type"), Some("application/octet-stream"));
@@ -214,7 +216,9 @@ fn echo_returns_the_body() {
 fn expect_continue_gets_100_first() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
-    client.send(b"POST /echo HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+    client.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n",
+    );
     let interim = client.response(true);
     assert_eq!(interim.status, 100);
     client.send(b"ok");
@@ -228,8 +232,10 @@ fn echo_refuses_a_declared_body_over_16_mib_at_once() {
     for expect in ["", "Expect: 100-continue\r\n"] {
         let mut client = Client::connect(server.addrs()[0]);
         client.send(
-            format!("POST /echo HTTP/1.1\r\nContent-Length: 99999999999\r\n{expect}\r\n")
-                .as_bytes(),
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999\r\n{expect}\r\n"
+            )
+            .as_bytes(),
         );
         let r = client.response(false);
         assert_eq!(r.status, 413, "{expect:?}");
@@ -239,7 +245,9 @@ fn echo_refuses_a_declared_body_over_16_mib_at_once() {
     // At the limit, the body is still read and sent back.
     let mut client = Client::connect(server.addrs()[0]);
     let max = 16 * 1024 * 1024; // docs/serve.md: up to 16 MiB
-    client.send(format!("POST /echo HTTP/1.1\r\nContent-Length: {max}\r\n\r\n").as_bytes());
+    client.send(
+        format!("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {max}\r\n\r\n").as_bytes(),
+    );
     client.send(&vec![b'e'; max]);
     let r = client.response(false);
     assert_eq!((r.status, r.body.len()), (200, max));
@@ -251,12 +259,12 @@ fn bodies_sent_to_other_endpoints_are_read_and_ignored() {
     let mut client = Client::connect(server.addrs()[0]);
     let big = vec![b'z'; 300_000];
     let head = format!(
-        "POST /bytes/4 HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        "POST /bytes/4 HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
         big.len()
     );
     client.send(head.as_bytes());
     client.send(&big);
-    client.send(b"GET /bytes/2 HTTP/1.1\r\n\r\n");
+    client.send(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(client.response(false).body, b"abcd");
     assert_eq!(client.response(false).body, b"ab");
 }
@@ -265,7 +273,9 @@ fn bodies_sent_to_other_endpoints_are_read_and_ignored() {
 fn head_has_fields_but_no_body() {
     let server = loopback_server(None);
     let mut client = Client::connect(server.addrs()[0]);
-    client.send(b"HEAD /bytes/1000 HTTP/1.1\r\n\r\nGET /bytes/1 HTTP/1.1\r\n\r\n");
+    client.send(
+        b"HEAD /bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\nGET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n",
+    );
     let r = client.response(true);
     assert_eq!((r.status, r.length()), (200, Some(1000)));
     let r = client.response(false);
