@@ -2,8 +2,16 @@
 
 use std::time::Duration;
 
-/// Parse `1s`, `250ms`, `2m`, `1.5` (seconds).
+/// Parse `1s`, `250ms`, `2m`, `1.5` (seconds): a number and its unit written together,
+/// with no whitespace anywhere (`10 ms` and ` 1s` are refused, as `run -t` refuses them),
+/// and a duration other than zero at least 1 ns (`1e-12s` would round to zero).
 pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    if text.contains(char::is_whitespace) {
+        let joined: String = text.split_whitespace().collect();
+        return Err(format!(
+            "'{text}' is not a duration: no spaces (write '{joined}'; e.g. 1s, 500ms, 2m)"
+        ));
+    }
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
         (n, 1e-3)
     } else if let Some(n) = text.strip_suffix("us") {
@@ -17,9 +25,14 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     } else {
         (text, 1.0)
     };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Duration::try_from_secs_f64(v * scale)
-            .map_err(|_| format!("'{text}' is longer than any run can be")),
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => match Duration::try_from_secs_f64(v * scale) {
+            Ok(d) if d.is_zero() && v > 0.0 => Err(format!(
+                "'{text}' is shorter than the shortest duration, 0.000000001s (1 ns)"
+            )),
+            Ok(d) => Ok(d),
+            Err(_) => Err(format!("'{text}' is longer than any run can be")),
+        },
         _ => Err(format!("'{text}' is not a duration (try 1s, 500ms, 2m)")),
     }
 }
@@ -39,5 +52,46 @@ mod tests {
             parse_duration("1e300s"),
             Err("'1e300s' is longer than any run can be".into())
         );
+    }
+
+    /// `10 ms` was accepted (the number was trimmed) where `run -t` refuses it; whitespace
+    /// anywhere is refused now, with the form to write instead.
+    #[test]
+    fn whitespace_is_refused_with_the_form_to_write() {
+        for (given, joined) in [
+            ("10 ms", "10ms"),
+            (" 1s", "1s"),
+            ("1s ", "1s"),
+            ("\t250ms", "250ms"),
+            ("1 .5 s", "1.5s"),
+            ("2\nm", "2m"),
+        ] {
+            assert_eq!(
+                parse_duration(given),
+                Err(format!(
+                    "'{given}' is not a duration: no spaces (write '{joined}'; e.g. 1s, 500ms, 2m)"
+                )),
+                "{given:?}"
+            );
+        }
+        assert_eq!(parse_duration("10ms"), Ok(Duration::from_millis(10)));
+    }
+
+    /// A duration that rounds to zero is refused naming the shortest one; zero itself and
+    /// 1 ns are kept (a caller that needs more than zero says so itself).
+    #[test]
+    fn a_duration_that_rounds_to_zero_is_refused_naming_the_shortest() {
+        for given in ["1e-12", "1e-12s", "0.0000000001s", "1e-300ms", "0.0001us"] {
+            assert_eq!(
+                parse_duration(given),
+                Err(format!(
+                    "'{given}' is shorter than the shortest duration, 0.000000001s (1 ns)"
+                ))
+            );
+        }
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("0ms"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("0.000000001s"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("0.001us"), Ok(Duration::from_nanos(1)));
     }
 }

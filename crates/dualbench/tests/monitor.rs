@@ -141,6 +141,23 @@ fn bad_input_is_one_clear_line() {
         2,
         "--duration must be above 0",
     );
+    // A space between number and unit was taken (`run -t` refuses it), and a duration
+    // that rounds to 0 ns was "above 0"'s error without the least value.
+    fails_with(
+        &["monitor", "--interval", "10 ms", "--duration", "1s"],
+        2,
+        "'10 ms' is not a duration: no spaces (write '10ms'; e.g. 1s, 500ms, 2m)",
+    );
+    fails_with(
+        &["monitor", "--duration", " 1s"],
+        2,
+        "' 1s' is not a duration: no spaces (write '1s'; e.g. 1s, 500ms, 2m)",
+    );
+    fails_with(
+        &["monitor", "--duration", "1e-12"],
+        2,
+        "'1e-12' is shorter than the shortest duration, 0.000000001s (1 ns)",
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 

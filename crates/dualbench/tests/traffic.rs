@@ -186,10 +186,12 @@ fn script_over_both_families_is_counted_exactly() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     let got = stop_sink(sink);
 
-    // The refused flow is reported on its own; the others complete.
+    // The refused flow is reported on its own, with its 90 messages (50/s from 0.2 to
+    // 2.0 s) failed; the others complete.
     let line = stderr.lines().find(|l| l.contains("flow 5 (TCP to [::1]:"));
     assert!(
-        line.is_some_and(|l| l.ends_with("): refused: Connection refused (os error 111)")),
+        line.is_some_and(|l| l
+            .ends_with("): refused: 90 of 90 messages failed: Connection refused (os error 111)")),
         "{stderr}"
     );
     let flows = sent["flows"].as_array().unwrap();
@@ -215,6 +217,13 @@ fn script_over_both_families_is_counted_exactly() {
         (3, "tcp", 400),
         (4, "tcp", 400),
     ];
+    let refused = &flows[4];
+    assert_eq!(
+        (&refused["scheduled"], &refused["sent"], &refused["failed"]),
+        (&Value::from(90), &Value::from(0), &Value::from(90)),
+        "{refused}"
+    );
+    assert_eq!(refused["errors"]["refused"], 90, "{refused}");
     for (i, (flow, proto, n)) in expected.into_iter().enumerate() {
         assert_eq!(flows[i]["scheduled"], n, "flow {flow}");
         assert_eq!(flows[i]["sent"], n, "flow {flow}");
@@ -251,6 +260,151 @@ fn script_over_both_families_is_counted_exactly() {
 /// Scripts take TCP messages up to 16 MiB; the sink once took any header longer than a UDP
 /// datagram (65,487 B) for foreign bytes and reset the connection, so such a flow ended
 /// `reset` after one message and the sink counted nothing of it.
+/// Every flow refused (TCP to loopback ports nobody listens on): the summary is written
+/// with each flow's 50 messages failed, then the run fails with one line saying why (it
+/// exited 0, and counted one failure per flow against 50 scheduled messages).
+#[test]
+fn a_run_in_which_every_flow_is_refused_writes_its_summary_and_exits_1() {
+    let dir = scratch("allrefused");
+    let closed = |host: &str| {
+        std::net::TcpListener::bind(format!("{host}:0"))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (p4, p6) = (closed("127.0.0.1"), closed("[::1]"));
+    let script = format!(
+        "0 ON 1 TCP DST 127.0.0.1/{p4} PERIODIC [100 100] COUNT 50\n\
+         0 ON 2 TCP DST ::1/{p6} PERIODIC [100 100] COUNT 50\n"
+    );
+    let path = dir.join("refused.mgn");
+    std::fs::write(&path, script).unwrap();
+    let out = dir.join("send.json");
+    let o = send_cmd(bin(), &[path.as_os_str()], &out).output().unwrap();
+    let stderr = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let v = report(&out);
+    for f in v["flows"].as_array().unwrap() {
+        assert_eq!(f["status"], "refused", "{f}");
+        assert_eq!(
+            (&f["scheduled"], &f["sent"], &f["failed"]),
+            (&Value::from(50), &Value::from(0), &Value::from(50)),
+            "{f}"
+        );
+        assert_eq!(f["errors"]["refused"], 50, "{f}");
+    }
+    assert_eq!(
+        (&v["total"]["sent"], &v["total"]["failed"]),
+        (&Value::from(0), &Value::from(100))
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("dualbench traffic: flow 1 (TCP to 127.0.0.1:{p4}): refused: 50 of 50 messages failed: Connection refused (os error 111)").as_str(),
+            &format!("dualbench traffic: flow 2 (TCP to [::1]:{p6}): refused: 50 of 50 messages failed: Connection refused (os error 111)"),
+            "dualbench traffic: sent 0 of 100 scheduled messages in 2 flows, 100 failed, 0.000 Mbit/s IP",
+            "dualbench: no flow delivered anything: 0 of 100 scheduled messages sent; 2 flows refused (Connection refused (os error 111))",
+        ]
+    );
+}
+
+/// With stderr gone (a closed terminal, or a log pipe whose reader died) `eprintln!`
+/// panicked at the first line: exit 101 and the `-o` summary left empty. Now the lines are
+/// lost and the run and its summary are not.
+#[test]
+fn send_and_sink_write_their_summaries_when_stderr_is_gone() {
+    let dir = scratch("nostderr");
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = dir.join("s.mgn");
+    std::fs::write(
+        &path,
+        format!("0 ON 1 UDP DST 127.0.0.1/{closed} PERIODIC [200 100] COUNT 20\n"),
+    )
+    .unwrap();
+    let run = |mut cmd: Command| {
+        let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stderr.take());
+        child.wait().unwrap().code()
+    };
+    let out = dir.join("send.json");
+    assert_eq!(run(send_cmd(bin(), &[path.as_os_str()], &out)), Some(0));
+    let v = report(&out);
+    let f = &v["flows"][0];
+    assert_eq!(f["scheduled"], 20, "{f}");
+    assert_eq!(
+        f["sent"].as_u64().unwrap() + f["failed"].as_u64().unwrap(),
+        20,
+        "{f}"
+    );
+    let out = dir.join("sink.json");
+    let mut sink = bin();
+    sink.args([
+        "traffic",
+        "sink",
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        "0.2",
+        "-o",
+    ])
+    .arg(&out);
+    assert_eq!(run(sink), Some(0));
+    assert_eq!(report(&out)["schema"], "dualbench.traffic.sink/1");
+}
+
+/// `-o` naming the script being sent overwrote the script with the summary (it is read
+/// first, then `-o` truncated); and a `--batch-window` above a second was cut to one in
+/// silence. Both are usage errors now, the script left whole.
+#[test]
+fn send_refuses_to_overwrite_its_script_and_an_oversized_batch_window() {
+    let dir = scratch("overwrite");
+    let path = dir.join("keep.mgn");
+    let script = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [10 100] COUNT 2\n";
+    std::fs::write(&path, script).unwrap();
+    let spelled = dir.join(".").join("keep.mgn");
+    let o = bin()
+        .args(["traffic", "send"])
+        .arg(&path)
+        .arg("-o")
+        .arg(&spelled)
+        .output()
+        .unwrap();
+    one_line(
+        &o,
+        2,
+        &format!(
+            "dualbench: -o {} is the script or profile being sent: the summary would overwrite it; give another file",
+            spelled.display()
+        ),
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), script);
+    let o = bin()
+        .args([
+            "traffic",
+            "send",
+            "C1B",
+            "--dst4",
+            "127.0.0.1/9",
+            "--duration",
+            "1",
+        ])
+        .args(["--batch-window", "1000001", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("1000001 is not in 0..=1000000"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn tcp_messages_longer_than_a_datagram_reach_the_sink_whole() {
     let dir = scratch("bigtcp");
@@ -589,6 +743,15 @@ fn unreachable_destinations_are_reported_per_flow() {
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
     assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
+    // UDP and TCP alike: each of the 100 messages of an unreachable flow failed.
+    for f in &flows[..2] {
+        assert_eq!(
+            (&f["scheduled"], &f["sent"], &f["failed"]),
+            (&Value::from(100), &Value::from(0), &Value::from(100)),
+            "{f}"
+        );
+        assert_eq!(f["errors"]["unreachable"], 100, "{f}");
+    }
     // Nobody listens on ::1/5000 in the namespace: the ICMP port unreachable comes back as
     // refused sends, counted, and the flow goes on to its end.
     assert_eq!(flows[2]["status"], "completed");
@@ -599,7 +762,7 @@ fn unreachable_destinations_are_reported_per_flow() {
     );
     assert!(flows[2]["errors"]["refused"].as_u64().unwrap() > 0);
     assert!(
-        stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable"),
+        stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable: 100 of 100 messages failed: Network is unreachable (os error 101)"),
         "{stderr}"
     );
 }
@@ -638,15 +801,28 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
         "0.0 ON 1 TCP DST 198.18.9.2/5000 PERIODIC [100 100]\n4.0 OFF 1\n",
     )
     .unwrap();
-    let (v, stderr) = send_in_ns(&ns, &path, &dir);
+    let out = dir.join("send.json");
+    let o = send_cmd(ns.dualbench(), &[path.as_os_str()], &out)
+        .output()
+        .unwrap();
+    let stderr = stderr(&o);
+    // Its only flow sent nothing: the run failed, after writing its summary.
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let v = report(&out);
     let flow = &v["flows"][0];
     assert_eq!(flow["status"], "timeout", "{flow}");
-    assert_eq!(flow["errors"]["timeout"], 1, "{flow}");
-    // 100 messages/s for 4 s: what the script asked for, though none was sent.
+    // 100 messages/s for 4 s: what the script asked for, none sent, every one failed.
+    assert_eq!(flow["errors"]["timeout"], 400, "{flow}");
     assert_eq!(flow["scheduled"], 400, "{flow}");
     assert_eq!(flow["sent"], 0, "{flow}");
+    assert_eq!(flow["failed"], 400, "{flow}");
     assert!(
-        stderr.contains("flow 1 (TCP to 198.18.9.2:5000): timeout"),
+        stderr.contains("flow 1 (TCP to 198.18.9.2:5000): timeout: 400 of 400 messages failed"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().last(),
+        Some("dualbench: no flow delivered anything: 0 of 400 scheduled messages sent; 1 flow timeout (no answer to the TCP connect within 3.000 s)"),
         "{stderr}"
     );
 }
@@ -771,7 +947,7 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     let (code, err) = usage(&["traffic", "send", "C1B", "--duration", "1e9", "--dry-run"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("--duration 1000000000: give a number of seconds above 0 and below 10000000"),
+        err.contains("--duration 1e9: give a number of seconds of at least 0.000000001 (1 ns) and below 10000000"),
         "{err}"
     );
     let empty = dir.join("empty.mgn");

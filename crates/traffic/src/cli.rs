@@ -1,6 +1,7 @@
 //! The `dualbench traffic send|sink` command line: flags into checked settings, the run,
 //! then the JSON summary to a file or stdout and a one-line account on stderr.
 
+use crate::numbers::readable;
 use crate::plan::{plan, FlowPlan};
 use crate::profile::{self, Profile};
 use crate::rate::{message_bytes, Counting};
@@ -45,8 +46,10 @@ struct SendArgs {
     #[arg(long, value_enum)]
     counting: Option<Counting>,
     /// Let messages leave up to this many microseconds early so one wake-up sends them in
-    /// one sendmmsg batch (less CPU per message at high rates; 0 = each on its time).
-    #[arg(long, default_value_t = 0, value_name = "MICROSECONDS")]
+    /// one sendmmsg batch (less CPU per message at high rates; 0 = each on its time;
+    /// at most 1000000, one second).
+    #[arg(long, default_value_t = 0, value_name = "MICROSECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_BATCH_WINDOW_US))]
     batch_window: u64,
     /// Run the flow threads under SCHED_FIFO at this priority (1-99, needs root), so that
     /// other work on a busy machine does not delay sends.
@@ -62,6 +65,9 @@ struct SendArgs {
     #[arg(long)]
     dry_run: bool,
 }
+
+/// Longest `--batch-window`, µs: larger values were cut to this in silence.
+const MAX_BATCH_WINDOW_US: u64 = 1_000_000;
 
 #[derive(Debug, Args)]
 struct SinkArgs {
@@ -90,12 +96,16 @@ pub fn main(cli: TrafficCli) -> Result<()> {
     }
 }
 
+/// Seconds as ns: at least 1 ns (a value that rounds to 0 ns was taken as 0, a sink that
+/// stopped at once or a send limit before any flow) and below 10^7 s.
 fn seconds(flag: &str, s: f64) -> Result<u64> {
-    if s > 0.0 && s.is_finite() && s < 1e7 {
-        Ok((s * 1e9).round() as u64)
+    let ns = (s * 1e9).round();
+    if s.is_finite() && ns >= 1.0 && s < 1e7 {
+        Ok(ns as u64)
     } else {
         Err(Failure::usage(format!(
-            "{flag} {s}: give a number of seconds above 0 and below 10000000 (about 115 days)"
+            "{flag} {}: give a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)",
+            readable(s)
         )))
     }
 }
@@ -114,6 +124,7 @@ fn check_windows(
     if windows <= MAX_WINDOWS {
         return Ok(());
     }
+    let (window, duration) = (readable(window), readable(duration));
     Err(Failure::usage(format!(
         "--window {window} over --duration {duration} makes {windows} windows per flow, more than the {MAX_WINDOWS} a sink keeps (each flow holds and reports every one): give a longer --window or a shorter --duration"
     )))
@@ -124,14 +135,26 @@ fn send_main(a: SendArgs) -> Result<()> {
     let (script, counting) = load_source(&a)?;
     let plans = plan(&script, limit_ns)?;
     for (flow, line, at) in crate::plan::late_starts(&script, limit_ns) {
-        eprintln!(
-            "dualbench: warning: flow {flow} (line {line}) starts at {at} s, not before --duration {}: it is not sent",
-            a.duration.unwrap_or_default()
-        );
+        say(&format!(
+            "dualbench: warning: flow {flow} (line {line}) starts at {} s, not before --duration {}: it is not sent",
+            readable(at),
+            readable(a.duration.unwrap_or_default())
+        ));
     }
     if a.dry_run {
-        print!("{}", describe(&plans));
-        return Ok(());
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(describe(&plans).as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| Failure::runtime(format!("writing the plan: {e}")));
+    }
+    if let (Some(o), None) = (&a.output, profile::preset(&a.source)) {
+        if names_same_file(o, Path::new(&a.source)) {
+            return Err(Failure::usage(format!(
+                "-o {} is the script or profile being sent: the summary would overwrite it; give another file",
+                o.display()
+            )));
+        }
     }
     // Handlers first: a signal from here on still ends with a written summary.
     let stop = Stop::on_signals()?;
@@ -140,7 +163,7 @@ fn send_main(a: SendArgs) -> Result<()> {
     let mono_before = dualbench_common::clock::monotonic_ns();
     let options = send::SendOptions {
         seed: a.seed,
-        window_ns: a.batch_window.min(1_000_000) * 1_000,
+        window_ns: a.batch_window * 1_000,
         realtime: a.realtime,
     };
     let run = send::run(plans, options, &stop);
@@ -149,7 +172,7 @@ fn send_main(a: SendArgs) -> Result<()> {
     // Failures one line per flow; a stop request one line for all the flows it cut short;
     // flows cut at their end with data unsent one line for all.
     for line in failure_lines(&summary) {
-        eprintln!("{line}");
+        say(&line);
     }
     let cut = summary
         .flows
@@ -157,29 +180,76 @@ fn send_main(a: SendArgs) -> Result<()> {
         .filter(|f| f.status == "interrupted")
         .count();
     if let (Some(reason), true) = (&summary.interrupted, cut > 0) {
-        eprintln!(
+        say(&format!(
             "dualbench traffic: {reason}: {} stopped early",
             count(cut as u64, "flow")
-        );
+        ));
     }
     if let Some(c) = &summary.cut {
-        eprintln!(
-            "dualbench traffic: {} cut with data unsent (the path took no more data before the flow's end): {} ({} payload bytes) never written, {} bytes queued in the kernel and dropped",
+        let why = match (c.behind, c.flows) {
+            (0, _) => "the path took no more data before the flow's end",
+            (b, f) if b == f => "the flow fell behind its schedule: more than this machine, or the path, carries in time",
+            _ => "the path took no more data before the flow's end, or the flow fell behind its schedule",
+        };
+        say(&format!(
+            "dualbench traffic: {} cut with data unsent ({why}): {} ({} payload bytes) never written, {} bytes queued in the kernel and dropped",
             count(c.flows, "flow"),
             count(c.unwritten_messages, "message"),
             c.unwritten_bytes,
             c.queued_bytes
-        );
+        ));
     }
     let t = &summary.total;
-    eprintln!(
-        "dualbench traffic: sent {} in {}, {} failed, {:.3} Mbit/s IP",
-        count(t.sent, "message"),
+    say(&format!(
+        "dualbench traffic: sent {} of {} in {}, {} failed, {:.3} Mbit/s IP",
+        t.sent,
+        count(t.scheduled, "scheduled message"),
         count(t.flows, "flow"),
         t.failed,
         t.rate_bps.ip / 1e6
-    );
-    write_json(out, &summary)
+    ));
+    write_json(out, &summary)?;
+    match nothing_sent(&summary) {
+        Some(why) => Err(Failure::runtime(why)),
+        None => Ok(()),
+    }
+}
+
+/// The one line of a run in which no flow sent a message though some were scheduled (every
+/// flow refused, unreachable, timed out...), with the reasons: such a run fails (exit 1).
+/// A stop by a signal is not a failure, and a run where some flows sent is not one either:
+/// its failed flows are in the summary and have a line each.
+fn nothing_sent(summary: &send::summary::SendSummary) -> Option<String> {
+    let scheduled = summary.total.scheduled;
+    if summary.total.sent > 0 || scheduled == 0 || summary.interrupted.is_some() {
+        return None;
+    }
+    // Flows grouped by how they ended and why, in the order they come.
+    let mut groups: Vec<(String, u64)> = Vec::new();
+    for f in summary.flows.iter().filter(|f| f.scheduled > 0) {
+        // A flow that went on to its end with every send failing (UDP) failed all the same.
+        let how = match f.status.as_str() {
+            "completed" => "failed",
+            other => other,
+        };
+        let why = match &f.error {
+            Some(e) => format!("{how} ({e})"),
+            None => how.to_string(),
+        };
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((why, 1)),
+        }
+    }
+    let reasons: Vec<String> = groups
+        .iter()
+        .map(|(why, n)| format!("{} {why}", count(*n, "flow")))
+        .collect();
+    Some(format!(
+        "no flow delivered anything: 0 of {} sent; {}",
+        count(scheduled, "scheduled message"),
+        reasons.join(", ")
+    ))
 }
 
 /// The script a source stands for, and the counting its rates use.
@@ -221,13 +291,16 @@ fn profile_script(p: &mut Profile, a: &SendArgs) -> Result<(Script, Counting)> {
     Ok((profile::to_script(p, a.duration)?, p.counting))
 }
 
-/// One line per flow phase: what `--dry-run` prints.
+/// One line per flow phase: what `--dry-run` prints. A phase's COUNT, TOS and TTL, and the
+/// flow's SRC port and TXBUFFER on its first line, follow the pattern as in the script.
 fn describe(plans: &[FlowPlan]) -> String {
     let mut out = String::new();
     for p in plans {
         let family = Family::of_addr(&p.dst);
-        for ph in &p.phases {
-            let (kind, rate, size, on_fraction) = pattern_terms(&ph.pattern);
+        for (i, ph) in p.phases.iter().enumerate() {
+            let (_, rate, size, on_fraction) = pattern_terms(&ph.pattern);
+            let kind = pattern_name(&ph.pattern);
+            let options = phase_options(p, i);
             let b = message_bytes(p.proto, family, size);
             let mbit = |bytes: u64| rate * on_fraction * 8.0 * bytes as f64 / 1e6;
             let end = match ph.end_ns {
@@ -235,7 +308,7 @@ fn describe(plans: &[FlowPlan]) -> String {
                 e => format!("{:.3}s", e as f64 / 1e9),
             };
             out.push_str(&format!(
-                "flow {} {} {} -> {} {:.3}s..{end} {kind} {rate:.3} msg/s x {size} B: \
+                "flow {} {} {} -> {} {:.3}s..{end} {kind} {rate:.3} msg/s x {size} B{options}: \
                  payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
                 p.flow,
                 p.proto,
@@ -247,6 +320,48 @@ fn describe(plans: &[FlowPlan]) -> String {
                 mbit(b.wire),
             ));
         }
+    }
+    out
+}
+
+/// A pattern's name as `--dry-run` shows it; a BURST's with its shape.
+fn pattern_name(pattern: &script::Pattern) -> String {
+    match pattern {
+        script::Pattern::Burst(b) => format!(
+            "BURST [{} {}s {} {}s] {}",
+            if b.random_interval {
+                "RANDOM"
+            } else {
+                "REGULAR"
+            },
+            readable(b.interval_s),
+            if b.random_duration { "EXP" } else { "FIXED" },
+            readable(b.duration_s),
+            pattern_terms(&b.inner).0
+        ),
+        other => pattern_terms(other).0.to_string(),
+    }
+}
+
+/// COUNT, TOS and TTL of phase `i` of a flow, and on its first phase the flow's SRC port
+/// and TXBUFFER, as a script writes them (each with a leading space).
+fn phase_options(p: &FlowPlan, i: usize) -> String {
+    let ph = &p.phases[i];
+    let mut out = String::new();
+    if let Some(n) = ph.count {
+        out.push_str(&format!(" COUNT {n}"));
+    }
+    if let Some(tos) = ph.tos {
+        out.push_str(&format!(" TOS 0x{tos:02x}"));
+    }
+    if let Some(ttl) = ph.ttl {
+        out.push_str(&format!(" TTL {ttl}"));
+    }
+    if let (0, Some(port)) = (i, p.src_port) {
+        out.push_str(&format!(" SRC {port}"));
+    }
+    if let (0, Some(bytes)) = (i, p.txbuffer) {
+        out.push_str(&format!(" TXBUFFER {bytes}"));
     }
     out
 }
@@ -301,7 +416,10 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         None => None,
     };
     let shown: Vec<String> = bound.addrs.iter().map(|a| a.to_string()).collect();
-    eprintln!("dualbench traffic sink: listening on {}", shown.join(" "));
+    say(&format!(
+        "dualbench traffic sink: listening on {}",
+        shown.join(" ")
+    ));
     let run = sink::run(
         sink::SinkConfig {
             duration_ns,
@@ -313,12 +431,12 @@ fn sink_main(a: SinkArgs) -> Result<()> {
     )?;
     let summary = sink::summary::summarize(&run, stop.reason());
     let t = &summary.total.traffic;
-    eprintln!(
+    say(&format!(
         "dualbench traffic sink: received {} in {}, {} lost",
         count(t.messages, "message"),
         count(summary.flows.len() as u64, "flow"),
         t.loss.lost
-    );
+    ));
     write_json(out, &summary)?;
     match (&run.log_error, &a.mgen_log) {
         (Some(e), Some(path)) => Err(Failure::runtime(format!(
@@ -327,6 +445,12 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// One line on stderr. A closed terminal (EIO) or a reader gone (EPIPE) must not stop the
+/// command: `eprintln!` panicked there, before the summary was written, leaving `-o` empty.
+pub(crate) fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// `1 flow`, `2 flows`.
@@ -388,7 +512,12 @@ fn failure_lines(summary: &send::summary::SendSummary) -> Vec<String> {
                 .as_deref()
                 .map_or(String::new(), |e| format!(": {e}"));
             let what = if ended(&f.status) {
-                f.status.clone()
+                format!(
+                    "{}: {} of {} failed",
+                    f.status,
+                    f.failed,
+                    count(f.scheduled, "message")
+                )
             } else {
                 let kinds: Vec<String> = f.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
                 format!(
@@ -415,98 +544,5 @@ fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Resul
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// UDP sends to a closed port fail one by one and the flow goes on: it gets a line of
-    /// its own too (it had none: only the total's "19 failed" hinted at it).
-    #[test]
-    fn flows_that_failed_get_one_line_each() {
-        use crate::send::flow::{ErrorKind, SendError, SendStats};
-        use crate::send::{FlowResult, SendRun};
-        let script = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [100 100] COUNT 50\n\
-                      0 ON 2 TCP DST ::1/9 PERIODIC [100 100] COUNT 50\n\
-                      0 ON 3 UDP DST ::1/9 PERIODIC [100 100] COUNT 50\n";
-        let refused = SendError {
-            kind: ErrorKind::Refused,
-            fatal: false,
-            message: "Connection refused (os error 111)".into(),
-        };
-        let mut flows = plan(&script::parse(script).unwrap(), None)
-            .unwrap()
-            .into_iter();
-        let mut udp = SendStats {
-            scheduled: 50,
-            sent: 31,
-            ..SendStats::default()
-        };
-        (0..19).for_each(|_| udp.record_error(&refused));
-        let mut tcp = SendStats::ended(SendError {
-            fatal: true,
-            ..refused.clone()
-        });
-        tcp.scheduled = 50;
-        let fine = SendStats {
-            scheduled: 50,
-            sent: 50,
-            ..SendStats::default()
-        };
-        let run = SendRun {
-            t0_ns: 0,
-            end_ns: 1_000_000_000,
-            flows: [udp, tcp, fine]
-                .into_iter()
-                .map(|stats| FlowResult {
-                    plan: flows.next().unwrap(),
-                    stats,
-                })
-                .collect(),
-            cpu_user_s: 0.0,
-            cpu_sys_s: 0.0,
-        };
-        let summary = send::summary::summarize(&run, "x.mgn", Counting::Ip, 0, None);
-        assert_eq!(
-            failure_lines(&summary),
-            [
-                "dualbench traffic: flow 1 (UDP to 127.0.0.1:9): 19 of 50 messages failed (refused 19): Connection refused (os error 111)",
-                "dualbench traffic: flow 2 (TCP to [::1]:9): refused: Connection refused (os error 111)",
-            ]
-        );
-    }
-
-    #[test]
-    fn the_summary_and_the_mgen_log_must_be_two_files() {
-        let dir = std::env::temp_dir().join(format!("dbtr-same-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("sub")).unwrap();
-        let p = |name: &str| dir.join(name);
-        // Not made yet: the same name in the same directory, however spelled.
-        assert!(names_same_file(&p("x.out"), &p("sub/../x.out")));
-        assert!(!names_same_file(&p("x.out"), &p("sub/x.out")));
-        // Made: the same file under two names (a hard link), but devices may be shared.
-        std::fs::write(p("x.out"), b"log").unwrap();
-        std::fs::hard_link(p("x.out"), p("y.out")).unwrap();
-        assert!(names_same_file(&p("x.out"), &p("y.out")));
-        assert!(!names_same_file(&p("x.out"), &p("z.out")));
-        let null = Path::new("/dev/null");
-        assert!(!names_same_file(null, null));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn windows_are_bounded_per_flow() {
-        let s = |x: f64| (x, seconds("x", x).unwrap());
-        assert!(check_windows(s(3600.0), s(1.0)).is_ok());
-        assert!(check_windows(s(60.0), s(0.001)).is_ok());
-        assert!(check_windows(s(100.0), s(0.001)).is_ok());
-        // 1 ns windows: the first message a second in once asked for 97 GB.
-        let e = check_windows(s(15.0), s(1e-9)).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert_eq!(
-            e.message,
-            "--window 0.000000001 over --duration 15 makes 15000000000 windows per flow, more than the 100000 a sink keeps (each flow holds and reports every one): give a longer --window or a shorter --duration"
-        );
-        // A window that rounds to 0 ns is refused the same way, not divided by.
-        assert!(check_windows(s(1.0), s(1e-12)).is_err());
-        assert!(check_windows(s(3600.0), s(0.01)).is_err());
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;

@@ -6,11 +6,13 @@
 //! - [`pacer`] says when each message is due (on top of `dualbench_pace`), [`send`] runs one
 //!   paced loop per flow over real sockets, [`sink`] receives and measures.
 //! - [`rate`] defines payload, IP and wire bytes; [`message`] the header every message carries;
-//!   [`addr`] reads socket addresses (zones, link-local and multicast checks).
+//!   [`addr`] reads socket addresses (zones, link-local and multicast checks); [`numbers`]
+//!   keeps numbers in messages readable.
 
 pub mod addr;
 pub mod cli;
 pub mod message;
+pub mod numbers;
 pub mod pacer;
 pub mod plan;
 pub mod profile;

@@ -139,7 +139,8 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
         let line = e.span().map_or(1, |s| {
             text[..s.start.min(text.len())].matches('\n').count() + 1
         });
-        Failure::usage(format!("{file}:{line}: {}", e.message()))
+        let why = crate::numbers::shorten_numbers(e.message());
+        Failure::usage(format!("{file}:{line}: {why}"))
     })?;
     let rate_bps = parse_bitrate(&f.rate).map_err(bad)?;
     let poisson = match f.pattern.as_deref().unwrap_or("periodic") {
@@ -207,11 +208,12 @@ fn check(p: &Profile) -> std::result::Result<(), String> {
     }
     // Bounded as --duration is: 1e300 s made the OFF time saturate to "never", a flow
     // with no end.
+    // And at least 1 ns, as --duration: 1e-12 rounded to 0 and made every flow "never on".
     if p.duration_s
-        .is_some_and(|d| !(d > 0.0 && d < MAX_DURATION_S))
+        .is_some_and(|d| !((d * 1e9).round() >= 1.0 && d < MAX_DURATION_S))
     {
         return Err(
-            "duration must be a number of seconds above 0 and below 10000000 (about 115 days)"
+            "duration must be a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)"
                 .into(),
         );
     }
@@ -334,9 +336,9 @@ pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
         // A script's PERIODIC/POISSON rate is bounded; a profile's must be too.
         if f.rate > crate::script::MAX_RATE {
             return Err(Failure::usage(format!(
-                "each {} flow would send {:.0} messages/s, more than the {:.0} a flow may: lower the rate, or give more flows or larger messages",
+                "each {} flow would send {} messages/s, more than the {:.0} a flow may: lower the rate, or give more flows or larger messages",
                 class_key(f.proto, f.family),
-                f.rate,
+                crate::numbers::readable(f.rate.round()),
                 crate::script::MAX_RATE
             )));
         }

@@ -188,9 +188,32 @@ fn profile_durations_and_flow_rates_are_bounded() {
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.message,
-        "x.toml: duration must be a number of seconds above 0 and below 10000000 (about 115 days)"
+        "x.toml: duration must be a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)"
+    );
+    // 1e-12 s rounded to 0: "no flow of the script is ever on".
+    let e = parse_profile(&text("1Mbit", "1e-12"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.message,
+        "x.toml: duration must be a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)"
     );
     assert!(parse_profile(&text("1Mbit", "9999999"), "x.toml").is_ok());
+    assert!(parse_profile(&text("1Mbit", "0.000000001"), "x.toml").is_ok());
+    // A huge rate's message count in one readable line (it was 45 digits).
+    let p = parse_profile(
+        &text("100000000000000000000000000000000000000000Mbit", "10"),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        to_script(&p, None).unwrap_err().message,
+        "each udp_v4 flow would send 1.116e44 messages/s, more than the 10000000 a flow may: lower the rate, or give more flows or larger messages"
+    );
+    // toml's own message printed 1e300 as 301 digits.
+    let bad = text("1Mbit", "10").replace("udp_size = { ipv4 = 28", "udp_size = { ipv4 = 1e300");
+    assert_eq!(
+        parse_profile(&bad, "x.toml").unwrap_err().message,
+        "x.toml:5: invalid type: floating point `1e300`, expected u64"
+    );
     let p = parse_profile(&text("100Gbit", "10"), "x.toml").unwrap();
     let e = to_script(&p, None).unwrap_err();
     assert_eq!(e.exit_code(), 2);

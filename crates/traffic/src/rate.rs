@@ -157,6 +157,14 @@ pub fn parse_bitrate(text: &str) -> Result<f64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
+    // `1e3Mbit` split as "1" and "e3mbit": not an unknown unit, an exponent.
+    if unit.starts_with('e')
+        && unit[1..].starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+')
+    {
+        return Err(format!(
+            "rate '{text}': write the number in plain digits, without an exponent (e.g. 75Mbit)"
+        ));
+    }
     let scale = match unit.trim() {
         "bit" | "b" => 1.0,
         "kbit" | "k" => 1e3,
@@ -241,6 +249,15 @@ mod tests {
             .unwrap_err()
             .contains("unknown unit 'mb'"));
         assert!(parse_bitrate("-3Mbit").is_err());
+        // An exponent was "unknown unit 'e300mbit'".
+        for text in ["1e300Mbit", "1e-300bit", "2E+3kbit"] {
+            assert_eq!(
+                parse_bitrate(text),
+                Err(format!(
+                    "rate '{text}': write the number in plain digits, without an exponent (e.g. 75Mbit)"
+                ))
+            );
+        }
         // As the testbed and the wire: bps is ambiguous (tc reads it as bytes per second).
         assert_eq!(
             parse_bitrate("10Mbps").unwrap_err(),

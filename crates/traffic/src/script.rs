@@ -137,6 +137,14 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                 cur.i = 1;
                 script.events.push(parse_event(&mut cur, at_ns)?);
             }
+            // A number, but not a time a run can reach (1e300, -1, inf): say so, not
+            // "expected an event time".
+            None if tokens[0].parse::<f64>().is_ok() => {
+                return Err(cur.err(
+                    &tokens[0],
+                    "an event time must be a number of seconds from 0 to below 1000000000",
+                ))
+            }
             None => parse_global(&mut cur, &mut script.globals)?,
         }
     }
@@ -239,10 +247,19 @@ impl Cursor<'_> {
         }
     }
 
+    /// A whole number of type `T`: digits too many for it are "too large" (they were "must
+    /// be a number"), anything else "must be a whole number".
     fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, ScriptError> {
         let t = self.next(what)?.to_string();
-        t.parse()
-            .map_err(|_| self.err(&t, format!("{what} must be a number")))
+        t.parse().map_err(|_| {
+            let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+            let why = if digits {
+                "is too large"
+            } else {
+                "must be a whole number"
+            };
+            self.err(&t, format!("{what} {why}"))
+        })
     }
 
     fn positive(&mut self, what: &str, max: f64) -> Result<f64, ScriptError> {
@@ -252,6 +269,18 @@ impl Cursor<'_> {
             _ => Err(self.err(
                 &t,
                 format!("{what} must be a number above 0 and at most {max}"),
+            )),
+        }
+    }
+
+    /// A number of seconds from [`MIN_BURST_S`] to `max`.
+    fn burst_seconds(&mut self, what: &str, max: f64) -> Result<f64, ScriptError> {
+        let t = self.next(what)?.to_string();
+        match t.parse::<f64>() {
+            Ok(v) if (MIN_BURST_S..=max).contains(&v) => Ok(v),
+            _ => Err(self.err(
+                &t,
+                format!("{what} must be a number from {MIN_BURST_S:.6} to {max}"),
             )),
         }
     }
@@ -440,6 +469,10 @@ fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
 
 /// Highest message rate a pattern may ask for, per flow.
 pub const MAX_RATE: f64 = 1e7;
+/// Shortest BURST interval and on-period, in seconds (1 µs). Each on-period starts with a
+/// message, so bursts every 1 ns asked for 10^9 messages/s, and ones that round to 0 ns
+/// kept the sender busy for a minute without sending (or noticing a stop).
+pub const MIN_BURST_S: f64 = 1e-6;
 
 fn parse_rate_size(cur: &mut Cursor) -> Result<(f64, u64), ScriptError> {
     cur.expect("[")?;
@@ -457,7 +490,7 @@ fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
         "RANDOM" => true,
         _ => return Err(cur.err(&kind, "BURST interval must be REGULAR or RANDOM")),
     };
-    let interval_s = cur.positive("burst interval (s)", 1e6)?;
+    let interval_s = cur.burst_seconds("burst interval (s)", 1e6)?;
     let inner = parse_pattern(cur)?;
     if let Pattern::Burst(_) = inner {
         return Err(cur.err("BURST", "a BURST cannot contain another BURST"));
@@ -468,7 +501,7 @@ fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
         "EXP" | "EXPONENTIAL" => true,
         _ => return Err(cur.err(&dur, "BURST duration must be FIXED or EXP")),
     };
-    let duration_s = cur.positive("burst duration (s)", 1e6)?;
+    let duration_s = cur.burst_seconds("burst duration (s)", 1e6)?;
     cur.expect("]")?;
     Ok(Pattern::Burst(Burst {
         random_interval,

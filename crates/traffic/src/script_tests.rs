@@ -159,6 +159,44 @@ fn errors_name_line_and_token() {
     assert!(msg.contains("line ends"), "{msg}");
 }
 
+/// BURST intervals and on-periods below 1 µs are refused, naming the bounds: 1e-300 s
+/// rounded to 0 ns and kept the sender busy for a minute sending nothing, and 1 ns bursts
+/// (each starts with a message) sent 3.4 million messages in a second asked to be 10/s.
+#[test]
+fn burst_times_below_a_microsecond_are_refused() {
+    for (script, token, what) in [
+        (
+            "BURST [REGULAR 1e-300 PERIODIC [10 100] FIXED 1]",
+            "1e-300",
+            "interval",
+        ),
+        (
+            "BURST [RANDOM 1e-9 PERIODIC [10 100] FIXED 1]",
+            "1e-9",
+            "interval",
+        ),
+        (
+            "BURST [REGULAR 1 PERIODIC [10 100] EXP 0.0000009]",
+            "0.0000009",
+            "duration",
+        ),
+        (
+            "BURST [REGULAR 1 PERIODIC [10 100] FIXED 1000001]",
+            "1000001",
+            "duration",
+        ),
+    ] {
+        let (line, got, msg) = error(&format!("0 ON 1 UDP DST ::1/5000 {script} COUNT 5"));
+        assert_eq!((line, got.as_str()), (1, token), "{script}");
+        assert_eq!(
+            msg,
+            format!("burst {what} (s) must be a number from 0.000001 to 1000000"),
+            "{script}"
+        );
+    }
+    assert!(parse("0 ON 1 UDP DST ::1/5000 BURST [REGULAR 0.000001 PERIODIC [10 100] FIXED 0.000001] COUNT 5\n").is_ok());
+}
+
 #[test]
 fn flow_order_errors() {
     let on = "0 ON 4 UDP DST ::1/5000 PERIODIC [1 100]\n";
@@ -210,4 +248,46 @@ fn colon_port_forms_are_accepted_too() {
     let (_, token, msg) = error("0 ON 1 UDP DST [::1]:0 PERIODIC [1 100]");
     assert_eq!(token, "[::1]:0");
     assert!(msg.contains("port 0"), "{msg}");
+}
+
+/// An event time out of range was "expected an event time in seconds (or a global
+/// TOS/TXBUFFER)", as if it were no number at all.
+#[test]
+fn an_event_time_out_of_range_says_so() {
+    for time in ["1e300", "-1", "inf", "1000000000"] {
+        let (line, token, msg) = error(&format!(
+            "{time} ON 1 UDP DST ::1/5000 PERIODIC [1 100] COUNT 1"
+        ));
+        assert_eq!((line, token.as_str()), (1, time));
+        assert_eq!(
+            msg,
+            "an event time must be a number of seconds from 0 to below 1000000000"
+        );
+    }
+    let (_, token, msg) = error("SOON ON 1 UDP DST ::1/5000 PERIODIC [1 100] COUNT 1");
+    assert_eq!(token, "SOON");
+    assert!(msg.starts_with("expected an event time"), "{msg}");
+}
+
+/// Whole numbers too large for their field were "must be a number".
+#[test]
+fn whole_numbers_too_large_or_not_whole_say_which() {
+    for (opts, token, msg) in [
+        (
+            "COUNT 99999999999999999999999",
+            "99999999999999999999999",
+            "COUNT is too large",
+        ),
+        ("COUNT 1e3", "1e3", "COUNT must be a whole number"),
+        ("SRC 70000", "70000", "SRC port is too large"),
+        ("TTL 256", "256", "TTL (1-255) is too large"),
+    ] {
+        let (_, got, why) = error(&format!("0 ON 1 UDP DST ::1/5000 PERIODIC [1 100] {opts}"));
+        assert_eq!((got.as_str(), why.as_str()), (token, msg), "{opts}");
+    }
+    let (_, got, why) = error("0 ON 1 UDP DST ::1/5000 PERIODIC [1 1e300] COUNT 1");
+    assert_eq!(
+        (got.as_str(), why.as_str()),
+        ("1e300", "size (bytes) must be a whole number")
+    );
 }

@@ -64,20 +64,7 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
     };
     let a_to_b = spec(&cli.a_to_b, "--a-to-b")?;
     let b_to_a = spec(&cli.b_to_a, "--b-to-a")?;
-    let duration_ns = match cli.duration {
-        None => None,
-        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some((s * 1e9) as u64),
-        Some(s) => {
-            let shown = if s.abs() < 1e9 {
-                s.to_string()
-            } else {
-                format!("{s:e}")
-            };
-            return Err(Failure::usage(format!(
-                "--duration {shown}: give a number of seconds above zero and below 1e9"
-            )));
-        }
-    };
+    let duration_ns = cli.duration.map(duration_ns).transpose()?;
     if !(16..=1_000_000).contains(&cli.buffers) {
         return Err(Failure::usage(format!(
             "--buffers {}: give 16 to 1000000",
@@ -120,6 +107,23 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
         spin_ns: cli.spin_us * 1_000,
         rt_priority: cli.rt_priority,
     })
+}
+
+/// `--duration` in ns: at least 1 ns (a value that rounds to 0 ns, such as 1e-12, was
+/// taken as 0) and below 10^9 s, shown in one readable line when refused.
+fn duration_ns(s: f64) -> Result<u64> {
+    let ns = (s * 1e9).round();
+    if s.is_finite() && ns >= 1.0 && s < 1e9 {
+        return Ok(ns as u64);
+    }
+    let shown = if s == 0.0 || !s.is_finite() || (1e-9..1e9).contains(&s.abs()) {
+        s.to_string()
+    } else {
+        format!("{s:e}")
+    };
+    Err(Failure::usage(format!(
+        "--duration {shown}: give a number of seconds of at least 0.000000001 (1 ns) and below 1e9"
+    )))
 }
 
 #[cfg(test)]
@@ -202,5 +206,28 @@ mod tests {
              jitter_dist, keep_order, loss, burst_loss, duplicate, reorder, rate, queue"
         );
         assert!(config(&["--a", "x", "--b", "y", "--duration", "nan"]).is_err());
+    }
+
+    /// `--duration 1e-12` rounded to 0 ns and was accepted; now every duration that is
+    /// not at least 1 ns is refused in one readable line naming the least one accepted.
+    #[test]
+    fn a_duration_below_a_nanosecond_is_refused_naming_the_least() {
+        let d = |s: &str| config(&["--a", "x", "--b", "y", "--duration", s]);
+        assert_eq!(d("0.000000001").unwrap().duration_ns, Some(1));
+        assert_eq!(d("2.5").unwrap().duration_ns, Some(2_500_000_000));
+        let why = "give a number of seconds of at least 0.000000001 (1 ns) and below 1e9";
+        for (given, shown) in [
+            ("1e-12", "1e-12"),
+            ("0.0000000004", "4e-10"),
+            ("0", "0"),
+            ("1e300", "1e300"),
+            ("1e-300", "1e-300"),
+            ("1000000000", "1e9"),
+            ("inf", "inf"),
+        ] {
+            let e = d(given).err().unwrap();
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(e.message, format!("--duration {shown}: {why}"), "{given}");
+        }
     }
 }

@@ -24,6 +24,12 @@ const MAX_SLEEP_NS: u64 = 50_000_000;
 pub const STALL_NS: u64 = 10_000_000_000;
 /// Most unsent messages counted for a cut flow (a bound on the time spent counting).
 const MAX_COUNTED: u64 = 100_000_000;
+/// How long after its end a flow that fell behind its schedule still sends messages due
+/// before that end; past it the flow is cut, so no flow outlasts its OFF or `--duration`
+/// by more (one asking 10^7 messages/s for 1 s once sent its backlog for many seconds).
+/// One second: a busy machine that delays a sender by a few hundred ms does not cut a
+/// flow that would have finished.
+pub const LATE_NS: u64 = 1_000_000_000;
 
 /// How long a transmit may wait for the kernel to take data, and the stop request that
 /// ends any wait. Times are CLOCK_MONOTONIC ns.
@@ -139,6 +145,10 @@ pub struct Cut {
     /// Bytes written but still in the socket's send queue (unsent or unacknowledged) when
     /// the flow was cut, and discarded (TCP; `None` for UDP).
     pub queued_bytes: Option<u64>,
+    /// The flow fell more than [`LATE_NS`] behind its schedule by its end (more than this
+    /// machine, or a slow path taking a TCP flow's data, carries in time), rather than a
+    /// send waiting at the end for a path that took nothing.
+    pub behind: bool,
 }
 
 /// What one flow did on the sending side.
@@ -180,22 +190,35 @@ impl Default for SendStats {
 }
 
 impl SendStats {
-    /// The stats of a flow that ended before sending, for this reason.
-    pub fn ended(e: SendError) -> SendStats {
-        let mut stats = SendStats::default();
-        stats.record_error(&e);
+    /// The stats of a flow that ended before sending, for this reason: every one of its
+    /// `scheduled` messages failed (a refused connect fails the flow's 50 messages, not one).
+    pub fn ended(e: SendError, scheduled: u64) -> SendStats {
+        let mut stats = SendStats {
+            scheduled,
+            ..SendStats::default()
+        };
+        stats.record_errors(&e, scheduled);
         stats.ended_by = Some(e.kind);
         stats
     }
 
+    /// One message failed.
     pub fn record_error(&mut self, e: &SendError) {
-        self.failed += 1;
-        match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {
-            Some((_, n)) => *n += 1,
-            None => self.errors.push((e.kind, 1)),
-        }
+        self.record_errors(e, 1);
+    }
+
+    /// `n` messages failed for this reason (a fatal error fails every later one too).
+    pub fn record_errors(&mut self, e: &SendError, n: u64) {
         if self.first_error.is_none() {
             self.first_error = Some(e.message.clone());
+        }
+        if n == 0 {
+            return;
+        }
+        self.failed += n;
+        match self.errors.iter_mut().find(|(k, _)| *k == e.kind) {
+            Some((_, count)) => *count += n,
+            None => self.errors.push((e.kind, n)),
         }
     }
 }
@@ -220,6 +243,7 @@ pub fn run_flow(
     let mut intended: Vec<u64> = Vec::with_capacity(MAX_BATCH);
     let mut phase = usize::MAX;
     let mut gave_up = false;
+    let mut stopped_unsent = 0;
     loop {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -229,6 +253,13 @@ pub fn run_flow(
         if t0_ns + due > now {
             clock.sleep_until((t0_ns + due).min(now + MAX_SLEEP_NS));
             continue;
+        }
+        if now > wait.end_ns.saturating_add(LATE_NS) {
+            cut(&mut stats, &[], pacer, now, tx, &wait);
+            if let Some(c) = stats.cut.as_mut() {
+                c.behind = true;
+            }
+            break;
         }
         let horizon = now + window_ns;
         if pacer.phase_index() != phase {
@@ -254,9 +285,18 @@ pub fn run_flow(
         match send_batch(tx, &batch, &intended, &wait, &mut stats) {
             Outcome::Sent => {}
             Outcome::Ended => break,
+            Outcome::Failed(e) => {
+                // The flow's later messages never leave: they failed with it.
+                stats.record_errors(&e, pacer.count_rest(MAX_COUNTED));
+                break;
+            }
             Outcome::GaveUp(at) => {
                 gave_up = true;
-                if !stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    // The stop came while they waited: like every later message, they
+                    // were not sent because the run ended, so they are not scheduled.
+                    stopped_unsent = (batch.len() - at) as u64;
+                } else {
                     cut(&mut stats, &batch[at..], pacer, clock.now_ns(), tx, &wait);
                 }
                 break;
@@ -264,7 +304,7 @@ pub fn run_flow(
         }
     }
     stats.interrupted = stop.load(Ordering::Relaxed) && (gave_up || pacer.peek().is_some());
-    stats.scheduled = pacer.issued();
+    stats.scheduled = pacer.issued() - stopped_unsent;
     stats
 }
 
@@ -307,6 +347,7 @@ fn cut(
         unwritten_messages: messages,
         unwritten_bytes: bytes,
         queued_bytes: tx.cut(),
+        behind: false,
     });
     if wait.stall_ns != u64::MAX {
         stats.ended_by = Some(ErrorKind::Timeout);
@@ -321,8 +362,11 @@ fn cut(
 enum Outcome {
     /// Every message left or failed on its own; the flow goes on.
     Sent,
-    /// A fatal error or a stop: the flow ends.
+    /// The transmit neither sent nor failed nor waited: the flow ends.
     Ended,
+    /// A fatal error: the message it hit and the rest of the batch failed (counted), and
+    /// the flow ends.
+    Failed(SendError),
     /// The transmit gave up waiting; messages from this index on did not leave.
     GaveUp(usize),
 }
@@ -347,11 +391,12 @@ fn send_batch(
         }
         at += result.sent;
         if let Some(e) = result.error {
-            stats.record_error(&e);
             if e.fatal {
+                stats.record_errors(&e, (batch.len() - at) as u64);
                 stats.ended_by = Some(e.kind);
-                return Outcome::Ended;
+                return Outcome::Failed(e);
             }
+            stats.record_error(&e);
             at += 1;
         } else if result.gave_up {
             return Outcome::GaveUp(at);

@@ -33,6 +33,8 @@ struct Recorder {
     waits: Vec<(u64, u64)>,
     tos: Vec<Option<u8>>,
     cut_called: bool,
+    /// Set when the transmit gives up at `block_seq`: a stop that comes while it waits.
+    stop_on_block: Option<std::sync::Arc<AtomicBool>>,
 }
 
 impl Transmit for Recorder {
@@ -44,6 +46,9 @@ impl Transmit for Recorder {
         self.waits.push((wait.end_ns, wait.stall_ns));
         for (i, m) in batch.iter().enumerate() {
             if self.block_seq.is_some_and(|b| m.seq >= b) {
+                if let Some(stop) = &self.stop_on_block {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 return BatchResult {
                     sent: i,
                     error: None,
@@ -173,11 +178,55 @@ fn errors_are_counted_and_fatal_ones_end_the_flow() {
         ..Default::default()
     };
     let stats = run(s, 0, &mut rec);
+    // A fatal error fails the message it hit and every later one: scheduled = sent +
+    // failed, as for UDP (it was 5 sent, 1 failed of 100 scheduled).
     assert_eq!(
-        (stats.sent, stats.failed, stats.ended_by),
-        (5, 1, Some(ErrorKind::Refused))
+        (stats.scheduled, stats.sent, stats.failed, stats.ended_by),
+        (100, 5, 95, Some(ErrorKind::Refused))
     );
+    assert_eq!(stats.errors, vec![(ErrorKind::Refused, 95)]);
     assert_eq!(stats.first_error.as_deref(), Some("Connection refused"));
+}
+
+/// A fatal error in the middle of a batch: the rest of the batch fails with it, and the
+/// rest of the plan (it was counted as scheduled but neither sent nor failed).
+#[test]
+fn a_fatal_error_mid_batch_fails_the_rest_of_the_batch_and_of_the_flow() {
+    let s = "0 ON 1 TCP DST ::1/5000 PERIODIC [10000 64]\n1 OFF 1\n";
+    let mut rec = Recorder {
+        fail_seq: Some((7, true)),
+        ..Default::default()
+    };
+    // 450 µs window: batches of 5, so seq 7 is the third of the second batch.
+    let stats = run_windowed(s, 0, 450_000, &mut rec);
+    assert_eq!(rec.batches, [5, 5]);
+    assert_eq!(
+        (stats.scheduled, stats.sent, stats.failed),
+        (10_000, 7, 9_993)
+    );
+    assert_eq!(stats.errors, vec![(ErrorKind::Refused, 9_993)]);
+    assert_eq!(stats.ended_by, Some(ErrorKind::Refused));
+}
+
+/// A flow that could not open its socket failed every message it was to send.
+#[test]
+fn a_flow_that_never_started_failed_all_its_messages() {
+    let e = SendError {
+        kind: ErrorKind::Refused,
+        fatal: true,
+        message: "Connection refused (os error 111)".into(),
+    };
+    let stats = SendStats::ended(e.clone(), 50);
+    assert_eq!((stats.scheduled, stats.sent, stats.failed), (50, 0, 50));
+    assert_eq!(stats.errors, vec![(ErrorKind::Refused, 50)]);
+    assert_eq!(stats.ended_by, Some(ErrorKind::Refused));
+    // Nothing scheduled: no error counted, but the reason is kept.
+    let stats = SendStats::ended(e, 0);
+    assert_eq!((stats.failed, stats.errors.len()), (0, 0));
+    assert_eq!(
+        stats.first_error.as_deref(),
+        Some("Connection refused (os error 111)")
+    );
 }
 
 #[test]
@@ -281,4 +330,105 @@ fn errno_classification() {
     // socket2's connect_timeout reports its own timeout without an OS error number.
     let timed_out = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection timed out");
     assert_eq!(ErrorKind::of(&timed_out), ErrorKind::Timeout);
+}
+
+/// A clock that moves on by a fixed step each time it is read: a sender too slow for
+/// its schedule.
+struct SlowClock {
+    now: std::cell::Cell<u64>,
+    step: u64,
+}
+
+impl Clock for SlowClock {
+    fn now_ns(&self) -> u64 {
+        let t = self.now.get() + self.step;
+        self.now.set(t);
+        t
+    }
+    fn sleep_until(&mut self, deadline_ns: u64) {
+        self.now.set(self.now.get().max(deadline_ns));
+    }
+}
+
+/// A flow whose sender cannot keep up stops sending at its end (plus [`LATE_NS`]) and is
+/// cut with what it never sent counted; it used to send its backlog for as long as that
+/// took (10^7 messages/s for 1 s: 15 s and counting, its rate over 1 s claimed 22 Gbit/s).
+#[test]
+fn a_sender_that_falls_behind_stops_at_the_flows_end_and_counts_the_rest() {
+    let plans = plan(
+        &parse("0 ON 1 UDP DST ::1/5000 PERIODIC [20000 64]\n1 OFF 1\n").unwrap(),
+        None,
+    )
+    .unwrap();
+    let mut pacer = FlowPacer::new(plans[0].phases.clone(), 1);
+    // Each read of the clock costs 5 ms, and a batch takes two: the sender falls ever
+    // further behind.
+    let mut clock = SlowClock {
+        now: std::cell::Cell::new(T0),
+        step: 5_000_000,
+    };
+    let mut rec = Recorder::default();
+    let stats = run_flow(
+        &mut pacer,
+        T0,
+        0,
+        &mut clock,
+        &mut rec,
+        &AtomicBool::new(false),
+    );
+    let cut = stats.cut.expect("cut");
+    assert!(cut.behind);
+    assert_eq!(cut.queued_bytes, Some(4096));
+    assert!(rec.cut_called);
+    // Nothing left after the flow's end and the grace.
+    let last = rec.sent.last().unwrap().sent_ns;
+    assert!(last <= T0 + 1_000_000_000 + LATE_NS, "{last}");
+    assert!(cut.at_ns > T0 + 1_000_000_000 + LATE_NS);
+    assert!(cut.at_ns <= T0 + 1_000_000_000 + LATE_NS + 3 * 5_000_000);
+    // Everything scheduled either left or is counted as never written.
+    assert_eq!(stats.scheduled, 20_000);
+    assert_eq!(stats.sent + cut.unwritten_messages, 20_000);
+    assert_eq!(cut.unwritten_bytes, cut.unwritten_messages * 64);
+    assert_eq!(stats.sent, rec.sent.len() as u64);
+    // Exactly, with this clock: a full batch of 64 every 10 ms, 200 of them (12,800
+    // messages) by 2.000 s, its end and the grace; cut at the next read, 2.005 s.
+    assert_eq!((stats.sent, cut.at_ns - T0), (12_800, 2_005_000_000));
+    assert_eq!(cut.unwritten_messages, 7_200);
+    assert_eq!(
+        (stats.failed, stats.ended_by, stats.interrupted),
+        (0, None, false)
+    );
+}
+
+/// A stop that comes while a batch waits for the kernel: the batch's unsent messages are
+/// not counted as scheduled, so scheduled = sent + failed holds for an interrupted flow
+/// too (the rest of the batch was counted scheduled and neither sent nor failed).
+#[test]
+fn a_stop_during_a_waiting_batch_keeps_scheduled_equal_to_sent_plus_failed() {
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let mut rec = Recorder {
+        block_seq: Some(12),
+        fail_seq: Some((3, false)),
+        stop_on_block: Some(stop.clone()),
+        ..Default::default()
+    };
+    let plans = plan(
+        &parse("0 ON 1 UDP DST ::1/5000 PERIODIC [10000 64]\n1 OFF 1\n").unwrap(),
+        None,
+    )
+    .unwrap();
+    let mut pacer = FlowPacer::new(plans[0].phases.clone(), 1);
+    let mut clock = SimClock {
+        now: T0 - 1_000,
+        oversleep: 0,
+    };
+    // 450 µs window: batches of 5 (seq 0-4, 5-9, 10-14); the third waits at seq 12.
+    let stats = run_flow(&mut pacer, T0, 450_000, &mut clock, &mut rec, &stop);
+    assert!(stats.interrupted);
+    assert_eq!(stats.cut, None);
+    assert_eq!(
+        (stats.scheduled, stats.sent, stats.failed),
+        (12, 11, 1),
+        "seq 3 failed, 0-2 and 4-11 left, 12-14 waited when the stop came"
+    );
 }

@@ -80,7 +80,7 @@ pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
         .collect();
     let flows = handles
         .into_iter()
-        .map(|(plan, spawned)| joined(plan, spawned))
+        .map(|(plan, spawned)| joined(plan, spawned, options.seed))
         .collect();
     let cpu1 = cpu_times();
     SendRun {
@@ -96,6 +96,7 @@ pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
 fn joined(
     plan: FlowPlan,
     spawned: std::io::Result<std::thread::JoinHandle<FlowResult>>,
+    seed: u64,
 ) -> FlowResult {
     let failure = match spawned {
         Ok(handle) => match handle.join() {
@@ -104,10 +105,20 @@ fn joined(
         },
         Err(e) => format!("starting the flow's thread: {e}"),
     };
-    FlowResult {
-        plan,
-        stats: SendStats::ended(other(failure)),
-    }
+    not_started(plan, seed, other(failure))
+}
+
+/// The result of a flow that failed before its first message: every message it was to
+/// send failed, so `scheduled` = `failed` as for a flow that failed later.
+fn not_started(plan: FlowPlan, seed: u64, e: SendError) -> FlowResult {
+    let mut pacer = FlowPacer::new(plan.phases.clone(), flow_seed(seed, plan.flow));
+    let stats = SendStats::ended(e, pacer.count_rest(MAX_COUNTED));
+    FlowResult { plan, stats }
+}
+
+/// The seed of one flow's POISSON arrivals and bursts, from the run's.
+fn flow_seed(seed: u64, flow: u32) -> u64 {
+    seed ^ (flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 fn other(message: String) -> SendError {
@@ -127,10 +138,7 @@ fn flow_thread(
 ) -> FlowResult {
     let mut clock = Monotonic::for_this_thread();
     if let Some(Err(e)) = options.realtime.map(clock::realtime) {
-        return FlowResult {
-            plan,
-            stats: SendStats::ended(other(format!("--realtime: {e}"))),
-        };
+        return not_started(plan, options.seed, other(format!("--realtime: {e}")));
     }
     if !wait_until(&mut clock, t0 + plan.start_ns(), &stop) {
         let stats = SendStats {
@@ -139,19 +147,14 @@ fn flow_thread(
         };
         return FlowResult { plan, stats };
     }
-    let seed = options.seed ^ (plan.flow as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut pacer = FlowPacer::new(plan.phases.clone(), seed);
+    let mut pacer = FlowPacer::new(plan.phases.clone(), flow_seed(options.seed, plan.flow));
     let end_ns = match plan.end_ns() {
         u64::MAX => u64::MAX,
         end => t0.saturating_add(end),
     };
     let sock = match socket::open(&plan, end_ns) {
         Ok(s) => s,
-        Err(e) => {
-            let mut stats = SendStats::ended(e);
-            stats.scheduled = pacer.count_rest(MAX_COUNTED);
-            return FlowResult { plan, stats };
-        }
+        Err(e) => return not_started(plan, options.seed, e),
     };
     let w = options.window_ns;
     let stats = match plan.proto {

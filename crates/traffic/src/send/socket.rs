@@ -73,8 +73,20 @@ pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
         Proto::Tcp => {
             let left = end_ns.saturating_sub(monotonic_ns()).max(1_000_000);
             let limit = CONNECT_TIMEOUT.min(Duration::from_nanos(left));
-            sock.connect_timeout(&dst, limit)
-                .and_then(|_| sock.set_nodelay(true))
+            match sock.connect_timeout(&dst, limit) {
+                // socket2 says only "timed out": say what waited and for how long.
+                Err(e) if ErrorKind::of(&e) == ErrorKind::Timeout => {
+                    return Err(SendError {
+                        kind: ErrorKind::Timeout,
+                        fatal: true,
+                        message: format!(
+                            "no answer to the TCP connect within {:.3} s",
+                            limit.as_secs_f64()
+                        ),
+                    });
+                }
+                r => r.and_then(|_| sock.set_nodelay(true)),
+            }
         }
     };
     connected.map_err(|e| error(&e, true))?;

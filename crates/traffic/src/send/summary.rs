@@ -70,12 +70,18 @@ pub struct CutSummary {
     pub unwritten_bytes: u64,
     /// Bytes written but still queued in the kernel, discarded by the cut (TCP only).
     pub queued_bytes: Option<u64>,
+    /// The flow fell more than 1 s behind its schedule by its end (this machine, or a
+    /// slow path taking a TCP flow's data, could not keep up), rather than a send waiting
+    /// at its end for a path that took nothing.
+    pub behind: bool,
 }
 
 /// The cut flows of a run, summed.
 #[derive(Debug, Serialize, Default, PartialEq)]
 pub struct CutTotal {
     pub flows: u64,
+    /// Of them, flows that fell behind their schedule.
+    pub behind: u64,
     pub unwritten_messages: u64,
     pub unwritten_bytes: u64,
     pub queued_bytes: u64,
@@ -84,6 +90,9 @@ pub struct CutTotal {
 #[derive(Debug, Serialize, Default)]
 pub struct Aggregate {
     pub flows: u64,
+    /// Messages the flows' plans scheduled: `sent` + `failed` + what cut flows left
+    /// unwritten (for a run a signal stopped, only what was sent or failed before it).
+    pub scheduled: u64,
     pub sent: u64,
     pub failed: u64,
     pub bytes: Bytes,
@@ -178,6 +187,7 @@ fn cut_total(flows: &[FlowSummary]) -> Option<CutTotal> {
     let mut total = CutTotal::default();
     for c in flows.iter().filter_map(|f| f.cut.as_ref()) {
         total.flows += 1;
+        total.behind += u64::from(c.behind);
         total.unwritten_messages += c.unwritten_messages;
         total.unwritten_bytes += c.unwritten_bytes;
         total.queued_bytes += c.queued_bytes.unwrap_or(0);
@@ -187,6 +197,7 @@ fn cut_total(flows: &[FlowSummary]) -> Option<CutTotal> {
 
 fn add(agg: &mut Aggregate, f: &FlowSummary) {
     agg.flows += 1;
+    agg.scheduled += f.scheduled;
     agg.sent += f.sent;
     agg.failed += f.failed;
     agg.bytes.add(f.bytes);
@@ -228,6 +239,7 @@ fn cut_summary(c: &Cut, t0_ns: u64) -> CutSummary {
         unwritten_messages: c.unwritten_messages,
         unwritten_bytes: c.unwritten_bytes,
         queued_bytes: c.queued_bytes,
+        behind: c.behind,
     }
 }
 
@@ -378,7 +390,8 @@ mod tests {
         assert_eq!((s.flows[0].scheduled, s.flows[0].sent), (180, 180));
         assert_eq!(s.flows[0].rate_bps.payload, 720_000.0);
         assert_eq!(s.flows[1].bytes.ip, 20 * 1048);
-        assert_eq!(s.total.sent, 200);
+        assert_eq!((s.total.scheduled, s.total.sent), (200, 200));
+        assert_eq!(s.classes["udp_v6"].scheduled, 20);
         // Payload shares are exactly 90 % / 10 %; IP shares follow the header sizes.
         assert_eq!(s.classes["tcp_v4"].share.payload, 0.9);
         assert_eq!(s.classes["udp_v6"].share.payload, 0.1);
@@ -401,6 +414,7 @@ mod tests {
                 unwritten_messages: 10,
                 unwritten_bytes: 10_000,
                 queued_bytes: queued,
+                behind: false,
             });
         }
         run.flows[1].stats.ended_by = Some(crate::send::flow::ErrorKind::Timeout);
@@ -417,12 +431,14 @@ mod tests {
                 unwritten_messages: 10,
                 unwritten_bytes: 10_000,
                 queued_bytes: Some(1000),
+                behind: false,
             })
         );
         assert_eq!(
             s.cut,
             Some(CutTotal {
                 flows: 2,
+                behind: 0,
                 unwritten_messages: 20,
                 unwritten_bytes: 20_000,
                 queued_bytes: 1000,

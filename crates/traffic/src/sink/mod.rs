@@ -393,10 +393,10 @@ impl Sink {
 
     /// Say once, when it happens, that the MGEN log stops; measuring goes on.
     fn log_failed(&mut self, e: io::Error) {
-        eprintln!(
+        crate::cli::say(&format!(
             "dualbench traffic sink: writing the MGEN log {}: {e}; the log stops here (its last line may be cut), the sink goes on measuring",
             self.log_name
-        );
+        ));
         self.log_error = Some(e.to_string());
         self.log = None;
     }
