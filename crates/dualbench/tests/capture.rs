@@ -436,6 +436,35 @@ fn bad_input_is_one_clear_line() {
         2,
         "--duration must be above 0",
     );
+    // `10 ms` was accepted here though `run -t` refuses it.
+    for (given, words) in [
+        (
+            "10 ms",
+            "'10 ms' is not a duration: no spaces (write '10ms'; e.g. 1s, 500ms, 2m)",
+        ),
+        (
+            "1s ",
+            "'1s ' is not a duration: no spaces (write '1s'; e.g. 1s, 500ms, 2m)",
+        ),
+        (
+            "1e-12s",
+            "'1e-12s' is shorter than the shortest duration, 0.000000001s (1 ns)",
+        ),
+    ] {
+        fails_with(
+            &[
+                "capture",
+                "--iface",
+                "lo",
+                "-w",
+                "/tmp/x.pcap",
+                "--duration",
+                given,
+            ],
+            2,
+            words,
+        );
+    }
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
@@ -849,4 +878,123 @@ fn keep_alive_head_requests_are_answered() {
             "{family}: {of:?}"
         );
     }
+}
+
+/// A pcapng block of type `kind` around `body` (little-endian, padded to 4 bytes).
+fn pcapng_block(kind: u32, body: &[u8]) -> Vec<u8> {
+    let padded = body.len().div_ceil(4) * 4;
+    let total = (12 + padded) as u32;
+    let mut b = Vec::new();
+    b.extend(kind.to_le_bytes());
+    b.extend(total.to_le_bytes());
+    b.extend(body);
+    b.resize(8 + padded, 0);
+    b.extend(total.to_le_bytes());
+    b
+}
+
+/// An interface description block: `link_type`, snap length 65535, µs timestamps.
+fn pcapng_interface(link_type: u16) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend(link_type.to_le_bytes());
+    body.extend([0, 0]);
+    body.extend(65535u32.to_le_bytes());
+    pcapng_block(1, &body)
+}
+
+/// An enhanced packet block of interface `interface` at `ts_us`.
+fn pcapng_packet(interface: u32, ts_us: u32, frame: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for v in [interface, 0, ts_us, frame.len() as u32, frame.len() as u32] {
+        body.extend(v.to_le_bytes());
+    }
+    body.extend(frame);
+    pcapng_block(6, &body)
+}
+
+/// A raw IPv4 frame (link type 101) of a TCP segment without payload between two
+/// addresses of 198.18.0.0/15, with its IPv4 header checksum.
+fn raw_tcp(src: ([u8; 4], u16), dst: ([u8; 4], u16), seq: u32, ack: u32, flags: u8) -> Vec<u8> {
+    let mut f = vec![0u8; 40];
+    f[0] = 0x45;
+    f[2..4].copy_from_slice(&40u16.to_be_bytes());
+    f[8] = 64;
+    f[9] = 6;
+    f[12..16].copy_from_slice(&src.0);
+    f[16..20].copy_from_slice(&dst.0);
+    let sum: u32 = f[..20]
+        .chunks(2)
+        .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
+        .sum();
+    let sum = !(((sum & 0xffff) + (sum >> 16)) as u16);
+    f[10..12].copy_from_slice(&sum.to_be_bytes());
+    f[20..22].copy_from_slice(&src.1.to_be_bytes());
+    f[22..24].copy_from_slice(&dst.1.to_be_bytes());
+    f[24..28].copy_from_slice(&seq.to_be_bytes());
+    f[28..32].copy_from_slice(&ack.to_be_bytes());
+    f[32] = 0x50;
+    f[33] = flags;
+    f[34..36].copy_from_slice(&65535u16.to_be_bytes());
+    f
+}
+
+/// A pcapng whose second interface has a link type `analyze` does not read (USER0, 147)
+/// failed the whole analysis; tshark reads every frame. Its packets are skipped now, with
+/// one warning line saying how many and why, and the handshake on the first interface
+/// is analysed.
+#[test]
+fn analyze_skips_an_interface_of_an_unsupported_link_type() {
+    let (_dir, file) = temp_file("two-interfaces.pcapng");
+    let (a, b) = (([198, 18, 0, 1], 40000), ([198, 18, 0, 2], 80));
+    let mut shb = Vec::new();
+    shb.extend(0x1a2b_3c4du32.to_le_bytes());
+    shb.extend([1, 0, 0, 0]); // version 1.0
+    shb.extend(u64::MAX.to_le_bytes()); // section length unknown
+    let mut bytes = pcapng_block(0x0a0d_0d0a, &shb);
+    bytes.extend(pcapng_interface(101));
+    bytes.extend(pcapng_interface(147));
+    bytes.extend(pcapng_packet(0, 1_000, &raw_tcp(a, b, 100, 0, 0x02)));
+    bytes.extend(pcapng_packet(1, 1_100, &[0xab; 30]));
+    bytes.extend(pcapng_packet(0, 2_000, &raw_tcp(b, a, 500, 101, 0x12)));
+    bytes.extend(pcapng_packet(1, 2_100, &[0xcd; 7]));
+    bytes.extend(pcapng_packet(0, 3_000, &raw_tcp(a, b, 101, 501, 0x10)));
+    std::fs::write(&file, bytes).unwrap();
+    let frames = tshark_fields(&file, "frame.number");
+    assert_eq!(String::from_utf8_lossy(&frames.stdout).lines().count(), 5);
+
+    let out = Command::new(bin_path())
+        .arg("analyze")
+        .arg(&file)
+        .arg("--summary-only")
+        .output()
+        .unwrap();
+    let text = succeeded(&out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "dualbench: warning: {}: skipped 2 packets of link type 147 (not supported: Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are); analysed the other 3 packets\n",
+            file.display()
+        )
+    );
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!(
+            "{}: 5 packets (3 TCP, 0 UDP, 0 other, 0 unreadable, 2 skipped) over 0.002 s, 1 TCP connections",
+            file.display()
+        )
+    );
+    let out = Command::new(bin_path())
+        .arg("analyze")
+        .arg(&file)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&succeeded(&out)).unwrap();
+    assert_eq!(
+        json["skipped"],
+        serde_json::json!([{"link_type": 147, "packets": 2}])
+    );
+    assert_eq!(json["packets"]["tcp"], 3);
+    assert_eq!(json["connections"][0]["server"], "198.18.0.2:80");
+    assert_eq!(json["connections"][0]["handshake_rtt_us"], 2000.0);
 }

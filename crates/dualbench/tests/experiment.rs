@@ -1298,3 +1298,128 @@ fn a_server_side_capture_brackets_each_counted_run() {
     assert!(row[column].parse::<f64>().unwrap() > 0.0, "{csv}");
     assert_taken_down(&name, "server");
 }
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// `report X --compare 1 1` compared an experiment with itself (exit 0, every change
+/// +0); a stored plan that today's checks refuse silently gave the default layout; and
+/// `experiment --db` on a device (`/dev/full`, here one made in the test's folder) left a
+/// `-journal` file and the runs' folder behind.
+#[test]
+fn report_refusals_and_notes_and_a_database_that_is_no_file() {
+    let dir = scratch("report-notes");
+    let plan = dir.join("p.toml");
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING).unwrap();
+    let first = experiment(&plan, &db, &dir, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+
+    let out_dir = dir.join("reports");
+    let out_flag = format!("--out={}", out_dir.display());
+    let out = on_db(
+        &["report", "1", "--compare", "1", "ci-change", &out_flag],
+        &db,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "dualbench: --compare 1 ci-change: both name experiment ci-change (id 1), and an experiment compared with itself shows no change; give two different experiments (`dualbench results list` shows them)\n"
+    );
+    assert!(!out_dir.exists(), "nothing written");
+
+    // A plan stored by an older dualbench, which accepted a metric named twice.
+    sql(
+        &db,
+        "UPDATE experiments SET plan_text = plan_text || '[report]' || char(10) || 'metrics = [\"rps\", \"rps\"]' || char(10)",
+    );
+    let out = on_db(&["report", "ci-change", &out_flag], &db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "note: the stored plan of ci-change (id 1) fails today's checks (ci-change:15: report.metrics: \"rps\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)\n"
+    );
+    let md = std::fs::read_to_string(out_dir.join("ci-change-1.md")).unwrap();
+    assert!(md.contains("### requests/s\n") && md.contains("### mean total time (ms)\n"));
+
+    let full = dir.join("full");
+    let made = Command::new("mknod")
+        .arg(&full)
+        .args(["c", "1", "7"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return; // not root: no device to try
+    }
+    let before = names_in(&dir);
+    let out = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&full)
+        .arg("--out")
+        .arg(dir.join("runs-full"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "dualbench: results database {} is a character device, not a file; give --db a regular file\n",
+            full.display()
+        )
+    );
+    assert_eq!(
+        names_in(&dir),
+        before,
+        "no full-journal, no runs-full folder"
+    );
+}
+
+/// A runs' folder whose path has a space (`--out "my runs"`) stopped nginx ("invalid
+/// number of arguments in "pid" directive") and Apache ("Invalid Mutex directory") before
+/// the first run: their configuration files now quote every path.
+#[test]
+fn servers_start_under_a_runs_folder_with_a_space_and_a_quote() {
+    let dir = scratch("spaced");
+    let plan = dir.join("p.toml");
+    std::fs::write(
+        &plan,
+        "[experiment]\nname = \"ci-spaced\"\n[load]\nrequests = 20\n[axes]\n\
+         server = [\"nginx\", \"apache-event\", \"lighttpd\"]\nfamily = [\"ipv4\"]\n",
+    )
+    .unwrap();
+    let db = dir.join("results.db");
+    let out = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--db")
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("my runs;'\"x"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT group_concat(server || ' ' || completed || ' ' || failed, ', ') FROM \
+             (SELECT * FROM runs ORDER BY seq)"
+        ),
+        "nginx 20 0, apache-event 20 0, lighttpd 20 0"
+    );
+}

@@ -518,6 +518,77 @@ fn exec_of_a_missing_program_is_one_line_and_exit_127() {
     bed.assert_gone(&[]);
 }
 
+/// A file with execute permission that cannot run — an interpreter line naming no
+/// interpreter, an ELF program of another machine — made `exec` exit 1 (`ip netns exec`'s
+/// own failure); a shell says 126. A file of neither kind is run by /bin/sh, as a shell
+/// runs it, and a command that is nowhere (or an empty name) is 127.
+#[test]
+fn exec_of_a_file_that_cannot_run_is_126_and_one_line() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("hx4");
+    let file = topology(&bed, "[[host]]\nname = \"a\"\n", "");
+    let bad_interpreter = bed.root.join("bad-interpreter");
+    std::fs::write(
+        &bad_interpreter,
+        "#!/nonexistent/hx4-interpreter\necho hi\n",
+    )
+    .unwrap();
+    let mut elf = vec![0u8; 64];
+    elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    elf[16] = 2; // ET_EXEC
+    elf[18..20].copy_from_slice(&0x9026u16.to_le_bytes()); // no machine this runs on
+    let foreign = bed.root.join("foreign-elf");
+    std::fs::write(&foreign, elf).unwrap();
+    let plain = bed.root.join("plain-script");
+    std::fs::write(&plain, "echo ran by sh\n").unwrap();
+    for f in [&bad_interpreter, &foreign, &plain] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bed.up_ok(&file);
+    let outs: Vec<Output> = [&bad_interpreter, &foreign, &plain]
+        .iter()
+        .map(|f| bed.exec("a", &[f.to_str().unwrap()]))
+        .collect();
+    let missing = bed.exec("a", &["/nonexistent/hx4-program"]);
+    let empty = bed.exec("a", &[""]);
+    bed.down_ok();
+    bed.assert_gone(&[]);
+    assert_eq!(outs[0].status.code(), Some(126), "{}", stderr(&outs[0]));
+    assert_eq!(
+        stderr(&outs[0]),
+        format!(
+            "dualbench: testbed exec: {} cannot run: bad interpreter /nonexistent/hx4-interpreter (no such executable file) in its #! line\n",
+            bad_interpreter.display()
+        )
+    );
+    assert_eq!(outs[1].status.code(), Some(126), "{}", stderr(&outs[1]));
+    assert!(
+        stderr(&outs[1]).starts_with(&format!(
+            "dualbench: testbed exec: {} cannot run: exec format error (an ELF program for another machine: e_machine 36902, this one runs ",
+            foreign.display()
+        )),
+        "{}",
+        stderr(&outs[1])
+    );
+    assert_eq!(stderr(&outs[1]).lines().count(), 1);
+    assert_eq!(outs[2].status.code(), Some(0), "{}", stderr(&outs[2]));
+    assert_eq!(stdout(&outs[2]), "ran by sh\n");
+    assert_eq!(missing.status.code(), Some(127));
+    assert_eq!(
+        stderr(&missing),
+        "dualbench: testbed exec: /nonexistent/hx4-program: no such file\n"
+    );
+    // An empty command name named a PATH folder ("/usr/bin/ is not an executable file", 126).
+    assert_eq!(empty.status.code(), Some(127));
+    assert_eq!(
+        stderr(&empty),
+        "dualbench: testbed exec: command not found: the command name is empty\n"
+    );
+}
+
 #[test]
 fn exec_and_services_see_the_nodes_name_as_hostname() {
     if !is_root() {

@@ -178,10 +178,19 @@ pub fn results_main(cli: ResultsCli) -> Result<()> {
         }
     };
     match output {
-        Some(path) => std::fs::write(&path, text)
-            .map_err(|e| Failure::usage(format!("-o {}: cannot write it ({e})", path.display()))),
+        Some(path) => write_export(&path, &text),
         None => stdio::print(&text),
     }
+}
+
+/// Write an export to `-o FILE`: a FIFO without a reader is refused at once (opening it
+/// waited for a reader that might never come), as `run --records` and `monitor -o` do.
+fn write_export(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let cannot =
+        |e: std::io::Error| Failure::usage(format!("-o {}: cannot write it ({e})", path.display()));
+    let (mut file, _) = dualbench_common::outfile::create(path).map_err(cannot)?;
+    file.write_all(text.as_bytes()).map_err(cannot)
 }
 
 /// Whether `a` and `b` name one existing file (also through a link).
@@ -197,14 +206,18 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 pub fn report_main(cli: ReportCli) -> Result<()> {
     report::check_out(&cli.out)?;
     let db = Db::open_existing(&cli.db)?;
-    // With --compare, the experiments named besides it are reported too (none: only the
-    // comparison).
+    // The pair is checked before anything is written. With --compare, the experiments
+    // named besides it are reported too (none: only the comparison).
+    let pair = match &cli.compare {
+        Some(pair) => Some(report::comparison_pair(&db, &pair[0], &pair[1])?),
+        None => None,
+    };
     let mut written = Vec::new();
-    if cli.compare.is_none() || !cli.experiments.is_empty() {
+    if pair.is_none() || !cli.experiments.is_empty() {
         written = report::write_reports(&db, &cli.experiments, &cli.out)?;
     }
-    if let Some(pair) = &cli.compare {
-        written.extend(report::write_comparison(&db, &pair[0], &pair[1], &cli.out)?);
+    if let Some((a, b)) = &pair {
+        written.extend(report::write_comparison(&db, a, b, &cli.out)?);
     }
     let lines: String = written
         .iter()
@@ -219,6 +232,18 @@ mod tests {
 
     /// The files `dualbench report ARGS` writes into a fresh folder, sorted.
     fn written(tag: &str, experiments: &[&str], compare: Option<[&str; 2]>) -> Vec<String> {
+        let (result, files) = reported(tag, experiments, compare);
+        result.unwrap();
+        files
+    }
+
+    /// What `dualbench report ARGS` returns over a database of two experiments named `x`
+    /// (ids 1 and 2), and the files it wrote into a fresh folder, sorted.
+    fn reported(
+        tag: &str,
+        experiments: &[&str],
+        compare: Option<[&str; 2]>,
+    ) -> (Result<()>, Vec<String>) {
         let (mut db, path) = db::tests::temp_db(tag);
         let plan = plan::parse(
             "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
@@ -234,21 +259,41 @@ mod tests {
         let out =
             std::env::temp_dir().join(format!("dualbench-report-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        report_main(ReportCli {
+        let result = report_main(ReportCli {
             experiments: experiments.iter().map(|s| s.to_string()).collect(),
             compare: compare.map(|pair| pair.iter().map(|s| s.to_string()).collect()),
             out: out.clone(),
             db: path.clone(),
-        })
-        .unwrap();
+        });
         let mut files: Vec<String> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+            .map(|dir| {
+                dir.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
         files.sort();
         let _ = std::fs::remove_dir_all(&out);
         let _ = std::fs::remove_file(&path);
-        files
+        (result, files)
+    }
+
+    /// `report X --compare 1 1` wrote a comparison of an experiment with itself (every
+    /// change +0); also through a name (`x` is the newest, id 2). Refused before any file.
+    #[test]
+    fn an_experiment_compared_with_itself_is_a_usage_error() {
+        for (tag, pair, id) in [("self-ids", ["1", "1"], 1), ("self-name", ["2", "x"], 2)] {
+            let (result, files) = reported(tag, &["1"], Some(pair));
+            let e = result.unwrap_err();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(
+                e.message,
+                format!(
+                    "--compare {} {}: both name experiment x (id {id}), and an experiment compared with itself shows no change; give two different experiments (`dualbench results list` shows them)",
+                    pair[0], pair[1]
+                )
+            );
+            assert!(files.is_empty(), "{files:?}");
+        }
     }
 
     /// `results export X -o results.db` once wrote the CSV over the database it read.
@@ -292,6 +337,47 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
+    /// `results export X -o FIFO` with no reader on the FIFO blocked in the open for good.
+    #[test]
+    fn an_export_to_a_fifo_without_a_reader_is_refused_at_once() {
+        let (mut db, path) = db::tests::temp_db("export-fifo");
+        let plan = plan::parse(
+            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            std::path::Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = plan::expand(&plan);
+        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+        testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
+        drop(db);
+        let fifo = path.with_extension("fifo");
+        let _ = std::fs::remove_file(&fifo);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = results_main(ResultsCli {
+            command: ResultsCommand::Export {
+                experiment: "x".into(),
+                format: ExportFormat::Csv,
+                output: Some(fifo.clone()),
+            },
+            db: path.clone(),
+        })
+        .unwrap_err();
+        assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+        assert_eq!(
+            e.message,
+            format!(
+                "-o {}: cannot write it (a FIFO with no reader: start its reader first)",
+                fifo.display()
+            )
+        );
+        std::fs::remove_file(&fifo).unwrap();
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// `report 1 --compare 1 2` once wrote the comparison alone, leaving experiment 1
     /// unreported without a word.
     #[test]
@@ -310,5 +396,32 @@ mod tests {
             ["compare-x-1-vs-x-2.html", "compare-x-1-vs-x-2.md"]
         );
         assert_eq!(written("newest", &[], None), ["x-2.html", "x-2.md"]);
+    }
+
+    /// `report 2 x` (x: the newest, id 2) wrote experiment 2's files twice and listed each
+    /// twice on stdout.
+    #[test]
+    fn an_experiment_named_twice_is_reported_once() {
+        let (mut db, path) = db::tests::temp_db("twice");
+        let plan = plan::parse(
+            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
+            std::path::Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = plan::expand(&plan);
+        for _ in 0..2 {
+            let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+            testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
+        }
+        let out = std::env::temp_dir().join(format!("dualbench-twice-{}", std::process::id()));
+        let written = report::write_reports(&db, &["2".into(), "x".into(), "1".into()], &out);
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_file(&path);
+        let names: Vec<String> = written
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["x-2.html", "x-2.md", "x-1.html", "x-1.md"]);
     }
 }

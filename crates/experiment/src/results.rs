@@ -591,4 +591,98 @@ mod tests {
         assert_eq!(nulls, 2, "the ipv4 and all rows");
         std::fs::remove_file(&path).unwrap();
     }
+
+    /// A database written before that fix holds 0 µs percentiles for such a family (its
+    /// run document, 0 requests measured, was always right). `results` and `report` read
+    /// the document, so they show no latency for it, never 0; `experiment` opening the
+    /// database for writing sets the stored percentiles to NULL.
+    #[test]
+    fn an_old_database_with_zero_percentiles_reads_as_no_latency() {
+        let (mut db, path) = temp_db("old-zeros");
+        let plan = parse(
+            "[experiment]\nname = \"x\"\nrepeats = 2\n[axes]\nfamily = [\"ipv4\"]\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        let runs = expand(&plan);
+        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+        let nothing = crate::testdata::run_doc(&[crate::testdata::Fam {
+            key: "ipv4",
+            completed: 0,
+            rps: 1.0,
+            total_us: &[],
+        }]);
+        crate::testdata::store_doc(&mut db, id, &runs[0], 0, &nothing, &[], &[]);
+        crate::testdata::store_small_run(&mut db, id, &runs[1], 1, &[], &[]);
+        drop(db);
+        // As the dualbench of before 2026-11-24 stored it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let old = "UPDATE family_summaries SET total_p50_us = 0.0, total_p90_us = 0.0, \
+                   total_p99_us = 0.0, total_max_us = 0.0 WHERE completed = 0";
+        assert_eq!(conn.execute(old, []).unwrap(), 2, "the ipv4 and all rows");
+        drop(conn);
+        let db = Db::open_existing(&path).unwrap();
+        let e = db.resolve("x").unwrap();
+        let text = csv(&db, &e).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = rows[0].split(',').collect();
+        let at = |c: &str| header.iter().position(|h| *h == c).unwrap();
+        for row in &rows[1..3] {
+            let cells: Vec<&str> = row.split(',').collect();
+            assert_eq!(
+                [
+                    at("total_mean_us"),
+                    at("total_p50_us"),
+                    at("total_p99_us"),
+                    at("total_max_us")
+                ]
+                .map(|i| cells[i]),
+                ["", "", "", ""],
+                "{row}"
+            );
+        }
+        let shown = show(&db, &e).unwrap();
+        assert!(
+            shown.contains("repeat 1:  ipv4 1.0 req/s, mean -, failed 0, ended normal 0"),
+            "{shown}"
+        );
+        let report = crate::report::study::build(&db, &e, crate::report::layout(&e)).unwrap();
+        let total = report
+            .tables
+            .iter()
+            .find(|t| t.metric.name == "total_ms")
+            .unwrap();
+        assert_eq!(
+            crate::report::study::format_cell(&total.rows[0].1[0]),
+            "0.0500 (n=1 of 2)"
+        );
+        let latency = &report.percentiles[0];
+        assert_eq!((latency.runs, latency.of, latency.count), (1, 2, 10));
+        assert_eq!(
+            latency.points.first().map(|p| p.1),
+            Some(0.05),
+            "no 0 ms from the empty run"
+        );
+        drop(db);
+        drop(Db::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let zeros: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM family_summaries WHERE total_p50_us = 0 OR total_max_us = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(zeros, 0);
+        let nulls: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM family_summaries WHERE completed = 0 AND total_p50_us IS NULL \
+                 AND total_p90_us IS NULL AND total_p99_us IS NULL AND total_max_us IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(nulls, 2);
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -13,6 +13,7 @@ mod ops;
 pub mod plan;
 mod procs;
 pub mod routes;
+mod runnable;
 pub mod shaping;
 pub mod state;
 mod status;
@@ -598,35 +599,6 @@ fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// Whether `program` can be run as `ip netns exec` would run it (a path, or a name on
-/// `PATH`): else the shell's exit code for it and why, in one line.
-fn runnable(program: &str) -> std::result::Result<(), (i32, String)> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let candidates: Vec<PathBuf> = if program.contains('/') {
-        vec![PathBuf::from(program)]
-    } else {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        std::env::split_paths(&path)
-            .map(|d| d.join(program))
-            .collect()
-    };
-    if candidates.iter().any(|c| executable(c)) {
-        return Ok(());
-    }
-    match candidates.iter().find(|c| c.exists()) {
-        Some(c) => Err((126, format!("{} is not an executable file", c.display()))),
-        None if program.contains('/') => Err((127, format!("{program}: no such file"))),
-        None => Err((
-            127,
-            format!("command not found: {program} (not on PATH: install it or give its path)"),
-        )),
-    }
-}
-
 /// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
 /// terminal pass straight through. Host names resolve through the testbed's hosts file.
 fn exec(args: ExecArgs) -> Result<()> {
@@ -642,7 +614,7 @@ fn exec(args: ExecArgs) -> Result<()> {
     if command[0] == "dualbench" {
         command[0] = std::env::current_exe()?.display().to_string();
     }
-    if let Err((code, why)) = runnable(&command[0]) {
+    if let Err((code, why)) = runnable::runnable(&command[0]) {
         // As a shell does: 127 for a command not found, 126 for one that cannot run. These
         // are the command's exit codes, not dualbench's own 1 or 2, so the line is printed
         // here and the process ends with the shell's code.

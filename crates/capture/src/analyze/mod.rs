@@ -44,8 +44,38 @@ pub struct Analysis {
     /// whole records before it were analysed; `damage` says where and why.
     pub truncated: bool,
     pub damage: Option<Damage>,
+    /// Packets left out because their interface's link type is not one the parser reads
+    /// (a pcapng file can mix interfaces): per link type, in the order first met. They
+    /// are counted in `packets.total` and in no other count.
+    pub skipped: Vec<Skipped>,
     pub connections: Vec<ConnectionReport>,
     pub families: BTreeMap<&'static str, FamilySummary>,
+}
+
+/// Packets of one unsupported link type, left out of the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub link_type: u16,
+    pub packets: u64,
+}
+
+/// The link types the parser reads, for messages.
+const KNOWN_LINKS: &str = "Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are";
+
+/// One line for a warning: how many packets were left out and why, and what was
+/// analysed; `None` when none was.
+pub fn describe_skipped(analysis: &Analysis) -> Option<String> {
+    let (first, rest) = analysis.skipped.split_first()?;
+    let mut what = format!("{} packets of link type {}", first.packets, first.link_type);
+    for s in rest {
+        what += &format!(", {} of link type {}", s.packets, s.link_type);
+    }
+    let skipped: u64 = analysis.skipped.iter().map(|s| s.packets).sum();
+    Some(format!(
+        "{}: skipped {what} (not supported: {KNOWN_LINKS}); analysed the other {} packets",
+        analysis.file,
+        analysis.packets.total - skipped
+    ))
 }
 
 /// Where and why reading a capture file stopped before its end.
@@ -76,17 +106,24 @@ impl Damage {
     }
 }
 
-/// Analyse a capture file; `port` keeps only connections with that server port.
+/// Analyse a capture file; `port` keeps only connections with that server port. Packets
+/// of an unsupported link type that the file mixes with supported ones are left out, and
+/// one warning line on stderr says how many and why (as the truncation warning does).
 pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
     let reader = Reader::open(path).map_err(|e| Failure::usage(e.to_string()))?;
     let mut analysis =
         analyze(reader, port).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     analysis.file = path.display().to_string();
+    if let Some(line) = describe_skipped(&analysis) {
+        eprintln!("dualbench: warning: {line}");
+    }
     Ok(analysis)
 }
 
 /// Analyse packets from a reader; a file cut short, or with a corrupt record, is analysed
-/// up to that record ([`Analysis::truncated`], [`Analysis::damage`]).
+/// up to that record ([`Analysis::truncated`], [`Analysis::damage`]). Packets of a link
+/// type the parser does not read are left out ([`Analysis::skipped`]); a file holding
+/// nothing else is an error naming the link types it reads.
 pub fn analyze<R: Read>(
     mut reader: Reader<R>,
     port: Option<u16>,
@@ -96,6 +133,7 @@ pub fn analyze<R: Read>(
     let mut link_types: Vec<u16> = Vec::new();
     let (mut first_ns, mut last_ns) = (u64::MAX, 0);
     let mut damage = None;
+    let mut skipped: Vec<Skipped> = Vec::new();
     loop {
         let record = match reader.next_record() {
             Ok(Some(record)) => record,
@@ -111,7 +149,22 @@ pub fn analyze<R: Read>(
         if !link_types.contains(&record.link_type) {
             link_types.push(record.link_type);
         }
-        take_packet(&record, port, &mut counts, &mut tracker)?;
+        if let Err(Unsupported(link_type)) = take_packet(&record, port, &mut counts, &mut tracker) {
+            match skipped.iter_mut().find(|s| s.link_type == link_type) {
+                Some(s) => s.packets += 1,
+                None => skipped.push(Skipped {
+                    link_type,
+                    packets: 1,
+                }),
+            }
+        }
+    }
+    let unsupported: u64 = skipped.iter().map(|s| s.packets).sum();
+    if unsupported > 0 && unsupported == counts.total {
+        return Err(format!(
+            "link type {} is not supported ({KNOWN_LINKS})",
+            skipped[0].link_type
+        ));
     }
     let connections: Vec<ConnectionReport> = tracker
         .connections
@@ -128,6 +181,7 @@ pub fn analyze<R: Read>(
         last_ns,
         truncated: damage.is_some(),
         damage,
+        skipped,
         families: summary::by_family(&connections),
         connections,
     })
@@ -147,14 +201,18 @@ fn damage_at(at: Position, e: &ReadError) -> Damage {
     }
 }
 
+/// A frame of a link type the parser does not read.
+struct Unsupported(u16);
+
 /// One captured frame: counted by what it carries; its TCP segment (on `port`, when
-/// given) or ICMP error handed to the tracker. An unsupported link type is an error.
+/// given) or ICMP error handed to the tracker. A frame of an unsupported link type is
+/// counted nowhere and given back as such.
 fn take_packet(
     record: &Record,
     port: Option<u16>,
     counts: &mut PacketCounts,
     tracker: &mut flow::Tracker,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Unsupported> {
     let ts_ns = record.ts_ns;
     match packet::parse(record.link_type, record.data) {
         Ok(Some(p)) => match p.transport {
@@ -174,11 +232,7 @@ fn take_packet(
             Transport::Other(_) => counts.other += 1,
         },
         Ok(None) => counts.other += 1,
-        Err(packet::ParseError::UnknownLink(t)) => {
-            return Err(format!(
-                "link type {t} is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
-            ))
-        }
+        Err(packet::ParseError::UnknownLink(t)) => return Err(Unsupported(t)),
         Err(_) => counts.unreadable += 1,
     }
     Ok(())
@@ -254,6 +308,86 @@ mod tests {
         assert_eq!(
             analyze(Reader::new(&file[..]).unwrap(), None).unwrap_err(),
             "link type 179 is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
+        );
+    }
+
+    /// A pcapng block of type `kind` around `body` (little-endian, padded to 4 bytes).
+    fn pcapng_block(kind: u32, body: &[u8]) -> Vec<u8> {
+        let padded = body.len().div_ceil(4) * 4;
+        let total = (12 + padded) as u32;
+        let mut b = Vec::new();
+        b.extend(kind.to_le_bytes());
+        b.extend(total.to_le_bytes());
+        b.extend(body);
+        b.resize(8 + padded, 0);
+        b.extend(total.to_le_bytes());
+        b
+    }
+
+    /// An enhanced packet block of interface `interface` (timestamps in µs, pcapng's default).
+    fn epb(interface: u32, ts_us: u64, frame: &[u8]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for v in [
+            interface,
+            (ts_us >> 32) as u32,
+            ts_us as u32,
+            frame.len() as u32,
+            frame.len() as u32,
+        ] {
+            body.extend(v.to_le_bytes());
+        }
+        body.extend(frame);
+        pcapng_block(crate::pcap::PCAPNG_EPB, &body)
+    }
+
+    /// A pcapng whose second interface has a link type the parser does not read (147,
+    /// USER0): the whole analysis failed on its first packet, where tshark reads the other
+    /// interface's packets. Its packets are skipped and counted now, the rest analysed.
+    #[test]
+    fn an_interface_of_an_unsupported_link_type_is_skipped_and_counted() {
+        let (a, b) = (([198, 18, 0, 1], 40000), ([198, 18, 0, 2], 80));
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcapng, 101, 65535, "").unwrap();
+        w.write(1_000, 40, &tcp_frame(a, b, 100, 0, 0x02)).unwrap();
+        let mut file = w.into_inner();
+        let mut idb = vec![0u8; 8];
+        idb[..2].copy_from_slice(&147u16.to_le_bytes());
+        idb[4..8].copy_from_slice(&65535u32.to_le_bytes());
+        file.extend(pcapng_block(crate::pcap::PCAPNG_IDB, &idb));
+        file.extend(epb(1, 2, &[0xab; 30]));
+        file.extend(epb(0, 3, &tcp_frame(b, a, 500, 101, 0x12)));
+        file.extend(epb(1, 4, &[0xcd; 7]));
+        file.extend(epb(0, 5, &tcp_frame(a, b, 101, 501, 0x10)));
+        let mut analysis = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+        assert_eq!(
+            analysis.packets,
+            PacketCounts {
+                total: 5,
+                tcp: 3,
+                ..PacketCounts::default()
+            }
+        );
+        assert_eq!(
+            analysis.skipped,
+            [Skipped {
+                link_type: 147,
+                packets: 2
+            }]
+        );
+        assert_eq!(analysis.link_types, [101, 147]);
+        assert_eq!(analysis.connections.len(), 1);
+        assert_eq!(analysis.connections[0].server, "198.18.0.2:80");
+        assert!(!analysis.truncated);
+        analysis.file = "two.pcapng".into();
+        assert_eq!(
+            describe_skipped(&analysis).unwrap(),
+            "two.pcapng: skipped 2 packets of link type 147 (not supported: Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are); analysed the other 3 packets"
+        );
+        let text = report::render(&analysis, report::Format::Text, false);
+        assert!(
+            text.starts_with(
+                "two.pcapng: 5 packets (3 TCP, 0 UDP, 0 other, 0 unreadable, 2 skipped) over "
+            ),
+            "{text}"
         );
     }
 

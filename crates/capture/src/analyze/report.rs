@@ -29,6 +29,7 @@ pub fn render(a: &Analysis, format: Format, connections: bool) -> String {
                     connections: Vec::new(),
                     families: a.families.clone(),
                     damage: a.damage.clone(),
+                    skipped: a.skipped.clone(),
                     ..*a
                 };
                 &summary
@@ -82,8 +83,14 @@ fn csv(reports: &[ConnectionReport]) -> String {
 fn text(a: &Analysis, connections: bool) -> String {
     let p = &a.packets;
     let span = a.last_ns.saturating_sub(a.first_ns) as f64 / 1e9;
+    // Packets of an unsupported link type are in the total and in no other count.
+    let skipped: u64 = a.skipped.iter().map(|s| s.packets).sum();
+    let skipped = match skipped {
+        0 => String::new(),
+        n => format!(", {n} skipped"),
+    };
     let mut out = format!(
-        "{}: {} packets ({} TCP, {} UDP, {} other, {} unreadable) over {span:.3} s, {} TCP connections\n",
+        "{}: {} packets ({} TCP, {} UDP, {} other, {} unreadable{skipped}) over {span:.3} s, {} TCP connections\n",
         a.file,
         p.total,
         p.tcp,
@@ -263,6 +270,7 @@ mod tests {
             last_ns: 1_000_000_000,
             truncated: false,
             damage: None,
+            skipped: Vec::new(),
             families: by_family(&connections),
             connections,
         }

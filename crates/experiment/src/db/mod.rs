@@ -33,6 +33,55 @@ fn not_a_folder(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What kind of thing `path` is when it is not a regular file (or a folder), for a message.
+fn special_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = path.metadata().ok()?.file_type();
+    let named = [
+        (kind.is_char_device(), "a character device"),
+        (kind.is_block_device(), "a block device"),
+        (kind.is_fifo(), "a FIFO"),
+        (kind.is_socket(), "a socket"),
+    ];
+    named.iter().find(|(is, _)| *is).map(|&(_, name)| name)
+}
+
+/// A database must be a regular file (or a new one in an existing folder): SQLite on a
+/// device such as /dev/full fails only at the first write, after it has made a
+/// `-journal` file beside it. Checked before anything is created.
+pub fn check_path(path: &Path) -> Result<()> {
+    not_a_folder(path)?;
+    if let Some(kind) = special_kind(path) {
+        return Err(Failure::usage(format!(
+            "results database {} is {kind}, not a file; give --db a regular file",
+            path.display()
+        )));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !path.exists() && !folder.is_dir() {
+        let why = if folder.exists() {
+            format!("{} is not a folder", folder.display())
+        } else {
+            format!("folder {} does not exist", folder.display())
+        };
+        return Err(Failure::usage(format!(
+            "results database {}: {why}; give --db a file in an existing folder",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The file SQLite keeps beside `path` while it writes (the rollback journal).
+fn journal(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-journal");
+    name.into()
+}
+
 fn cannot_open(path: &Path, e: rusqlite::Error) -> Failure {
     Failure::usage(format!(
         "cannot open results database {}: {e}",
@@ -72,6 +121,23 @@ fn newer(path: &Path, v: i32) -> Failure {
     ))
 }
 
+/// A family that completed no request has no latency: NULL percentiles in
+/// `family_summaries`. Databases written before 2026-11-24 hold 0 µs there (the run
+/// document, which `results` and `report` read, always said "no request"); an experiment
+/// opening such a database for writing sets them to NULL, so SQL over the table agrees
+/// with the reports and the CSV export.
+fn repair_no_latency(conn: &Connection) -> Result<()> {
+    conn.execute(
+        "UPDATE family_summaries
+            SET total_p50_us = NULL, total_p90_us = NULL, total_p99_us = NULL, total_max_us = NULL
+          WHERE completed = 0 AND total_p50_us = 0 AND total_p90_us = 0 AND total_p99_us = 0
+            AND total_max_us = 0",
+        [],
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
 /// Everything stored with a run besides its JSON document.
 pub struct RunRecord<'a> {
     pub spec: &'a RunSpec,
@@ -93,21 +159,35 @@ impl Db {
     /// SQLite file of another program (tables of its own, user_version 0) or of a newer
     /// schema is refused, untouched.
     pub fn open(path: &Path) -> Result<Db> {
-        not_a_folder(path)?;
+        check_path(path)?;
+        let (existed, journal_existed) = (path.exists(), journal(path).exists());
         let conn = Connection::open(path).map_err(|e| cannot_open(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql)?;
         match schema_version(&conn, path)? {
             (0, false) => {
-                conn.execute_batch(&format!(
+                let created = conn.execute_batch(&format!(
                     "BEGIN; {} PRAGMA user_version = {}; COMMIT;",
                     schema::V1,
                     VERSION
-                ))
-                .map_err(sql)?;
+                ));
+                if let Err(e) = created {
+                    // Nothing is left behind that this open made (a full disk).
+                    drop(conn);
+                    if !journal_existed {
+                        let _ = std::fs::remove_file(journal(path));
+                    }
+                    if !existed {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    return Err(Failure::runtime(format!(
+                        "results database {}: cannot write it ({e}); give --db a file where there is room",
+                        path.display()
+                    )));
+                }
             }
             (0, true) => return Err(foreign(path)),
-            (VERSION, _) => {}
+            (VERSION, _) => repair_no_latency(&conn)?,
             (v, _) => return Err(newer(path, v)),
         }
         Ok(Db { conn })
@@ -122,7 +202,7 @@ impl Db {
                 path.display()
             )));
         }
-        not_a_folder(path)?;
+        check_path(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot_open(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))

@@ -199,3 +199,82 @@ fn another_programs_database_is_refused_untouched() {
     );
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A fresh folder of this test's own.
+fn temp_folder(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dualbench-db-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `--db /dev/full` made SQLite write `/dev/full-journal` before failing on the device;
+/// a FIFO would block the open for good. Such a path is refused before SQLite sees it,
+/// by the writing and the reading opens alike, and nothing is made beside it. (The device
+/// is made here, in a folder of the test's own: /dev is not written. Root only, as mknod.)
+#[test]
+fn a_database_path_that_is_no_file_is_refused_and_nothing_is_made() {
+    let dir = temp_folder("special");
+    let fifo = dir.join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut paths = vec![(fifo, "a FIFO")];
+    let full = dir.join("full");
+    let made = std::process::Command::new("mknod")
+        .arg(&full)
+        .args(["c", "1", "7"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        paths.push((full, "a character device"));
+    }
+    let before = names(&dir);
+    for (path, kind) in &paths {
+        let wanted = format!(
+            "results database {} is {kind}, not a file; give --db a regular file",
+            path.display()
+        );
+        for e in [
+            Db::open(path).err().unwrap(),
+            Db::open_existing(path).err().unwrap(),
+        ] {
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(e.message, wanted);
+        }
+    }
+    assert_eq!(names(&dir), before, "no -journal, nothing else");
+    let nowhere = dir.join("no-such-folder").join("r.db");
+    assert_eq!(
+        Db::open(&nowhere).err().unwrap().message,
+        format!(
+            "results database {}: folder {} does not exist; give --db a file in an existing folder",
+            nowhere.display(),
+            dir.join("no-such-folder").display()
+        )
+    );
+    let fifo_folder = dir.join("fifo").join("r.db");
+    assert_eq!(
+        Db::open(&fifo_folder).err().unwrap().message,
+        format!(
+            "results database {}: {} is not a folder; give --db a file in an existing folder",
+            fifo_folder.display(),
+            dir.join("fifo").display()
+        )
+    );
+    assert_eq!(names(&dir), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,16 +2,16 @@
 //! with the change, Welch's p-value, and significant changes marked better or worse.
 
 use super::html::head;
+use super::markdown::cell;
 use super::metrics::{self, Metric};
 use super::model::{self, AxisOrder, Cell};
 use super::study::{format_cell, label, AXIS_ORDER, PARTIAL_NOTE};
 use super::svg::escape;
 use crate::db::{Db, Experiment, StoredRun};
-use crate::plan::{self, ReportSpec};
+use crate::plan::ReportSpec;
 use crate::stats::{self, Difference};
 use dualbench_common::Result;
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Significance level for marking a change.
 pub const ALPHA: f64 = 0.05;
@@ -36,14 +36,15 @@ pub struct Comparison {
     pub tables: Vec<(&'static Metric, Vec<Row>)>,
 }
 
-/// Compare experiment `b` against `a` on the metrics of `a`'s plan.
-pub fn build(db: &Db, a: &Experiment, b: &Experiment) -> Result<Comparison> {
+/// Compare experiment `b` against `a` on the metrics of `a`'s plan (`layout`).
+pub fn build(
+    db: &Db,
+    a: &Experiment,
+    b: &Experiment,
+    layout: &super::Layout,
+) -> Result<Comparison> {
     let (runs_a, runs_b) = (db.runs(a.id)?, db.runs(b.id)?);
-    let (spec, order) = match plan::parse(&a.plan_text, Path::new(&a.name)) {
-        Ok(p) => (p.report.clone(), AxisOrder::of(&p)),
-        Err(_) => (ReportSpec::default(), AxisOrder::default()),
-    };
-    Ok(compare(a, b, &runs_a, &runs_b, &spec, &order))
+    Ok(compare(a, b, &runs_a, &runs_b, &layout.spec, &layout.order))
 }
 
 /// The comparison of two sets of runs on `spec`'s metrics (pure), points listed in
@@ -151,7 +152,7 @@ pub fn html(c: &Comparison) -> String {
 pub fn markdown(c: &Comparison) -> String {
     let mut s = format!(
         "# {} (id {}) vs {} (id {})\n\nB compared with A: mean ± 95% CI; change = B − A; **marked** when Welch's t-test gives p < {ALPHA}.\n\n",
-        c.a.name, c.a.id, c.b.name, c.b.id
+        cell(&c.a.name), c.a.id, cell(&c.b.name), c.b.id
     );
     for (m, rows) in &c.tables {
         let _ = writeln!(s, "## {}\n\n| point | A | B | change | relative | p | verdict |\n|---|---:|---:|---:|---:|---:|---|", m.heading);
@@ -162,7 +163,7 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {b}{change}{b} | {relative} | {p} | {b}{v}{b} |",
-                r.label,
+                cell(&r.label),
                 format_cell(&r.a),
                 format_cell(&r.b),
             );

@@ -7,6 +7,27 @@ use super::study::{
 use crate::timefmt::utc;
 use std::fmt::Write as _;
 
+/// Text the report does not write itself (the plan's title, description, notes and axis
+/// values; the machine's environment) as Markdown that shows it as it is: each character
+/// that Markdown gives a meaning is escaped with a backslash, so `*x*` is not emphasis,
+/// `<b>` no HTML and a `|` no cell border.
+pub fn escape(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_[]<>|#~&!".contains(c) {
+            s.push('\\');
+        }
+        s.push(c);
+    }
+    s
+}
+
+/// [`escape`]d text for one table cell or heading, on one line: a line break would end
+/// the row.
+pub fn cell(text: &str) -> String {
+    escape(&text.replace(['\r', '\n'], " "))
+}
+
 /// The whole report in Markdown.
 pub fn render(r: &Report) -> String {
     let e = &r.experiment;
@@ -16,7 +37,8 @@ pub fn render(r: &Report) -> String {
         e.title.clone()
     };
     let mut s = format!(
-        "# {title}\n\nExperiment `{}` (id {}), {}; started {}; {} of {} runs stored.\n\n",
+        "# {}\n\nExperiment `{}` (id {}), {}; started {}; {} of {} runs stored.\n\n",
+        cell(&title),
         e.name,
         e.id,
         e.status,
@@ -26,7 +48,7 @@ pub fn render(r: &Report) -> String {
     );
     for text in [&r.description, &r.spec.notes] {
         if !text.trim().is_empty() {
-            let _ = writeln!(s, "{}\n", text.trim());
+            let _ = writeln!(s, "{}\n", escape(text.trim()));
         }
     }
     s += "## Results\n\nEach cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.\n\n";
@@ -49,7 +71,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {b}{diff}{b} | {relative} | {p} |",
-                label(&d.row_axes, &row.key),
+                cell(&label(&d.row_axes, &row.key)),
                 format_cell(&row.v4),
                 format_cell(&row.v6),
             );
@@ -65,11 +87,17 @@ pub fn render(r: &Report) -> String {
     s += &percentiles(r);
     s += "## Servers and handlers\n\n| server | handler | answered by |\n|---|---|---|\n";
     for (server, handler, how) in &r.mechanisms {
-        let _ = writeln!(s, "| {server} | {handler} | {how} |");
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            cell(server),
+            cell(handler),
+            cell(how)
+        );
     }
     s += "\n## Environment\n\n| | |\n|---|---|\n";
     for (k, v) in &r.environment {
-        let _ = writeln!(s, "| {k} | {v} |");
+        let _ = writeln!(s, "| {} | {} |", cell(k), cell(v));
     }
     s + &runs(r)
 }
@@ -86,7 +114,7 @@ fn runs(r: &Report) -> String {
             "| {} | `{}` | {} | {} | {:.1} | {} |",
             run.seq + 1,
             run.id,
-            params,
+            cell(&params),
             run.repeat,
             run.doc.rps,
             run.doc.requests.failed
@@ -98,10 +126,10 @@ fn runs(r: &Report) -> String {
 fn table(t: &Table) -> String {
     let mut s = format!("### {}\n\n|", t.metric.heading);
     for a in &t.row_axes {
-        let _ = write!(s, " {a} |");
+        let _ = write!(s, " {} |", cell(a));
     }
     for c in &t.columns {
-        let _ = write!(s, " {c} |");
+        let _ = write!(s, " {} |", cell(c));
     }
     s += "\n|";
     s += &"---|".repeat(t.row_axes.len());
@@ -110,7 +138,7 @@ fn table(t: &Table) -> String {
     for (key, cells) in &t.rows {
         s.push('|');
         for v in key {
-            let _ = write!(s, " {v} |");
+            let _ = write!(s, " {} |", cell(v));
         }
         for c in cells {
             let _ = write!(s, " {} |", format_cell(c));
@@ -139,7 +167,12 @@ fn percentiles(r: &Report) -> String {
     s.push('\n');
     for p in &r.percentiles {
         let requests = super::study::percentile_requests(p);
-        let _ = write!(s, "| {} | {} | {requests} |", p.group, p.family);
+        let _ = write!(
+            s,
+            "| {} | {} | {requests} |",
+            cell(&p.group),
+            cell(&p.family)
+        );
         for (_, v) in &p.points {
             let _ = write!(s, " {v:.3} |");
         }

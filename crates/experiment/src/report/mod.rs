@@ -11,7 +11,7 @@ pub mod series;
 pub mod study;
 pub mod svg;
 
-use crate::db::Db;
+use crate::db::{Db, Experiment};
 use crate::stats::{Difference, Estimate};
 use dualbench_common::{Failure, Result};
 use std::collections::BTreeMap;
@@ -27,14 +27,23 @@ pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBu
             .cloned()
             .ok_or_else(|| Failure::usage("the database holds no experiment yet"))?]
     } else {
-        which
-            .iter()
-            .map(|w| db.resolve(w))
-            .collect::<Result<Vec<_>>>()?
+        let mut named: Vec<Experiment> = Vec::new();
+        for w in which {
+            let e = db.resolve(w)?;
+            // Named twice (`report 1 s1-mpm`): its files are written, and listed, once.
+            if !named.iter().any(|n| n.id == e.id) {
+                named.push(e);
+            }
+        }
+        named
     };
     let mut written = Vec::new();
     for e in experiments {
-        let report = study::build(db, &e)?;
+        let layout = layout(&e);
+        if let Some(note) = &layout.note {
+            crate::stdio::note(note);
+        }
+        let report = study::build(db, &e, layout)?;
         written.extend(write_pair(
             out,
             &format!("{}-{}", e.name, e.id),
@@ -45,10 +54,64 @@ pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// Write `compare-<A>-<id>-vs-<B>-<id>.html` and `.md`.
-pub fn write_comparison(db: &Db, a: &str, b: &str, out: &Path) -> Result<Vec<PathBuf>> {
+/// What a report takes from an experiment's stored plan: its `[report]` layout, its
+/// description and the order of each axis's values.
+pub struct Layout {
+    pub spec: crate::plan::ReportSpec,
+    pub description: String,
+    pub order: model::AxisOrder,
+    /// Set when today's checks refuse the stored plan (a plan stored by an older
+    /// dualbench): one line for stderr saying which check failed and that the default
+    /// layout is used.
+    pub note: Option<String>,
+}
+
+/// The layout of experiment `e`'s reports, from its stored plan (pure).
+pub fn layout(e: &Experiment) -> Layout {
+    match crate::plan::parse(&e.plan_text, Path::new(&e.name)) {
+        Ok(p) => Layout {
+            spec: p.report.clone(),
+            description: p.description.clone(),
+            order: model::AxisOrder::of(&p),
+            note: None,
+        },
+        Err(why) => Layout {
+            spec: crate::plan::ReportSpec::default(),
+            description: String::new(),
+            order: model::AxisOrder::default(),
+            note: Some(format!(
+                "note: the stored plan of {} (id {}) fails today's checks ({}): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)",
+                e.name, e.id, why.message
+            )),
+        },
+    }
+}
+
+/// The two experiments `--compare A B` names; A and B naming one experiment is a usage
+/// error (compared with itself it changes nothing).
+pub fn comparison_pair(db: &Db, a: &str, b: &str) -> Result<(Experiment, Experiment)> {
     let (ea, eb) = (db.resolve(a)?, db.resolve(b)?);
-    let c = compare::build(db, &ea, &eb)?;
+    if ea.id == eb.id {
+        return Err(Failure::usage(format!(
+            "--compare {a} {b}: both name experiment {} (id {}), and an experiment compared with itself shows no change; give two different experiments (`dualbench results list` shows them)",
+            ea.name, ea.id
+        )));
+    }
+    Ok((ea, eb))
+}
+
+/// Write `compare-<A>-<id>-vs-<B>-<id>.html` and `.md`.
+pub fn write_comparison(
+    db: &Db,
+    ea: &Experiment,
+    eb: &Experiment,
+    out: &Path,
+) -> Result<Vec<PathBuf>> {
+    let layout = layout(ea);
+    if let Some(note) = &layout.note {
+        crate::stdio::note(note);
+    }
+    let c = compare::build(db, ea, eb, &layout)?;
     let stem = format!("compare-{}-{}-vs-{}-{}", ea.name, ea.id, eb.name, eb.id);
     write_pair(out, &stem, &compare::html(&c), &compare::markdown(&c))
 }
@@ -156,5 +219,43 @@ pub fn format_p(d: Option<&Difference>) -> String {
         Some(p) if p.is_finite() && p < 0.001 => "<0.001".into(),
         Some(p) if p.is_finite() => format!("{p:.3}"),
         _ => "–".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn experiment(plan_text: &str) -> Experiment {
+        Experiment {
+            id: 3,
+            name: "s1".into(),
+            title: String::new(),
+            plan_text: plan_text.into(),
+            status: "complete".into(),
+            started_unix: 0.0,
+            finished_unix: None,
+            runs_planned: 1,
+            runs_stored: 1,
+        }
+    }
+
+    /// A stored plan that today's checks refuse (a metric named twice was accepted once)
+    /// fell back to the default layout without a word: one note now says which check
+    /// failed and that the default layout is used.
+    #[test]
+    fn a_stored_plan_refused_today_gets_the_default_layout_and_a_note() {
+        let text = "[experiment]\nname = \"s1\"\ndescription = \"d\"\n[axes]\nfamily = [\"ipv4\"]\n[report]\nmetrics = [\"p99_ms\", \"p99_ms\"]\n";
+        let refused = layout(&experiment(text));
+        assert_eq!(
+            refused.note.as_deref(),
+            Some("note: the stored plan of s1 (id 3) fails today's checks (s1:7: report.metrics: \"p99_ms\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
+        );
+        assert_eq!(refused.spec.metrics, ["rps", "total_ms"]);
+        assert_eq!(refused.description, "");
+        let accepted = layout(&experiment(&text.replace(", \"p99_ms\"]", "]")));
+        assert_eq!(accepted.note, None);
+        assert_eq!(accepted.spec.metrics, ["p99_ms"]);
+        assert_eq!(accepted.description, "d");
     }
 }

@@ -9,10 +9,9 @@ use super::series::family_series;
 use super::svg::Chart;
 use crate::db::{Db, Experiment, StoredRun};
 use crate::hist;
-use crate::plan::{self, ReportSpec};
+use crate::plan::ReportSpec;
 use crate::stats::{self, Difference, Estimate};
 use dualbench_common::Result;
-use std::path::Path;
 
 /// Order in which axes appear in row labels.
 pub const AXIS_ORDER: [&str; 10] = [
@@ -114,15 +113,16 @@ pub struct Report {
     pub runs: Vec<StoredRun>,
 }
 
-/// Build the report of one experiment.
-pub fn build(db: &Db, experiment: &Experiment) -> Result<Report> {
+/// Build the report of one experiment, laid out as `layout` (its stored plan's) says.
+pub fn build(db: &Db, experiment: &Experiment, layout: super::Layout) -> Result<Report> {
     let runs = db.runs(experiment.id)?;
     let environment = db.environment(experiment.id)?;
-    let (spec, description, order) =
-        match plan::parse(&experiment.plan_text, Path::new(&experiment.name)) {
-            Ok(p) => (p.report.clone(), p.description.clone(), AxisOrder::of(&p)),
-            Err(_) => (ReportSpec::default(), String::new(), AxisOrder::default()),
-        };
+    let super::Layout {
+        spec,
+        description,
+        order,
+        ..
+    } = layout;
     let mut samples = Vec::new();
     for r in &runs {
         samples.extend(

@@ -53,6 +53,7 @@ pub fn run(opts: &Options) -> Result<()> {
         return dry_run::dry_run(&plan, &runs, opts);
     }
     check_programs(&plan)?;
+    crate::db::check_path(&opts.db)?;
     check_out(&opts.out)?;
     let mut db = Db::open(&opts.db)?;
     let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts)?;

@@ -31,26 +31,54 @@ pub fn render(c: &ConfigInput) -> Option<(&'static str, String)> {
     }
 }
 
+/// `text` as a double-quoted string of a configuration file, each character of `escaped`
+/// preceded by a backslash: a run folder under a path with a space (`--out "my runs"`)
+/// split nginx's and Apache's directives and stopped the server.
+fn quoted(text: &str, escaped: &str) -> String {
+    let mut s = String::from('"');
+    for ch in text.chars() {
+        if escaped.contains(ch) {
+            s.push('\\');
+        }
+        s.push(ch);
+    }
+    s.push('"');
+    s
+}
+
+/// `path` followed by `more`, quoted for nginx (whose strings take `\"` and `\\`).
+fn ng(path: &Path, more: &str) -> String {
+    quoted(&format!("{}{more}", path.display()), "\\\"")
+}
+
+/// `path` followed by `more`, quoted for Apache and lighttpd (`\"`; Apache keeps any other
+/// backslash as it is).
+fn ap(path: &Path, more: &str) -> String {
+    quoted(&format!("{}{more}", path.display()), "\"")
+}
+
 fn nginx(c: &ConfigInput) -> String {
-    let d = c.dir.display();
+    let d = c.dir;
     let mut s = String::new();
     if let Some(user) = c.user {
         s += &format!("user {user};\n");
     }
     s += &format!(
         "daemon off;\nmaster_process on;\nworker_processes auto;\nworker_rlimit_nofile 65536;\n\
-         pid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+         pid {};\nerror_log {} warn;\n\
          events {{ worker_connections 16384; }}\n\
-         http {{\n  access_log off;\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n"
+         http {{\n  access_log off;\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n",
+        ng(d, "/nginx.pid"),
+        ng(d, "/error.log")
     );
     for t in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-        s += &format!("  {t}_temp_path {d}/tmp/{t};\n");
+        s += &format!("  {t}_temp_path {};\n", ng(d, &format!("/tmp/{t}")));
     }
     s += "  server {\n";
     for a in c.listen {
         s += &format!("    listen {a} backlog=4096;\n");
     }
-    s += &format!("    root {};\n", c.root.display());
+    s += &format!("    root {};\n", ng(c.root, ""));
     s += &format!(
         "    location = /in-server {{ default_type text/html; return 200 \"{}\\n\"; }}\n",
         PAGE.trim_end()
@@ -60,13 +88,17 @@ fn nginx(c: &ConfigInput) -> String {
 }
 
 fn apache(c: &ConfigInput) -> String {
-    let d = c.dir.display();
-    let r = c.root.display();
+    let (d, r) = (c.dir, c.root);
     let mpm = c.kind.mpm().unwrap_or("event");
     let cgi = if mpm == "prefork" { "cgi" } else { "cgid" };
     let mut s = format!(
-        "ServerRoot \"{d}\"\nServerName localhost\nPidFile \"{d}/apache.pid\"\nErrorLog \"{d}/error.log\"\n\
-         LogLevel warn\nDefaultRuntimeDir \"{d}\"\nMutex file:{d} default\n"
+        "ServerRoot {}\nServerName localhost\nPidFile {}\nErrorLog {}\n\
+         LogLevel warn\nDefaultRuntimeDir {}\nMutex {} default\n",
+        ap(d, ""),
+        ap(d, "/apache.pid"),
+        ap(d, "/error.log"),
+        ap(d, ""),
+        quoted(&format!("file:{}", d.display()), "\"")
     );
     let mut modules = vec![
         format!("mpm_{mpm}"),
@@ -88,31 +120,34 @@ fn apache(c: &ConfigInput) -> String {
         s += &format!("Listen {a}\n");
     }
     if cgi == "cgid" {
-        s += &format!("ScriptSock \"{d}/cgid.sock\"\n");
+        s += &format!("ScriptSock {}\n", ap(d, "/cgid.sock"));
     }
+    let (root, cgi_bin) = (ap(r, ""), ap(r, "/cgi-bin"));
     s += &format!(
-        "TypesConfig /etc/mime.types\nDocumentRoot \"{r}\"\nDirectoryIndex index.html\n\
-         <Directory \"{r}\">\n  Require all granted\n</Directory>\n\
-         ScriptAlias /cgi-bin/ \"{r}/cgi-bin/\"\n<Directory \"{r}/cgi-bin\">\n  Options +ExecCGI\n  Require all granted\n</Directory>\n\
-         <Location /server-status>\n  SetHandler server-status\n  Require all granted\n</Location>\n"
+        "TypesConfig /etc/mime.types\nDocumentRoot {root}\nDirectoryIndex index.html\n\
+         <Directory {root}>\n  Require all granted\n</Directory>\n\
+         ScriptAlias /cgi-bin/ {}\n<Directory {cgi_bin}>\n  Options +ExecCGI\n  Require all granted\n</Directory>\n\
+         <Location /server-status>\n  SetHandler server-status\n  Require all granted\n</Location>\n",
+        ap(r, "/cgi-bin/")
     );
     if c.mod_perl {
         s += &format!(
-            "PerlSwitches -I{d}\nPerlModule DualbenchPage\n\
-             <Location /in-server>\n  SetHandler perl-script\n  PerlResponseHandler DualbenchPage\n</Location>\n"
+            "PerlSwitches {}\nPerlModule DualbenchPage\n\
+             <Location /in-server>\n  SetHandler perl-script\n  PerlResponseHandler DualbenchPage\n</Location>\n",
+            quoted(&format!("-I{}", d.display()), "\"")
         );
     }
     s
 }
 
 fn lighttpd(c: &ConfigInput) -> String {
-    let d = c.dir.display();
     let mut s = format!(
-        "server.document-root = \"{}\"\nserver.pid-file = \"{d}/lighttpd.pid\"\n\
+        "server.document-root = {}\nserver.pid-file = {}\n\
          server.modules = (\"mod_cgi\")\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
          server.listen-backlog = 4096\nindex-file.names = (\"index.html\")\n\
          mimetype.assign = (\".html\" => \"text/html\")\ncgi.assign = (\".cgi\" => \"\", \".pl\" => \"{perl}\")\n",
-        c.root.display(),
+        ap(c.root, ""),
+        ap(c.dir, "/lighttpd.pid"),
         perl = super::site::PERL
     );
     if let Some(user) = c.user {
@@ -176,13 +211,52 @@ mod tests {
         assert!(event.contains("PerlResponseHandler DualbenchPage"));
     }
 
+    /// A run folder under `--out "my runs"` gave nginx `pid /my runs/…;` ("invalid number of
+    /// arguments in "pid" directive") and Apache `Mutex file:/my runs/…` ("Invalid Mutex
+    /// directory"): both failed to start. Every path is one quoted string now.
+    #[test]
+    fn paths_with_spaces_and_quotes_are_one_quoted_string() {
+        let dir = Path::new("/my runs/a\"b");
+        let root = Path::new("/my runs/a\"b/htdocs");
+        let c = |kind| ConfigInput {
+            dir,
+            root,
+            ..input(kind)
+        };
+        let (_, n) = render(&c(ServerKind::Nginx)).unwrap();
+        for line in [
+            "pid \"/my runs/a\\\"b/nginx.pid\";",
+            "error_log \"/my runs/a\\\"b/error.log\" warn;",
+            "  client_body_temp_path \"/my runs/a\\\"b/tmp/client_body\";",
+            "    root \"/my runs/a\\\"b/htdocs\";",
+        ] {
+            assert!(n.lines().any(|l| l == line), "{line} in\n{n}");
+        }
+        let (_, a) = render(&c(ServerKind::ApacheWorker)).unwrap();
+        for line in [
+            "ServerRoot \"/my runs/a\\\"b\"",
+            "Mutex \"file:/my runs/a\\\"b\" default",
+            "ScriptSock \"/my runs/a\\\"b/cgid.sock\"",
+            "DocumentRoot \"/my runs/a\\\"b/htdocs\"",
+            "ScriptAlias /cgi-bin/ \"/my runs/a\\\"b/htdocs/cgi-bin/\"",
+            "<Directory \"/my runs/a\\\"b/htdocs/cgi-bin\">",
+            "PerlSwitches \"-I/my runs/a\\\"b\"",
+        ] {
+            assert!(a.lines().any(|l| l == line), "{line} in\n{a}");
+        }
+        let (_, l) = render(&c(ServerKind::Lighttpd)).unwrap();
+        assert!(l.starts_with(
+            "server.document-root = \"/my runs/a\\\"b/htdocs\"\nserver.pid-file = \"/my runs/a\\\"b/lighttpd.pid\"\n"
+        ));
+    }
+
     #[test]
     fn nginx_and_lighttpd_listen_on_both_families() {
         let (_, n) = render(&input(ServerKind::Nginx)).unwrap();
         assert!(
             n.contains("listen 127.0.0.1:8080 backlog=4096;\n    listen [::1]:8080 backlog=4096;")
         );
-        assert!(n.contains("pid /r/nginx.pid;") && n.contains("user www-data;"));
+        assert!(n.contains("pid \"/r/nginx.pid\";") && n.contains("user www-data;"));
         let (_, l) = render(&input(ServerKind::Lighttpd)).unwrap();
         assert!(l.contains("server.bind = \"127.0.0.1\"\nserver.port = 8080\n"));
         assert!(l.contains("$SERVER[\"socket\"] == \"[::1]:8080\" { }"));

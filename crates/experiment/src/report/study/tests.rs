@@ -4,6 +4,7 @@ use super::*;
 use crate::db::Experiment;
 use crate::report::model::tests::stored;
 use crate::report::model::AxisOrder;
+use std::path::Path;
 
 fn experiment() -> Experiment {
     Experiment {
@@ -114,6 +115,55 @@ fn renders_html_and_markdown() {
         "{md}"
     );
     assert!(md.contains("| kernel | 6.1 |"));
+}
+
+/// The plan's own text went into the Markdown as it was: a `|` in an axis value split
+/// its table row into more cells than the header has, `*x*` became emphasis and `<b>`
+/// HTML. Every such character is escaped now; the HTML report escapes it as HTML.
+#[test]
+fn the_plans_own_text_cannot_break_the_markdown_or_the_html() {
+    let runs: Vec<StoredRun> = [(1, 100.0, "none"), (2, 110.0, "none")]
+        .into_iter()
+        .chain([(1, 50.0, "a|b *c*"), (2, 52.0, "a|b *c*")])
+        .map(|(repeat, rps, link)| {
+            let mut run = stored("nginx", repeat, rps, 90.0);
+            run.params.insert("link".into(), link.into());
+            run
+        })
+        .collect();
+    let mut r = report_of(runs);
+    r.experiment.title = "T | _x_ `code` <b>hi</b>".into();
+    r.description = "d | *s* [l](u) <script>x</script> #1 & ~y~ !".into();
+    r.environment = vec![("os_name".into(), "Debian | 12\nnext".into())];
+    let md = crate::report::markdown::render(&r);
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines[0], r"# T \| \_x\_ \`code\` \<b\>hi\</b\>");
+    assert!(
+        md.contains("\nd \\| \\*s\\* \\[l\\](u) \\<script\\>x\\</script\\> \\#1 \\& \\~y\\~ \\!\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| nginx | none | 105.0 ± 63.5 | 90 ± 0 |\n| nginx | a\\|b \\*c\\* | 51.0 ± 12.7 | 90 ± 0 |\n"),
+        "{md}"
+    );
+    assert!(md.contains("| os\\_name | Debian \\| 12 next |\n"), "{md}");
+    assert!(md.contains("| link=a\\|b \\*c\\* | ipv4 | 20 |"), "{md}");
+    // Every table row has as many cell borders as its header.
+    let borders = |line: &str| line.replace("\\|", "").matches('|').count();
+    for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
+        let rows: Vec<&str> = table.lines().collect();
+        assert!(
+            rows.iter().all(|row| borders(row) == borders(rows[0])),
+            "{table}"
+        );
+    }
+    let html = crate::report::html::render(&r);
+    assert!(
+        !html.contains("<b>hi") && !html.contains("<script>x"),
+        "{html}"
+    );
+    assert!(html.contains("<h1>T | _x_ `code` &lt;b&gt;hi&lt;/b&gt;</h1>"));
+    assert!(html.contains("<td class=\"l\">a|b *c*</td>"));
 }
 
 /// Runs of one family only (`family = ["ipv4"]`), as a single-family plan stores them.
