@@ -296,10 +296,9 @@ mod tests {
         }
     }
 
-    /// `results export X -o results.db` once wrote the CSV over the database it read.
-    #[test]
-    fn an_export_onto_the_database_is_refused_and_the_database_kept() {
-        let (mut db, path) = db::tests::temp_db("export-onto-db");
+    /// A database holding experiment "x" with one stored run.
+    fn db_of_one_run(tag: &str) -> std::path::PathBuf {
+        let (mut db, path) = db::tests::temp_db(tag);
         let plan = plan::parse(
             "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
             std::path::Path::new("x.toml"),
@@ -308,21 +307,32 @@ mod tests {
         let runs = plan::expand(&plan);
         let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
         testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
-        drop(db);
+        path
+    }
+
+    /// The failure of `results export x --format csv -o output --db path`.
+    fn export_error(path: &std::path::Path, output: &std::path::Path) -> Failure {
+        results_main(ResultsCli {
+            command: ResultsCommand::Export {
+                experiment: "x".into(),
+                format: ExportFormat::Csv,
+                output: Some(output.to_path_buf()),
+            },
+            db: path.to_path_buf(),
+        })
+        .unwrap_err()
+    }
+
+    /// `results export X -o results.db` once wrote the CSV over the database it read.
+    #[test]
+    fn an_export_onto_the_database_is_refused_and_the_database_kept() {
+        let path = db_of_one_run("export-onto-db");
         let before = std::fs::read(&path).unwrap();
         let link = path.with_extension("link.db");
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&path, &link).unwrap();
         for output in [&path, &link] {
-            let e = results_main(ResultsCli {
-                command: ResultsCommand::Export {
-                    experiment: "x".into(),
-                    format: ExportFormat::Csv,
-                    output: Some(output.clone()),
-                },
-                db: path.clone(),
-            })
-            .unwrap_err();
+            let e = export_error(&path, output);
             assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
             assert_eq!(
                 e.message,
@@ -340,16 +350,7 @@ mod tests {
     /// `results export X -o FIFO` with no reader on the FIFO blocked in the open for good.
     #[test]
     fn an_export_to_a_fifo_without_a_reader_is_refused_at_once() {
-        let (mut db, path) = db::tests::temp_db("export-fifo");
-        let plan = plan::parse(
-            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
-            std::path::Path::new("x.toml"),
-        )
-        .unwrap();
-        let runs = plan::expand(&plan);
-        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
-        testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
-        drop(db);
+        let path = db_of_one_run("export-fifo");
         let fifo = path.with_extension("fifo");
         let _ = std::fs::remove_file(&fifo);
         assert!(std::process::Command::new("mkfifo")
@@ -357,15 +358,7 @@ mod tests {
             .status()
             .unwrap()
             .success());
-        let e = results_main(ResultsCli {
-            command: ResultsCommand::Export {
-                experiment: "x".into(),
-                format: ExportFormat::Csv,
-                output: Some(fifo.clone()),
-            },
-            db: path.clone(),
-        })
-        .unwrap_err();
+        let e = export_error(&path, &fifo);
         assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
         assert_eq!(
             e.message,
