@@ -556,6 +556,18 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "-e", "/nonexistent/p.csv"],
             "-e: cannot write /nonexistent/p.csv",
         ),
+        (
+            vec!["http://127.0.0.1:1/", "-i", "-m", "POST"],
+            "dualbench: -i (HEAD) and -m POST ask for two methods: drop one",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-H", "Content-Length: 5"],
+            "dualbench: -H 'Content-Length: 5' announces a request body, but there is none",
+        ),
+        (
+            vec!["-d", "10s", "http://127.0.0.1:1/"],
+            "dualbench: bad URL '10s': expected http://HOST[:PORT]/PATH; a time limit goes with -t, e.g. -t 10s",
+        ),
     ] {
         let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);

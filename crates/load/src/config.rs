@@ -189,17 +189,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     check_request_words(cli)?;
     check_body_framing(cli, body.as_ref().map(|(b, _)| b.len()))?;
     let credentials = crate::ab_flags::credential_lines(&cli.cookies, &cli.auth, &cli.proxy_auth)?;
-    let method = cli.method.clone().unwrap_or_else(|| {
-        if cli.head {
-            "HEAD".into()
-        } else if cli.post_file.is_some() {
-            "POST".into()
-        } else if cli.put_file.is_some() {
-            "PUT".into()
-        } else {
-            "GET".into()
-        }
-    });
+    let method = method(cli)?;
     let requests = build_requests(&targets, cli, &method, body, &credentials);
     let (arrival, open) = arrival(cli)?;
     let time_limit_s = cli.timelimit;
@@ -337,6 +327,23 @@ fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
     Ok(Some((body, cli.content_type.clone())))
 }
 
+/// The request method: `-m`, else HEAD with `-i`, POST with `-p`, PUT with `-u`, else GET.
+/// `-i` with `-m` of another method asks for two methods at once (ab refuses it too:
+/// "Cannot mix HEAD with other methods"); `-i -m POST` sent POST without a word.
+fn method(cli: &RunCli) -> Result<String> {
+    match (&cli.method, cli.head) {
+        (Some(m), true) if m != "HEAD" => Err(Failure::usage(format!(
+            "-i (HEAD) and -m {} ask for two methods: drop one",
+            m.escape_default()
+        ))),
+        (Some(m), _) => Ok(m.clone()),
+        (None, true) => Ok("HEAD".into()),
+        (None, false) if cli.post_file.is_some() => Ok("POST".into()),
+        (None, false) if cli.put_file.is_some() => Ok("PUT".into()),
+        (None, false) => Ok("GET".into()),
+    }
+}
+
 /// The largest `-p`/`-u` body: every target's request is built once with it, in memory.
 const MAX_BODY: u64 = 256 << 20;
 
@@ -407,24 +414,32 @@ fn check_request_words(cli: &RunCli) -> Result<()> {
 
 /// With a `-p`/`-u` body dualbench frames it itself (`Content-Length`): a `-H` with a
 /// framing header of its own would send two lengths, or a length and a chunked coding the
-/// body does not have, which a server must refuse (400) for every request.
+/// body does not have, which a server must refuse (400) for every request. Without a body,
+/// such a header (but `Content-Length: 0`) announces one that is never sent.
 fn check_body_framing(cli: &RunCli, body_len: Option<usize>) -> Result<()> {
-    let Some(len) = body_len else {
-        return Ok(());
-    };
-    let flag = if cli.post_file.is_some() { "-p" } else { "-u" };
-    let framing = cli.headers.iter().find(|h| {
-        h.split_once(':').is_some_and(|(name, _)| {
-            name.eq_ignore_ascii_case("content-length")
-                || name.eq_ignore_ascii_case("transfer-encoding")
+    let framing = |h: &&String| {
+        h.split_once(':').is_some_and(|(name, value)| {
+            name.eq_ignore_ascii_case("transfer-encoding")
+                || (name.eq_ignore_ascii_case("content-length")
+                    // Without a body, `Content-Length: 0` says just that.
+                    && (body_len.is_some() || value.trim().parse::<u64>() != Ok(0)))
         })
-    });
-    match framing {
-        Some(h) => Err(Failure::usage(format!(
-            "-H '{h}' cannot go with {flag}: dualbench sends the body's own length \
-             (Content-Length: {len}); drop this -H"
+    };
+    match (cli.headers.iter().find(framing), body_len) {
+        (Some(h), Some(len)) => {
+            let flag = if cli.post_file.is_some() { "-p" } else { "-u" };
+            Err(Failure::usage(format!(
+                "-H '{h}' cannot go with {flag}: dualbench sends the body's own length \
+                 (Content-Length: {len}); drop this -H"
+            )))
+        }
+        // The server waits for a body that never comes: every request was a TIMEOUT
+        // after -s (30 s by default), and the run measured nothing else.
+        (Some(h), None) => Err(Failure::usage(format!(
+            "-H '{h}' announces a request body, but there is none: give it with -p or -u \
+             (dualbench then frames it), or drop this -H"
         ))),
-        None => Ok(()),
+        (None, _) => Ok(()),
     }
 }
 
@@ -631,6 +646,23 @@ mod tests {
         assert!(!head_of(&[url]));
     }
 
+    /// `-i -m POST` dropped `-i` without a word and sent POST; ab refuses the mix.
+    #[test]
+    fn head_with_another_method_is_a_usage_error() {
+        let url = "http://127.0.0.1:1/";
+        for args in [["-i", "-m", "POST", url], ["-m", "POST", "-i", url]] {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(&args).copied()).unwrap();
+            let e = plan(&cli, &cli.urls, machine(2, 20_000)).unwrap_err();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(
+                e.message,
+                "-i (HEAD) and -m POST ask for two methods: drop one"
+            );
+        }
+        let cli = RunCli::try_parse_args(["run", "-i", "-m", "HEAD", url]).unwrap();
+        assert!(plan(&cli, &cli.urls, machine(2, 20_000)).unwrap().0.head);
+    }
+
     /// `-p` with `-H 'Content-Length: 3'` sent both lengths, and the server answered 400 to
     /// every request; with `-H 'Transfer-Encoding: chunked'` a body that is not chunked.
     #[test]
@@ -662,6 +694,27 @@ mod tests {
         let request = String::from_utf8(p.requests[0].clone()).unwrap();
         assert_eq!(request.matches("Content-Length").count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `-H 'Content-Length: 5'` without `-p`/`-u` announced a body never sent: the server
+    /// waited for it, and every request ended a TIMEOUT after `-s` (30 s each).
+    #[test]
+    fn a_framing_header_without_a_body_is_a_usage_error() {
+        let plan_of = |args: &[&str]| {
+            let cli = RunCli::try_parse_args(["run"].iter().chain(args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).map(|(p, _)| p)
+        };
+        let url = "http://127.0.0.1:1/";
+        for h in ["Content-Length: 5", "transfer-encoding: chunked"] {
+            let e = plan_of(&["-H", h, url]).unwrap_err();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(
+                e.message,
+                format!("-H '{h}' announces a request body, but there is none: give it with -p or -u (dualbench then frames it), or drop this -H")
+            );
+        }
+        assert!(plan_of(&["-H", "Content-Length:  0 ", url]).is_ok());
+        assert!(plan_of(&["-H", "Content-Length: 00", url]).is_ok());
     }
 
     #[test]

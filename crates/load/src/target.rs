@@ -55,6 +55,13 @@ pub fn parse_url(s: &str) -> Result<Url> {
                 "unsupported scheme '{scheme}' in '{s}': dualbench speaks plain http:// only"
             )))
         }
+        // wrk's `-d 10s` is ab's `-d`, which takes no value: the time was taken for a URL.
+        None if crate::ab_flags::parse_time_limit(s).is_ok() => {
+            return Err(bad(
+                "expected http://HOST[:PORT]/PATH; a time limit goes with -t, e.g. -t 10s \
+                 (-d, wrk's flag for it, is ab's 'no percentiles' here: it takes no value)",
+            ))
+        }
         None => return Err(bad("expected http://HOST[:PORT]/PATH")),
     };
     let (authority, path) = match rest.find(['/', '?']) {
@@ -686,6 +693,11 @@ mod tests {
     #[test]
     fn bad_urls_say_why() {
         for (url, why) in [
+            // `dualbench run -d 10s URL`, as wrk takes a duration.
+            (
+                "10s",
+                "expected http://HOST[:PORT]/PATH; a time limit goes with -t, e.g. -t 10s (-d, wrk's flag for it, is ab's 'no percentiles' here: it takes no value)",
+            ),
             ("https://x/", "unsupported scheme 'https'"),
             ("example.org/", "expected http://"),
             ("http://::1/", "need brackets"),

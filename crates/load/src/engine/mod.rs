@@ -31,7 +31,8 @@ pub struct Plan {
     pub requests: Vec<Vec<u8>>,
     /// The method is HEAD (responses have no body).
     pub head: bool,
-    /// Requests in flight at most (closed loop) or connections at most (open loop).
+    /// Requests in flight at most, in closed and open loop (with keep-alive over several
+    /// targets, each target's idle connections stay open, so more connections may be).
     pub concurrency: usize,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = none.
     pub pipeline: usize,

@@ -178,7 +178,7 @@ fn open_loop_shows_late_and_unsent_slots_and_both_latencies() {
     // cap on connections and the time per request is the measured mean of Total.
     assert_eq!(
         line(&report, "Concurrency Level:"),
-        "Concurrency Level:      2 (open loop: connections at most)"
+        "Concurrency Level:      2 (open loop: in flight at most)"
     );
     let mean_ms = s.total().hist.total.mean() / 1000.0;
     assert_eq!(

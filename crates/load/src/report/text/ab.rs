@@ -83,10 +83,10 @@ fn header(out: &mut String, s: &RunSummary, variable_length: bool) {
         let _ = writeln!(out, "Document Length:        {length} bytes");
     }
     let _ = writeln!(out);
-    // In open loop -c caps the connections; how many requests are in flight is the rate's
+    // In open loop -c is a cap on requests in flight; how many are in flight is the rate's
     // doing, so ab's figure would claim what was not measured.
     let open = if matches!(m.model, LoadModel::Open { .. }) {
-        " (open loop: connections at most)"
+        " (open loop: in flight at most)"
     } else {
         ""
     };
