@@ -917,6 +917,41 @@ fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
     bed.take_down(&[]);
 }
 
+#[test]
+fn exec_into_a_node_whose_namespace_is_gone_is_one_line_and_exit_1() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("hy5");
+    let file = topology(
+        &bed,
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n",
+        "",
+    );
+    bed.up_ok(&file);
+    // Deleted from outside, by its exact name (the namespace is this test's own).
+    let b = format!("db-{}-b", bed.name);
+    assert!(Command::new("ip")
+        .args(["netns", "del", &b])
+        .status()
+        .unwrap()
+        .success());
+    // `ip netns exec` said "Cannot open network namespace ..." and exited 255.
+    let out = bed.exec("b", &["true"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "dualbench: testbed '{0}' is degraded: namespace {b} of node 'b' is missing; take it down (`dualbench testbed down --name {0} --state-dir {1}`) and bring it up again\n",
+            bed.name,
+            bed.root.display()
+        )
+    );
+    let fine = bed.exec("a", &["true"]);
+    assert_eq!(fine.status.code(), Some(0), "{}", stderr(&fine));
+    bed.take_down(&[]);
+}
+
 /// A number after `"key":` in compact JSON, starting the search at `after`.
 fn json_number(compact: &str, after: &str, key: &str) -> Option<f64> {
     let rest = compact

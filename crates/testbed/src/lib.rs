@@ -486,7 +486,9 @@ fn state_dir_flag(root: &Path) -> String {
     if root == Path::new(state::DEFAULT_ROOT) {
         String::new()
     } else {
-        format!(" --state-dir {}", root.display())
+        // Quoted when the shell would split it: the hint is meant to be pasted.
+        let dir = dualbench_common::shell_word(&root.display().to_string());
+        format!(" --state-dir {dir}")
     }
 }
 
@@ -610,6 +612,14 @@ fn exec(args: ExecArgs) -> Result<()> {
         .iter()
         .find(|n| n.name == args.host)
         .ok_or_else(|| Failure::usage(no_such_node(layout, &args.host)))?;
+    if !system::namespace_exists(&node.namespace) {
+        return Err(Failure::runtime(missing_namespace(
+            &file.state,
+            &node.name,
+            &node.namespace,
+            &args.which.state_dir,
+        )));
+    }
     let mut command = args.command;
     if command[0] == "dualbench" {
         command[0] = std::env::current_exe()?.display().to_string();
@@ -628,6 +638,22 @@ fn exec(args: ExecArgs) -> Result<()> {
         .args(&command)
         .exec();
     Err(system::spawn_error("ip", err))
+}
+
+/// Why `exec` cannot enter a node whose namespace is gone (deleted from outside, or never
+/// made by an `up` that did not finish), and the way out; `ip netns exec` would only say
+/// `Cannot open network namespace` and exit 255.
+fn missing_namespace(state: &state::State, node: &str, ns: &str, root: &Path) -> String {
+    let name = &state.testbed;
+    let why = if state.complete {
+        "is degraded"
+    } else {
+        "was never completely built"
+    };
+    format!(
+        "testbed '{name}' {why}: namespace {ns} of node '{node}' is missing; take it down (`dualbench testbed down --name {name}{}`) and bring it up again",
+        state_dir_flag(root)
+    )
 }
 
 /// `testbed 'wan' has no node 'x' (its nodes: hosts client, server; router r1)`.
@@ -665,6 +691,17 @@ fn no_such_node(layout: &plan::Layout, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_dir_in_a_hint_is_one_shell_word() {
+        // "/tmp/st dir" used to be pasted as two words.
+        assert_eq!(
+            state_dir_flag(Path::new("/tmp/st dir")),
+            " --state-dir '/tmp/st dir'"
+        );
+        assert_eq!(state_dir_flag(Path::new("/tmp/st")), " --state-dir /tmp/st");
+        assert_eq!(state_dir_flag(Path::new(state::DEFAULT_ROOT)), "");
+    }
 
     #[test]
     fn a_missing_node_is_named_with_the_nodes_by_kind() {

@@ -191,6 +191,8 @@ struct RawNode {
 enum RawQueue {
     Packets(i64),
     Text(String),
+    /// Any other TOML value (`2.5`, `true`): refused in words, not serde's.
+    Other(serde::de::IgnoredAny),
 }
 
 #[derive(Deserialize, Default)]
@@ -225,8 +227,16 @@ struct RawLink {
 struct RawService {
     host: Spanned<String>,
     name: Spanned<String>,
-    command: Spanned<Command>,
+    command: Spanned<RawCommand>,
     ready: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawCommand {
+    Given(Command),
+    /// Any other TOML value (`42`, `[1, 2]`): refused in words, not serde's.
+    Other(serde::de::IgnoredAny),
 }
 
 /// A mistake in a topology file: where it is, which key, what is wrong.
@@ -301,6 +311,9 @@ impl Checker<'_> {
             )),
             RawQueue::Packets(n) => units::check_queue(Queue::Packets(*n as u64)),
             RawQueue::Text(t) => units::parse_queue_text(t),
+            RawQueue::Other(_) => Err(
+                "a queue is a whole number of packets (100) or a string of bytes (\"64kB\")".into(),
+            ),
         };
         parsed.map(Some).map_err(|m| self.at(s.span(), key, m))
     }
@@ -354,13 +367,30 @@ pub fn parse(text: &str) -> Result<Topology, FileError> {
 
 fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
     let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
-    let message = e.message().trim().replace('\n', " ");
+    let mut message = e.message().trim().replace('\n', " ");
+    // `[host]` where `[[host]]` is meant: serde's words name no key and no way out.
+    let line_text = e.span().and_then(|s| text.get(s.start..)?.lines().next());
+    if let Some(table) = line_text.and_then(single_table) {
+        if message.starts_with("invalid type: map, expected a sequence") {
+            message = format!(
+                "[{table}] is one table, but each {table} is an entry of a list: write [[{table}]]"
+            );
+        }
+    }
     FileError {
         line,
         column,
         key: None,
         message,
     }
+}
+
+/// `host` for a line `[host]` (a single table header), not for `[[host]]`.
+fn single_table(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let name = line.strip_prefix('[')?.split(']').next()?.trim();
+    let plain = !name.is_empty() && !name.contains(['.', '"', '\'']);
+    (!line.starts_with("[[") && plain).then_some(name)
 }
 
 /// A testbed or node name: lowercase letters, digits and '-', starting with a letter.
@@ -412,6 +442,9 @@ fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), F
             }
             if is_reserved(name) {
                 return Err(check.at(span, "name", format!("'{name}' is reserved for the wire namespaces of links: choose another name")));
+            }
+            if name == "localhost" {
+                return Err(check.at(span, "name", "'localhost' is the loopback's name in every node's hosts file (127.0.0.1 and ::1): as a node's name too it would also resolve to that node's addresses, in every node; choose another name".to_string()));
             }
             if index.insert(name.clone(), nodes.len()).is_some() {
                 return Err(check.at(
@@ -640,7 +673,16 @@ fn services(
                 format!("duplicate service '{name}' on '{}'", nodes[node].name),
             ));
         }
-        let command = s.command.get_ref().clone();
+        let command = match s.command.get_ref() {
+            RawCommand::Given(command) => command.clone(),
+            RawCommand::Other(_) => {
+                return Err(check.at(
+                    s.command.span(),
+                    "command",
+                    "a command is a list of strings ([\"nginx\", \"-g\", \"daemon off;\"]) or one string run by /bin/sh -c",
+                ))
+            }
+        };
         let empty = match &command {
             Command::Argv(argv) => argv.is_empty() || argv[0].is_empty(),
             Command::Shell(line) => line.trim().is_empty(),

@@ -71,19 +71,32 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     Ok(Rate(bps))
 }
 
-/// A queue limit from a TOML integer (packets) or a string (`"100"`, `"64kB"`, `"1MB"`, `"1500B"`).
+/// A queue limit from a TOML integer (packets) or a string (`"100"`, `"64kB"`, `"1MB"`,
+/// `"4KiB"`, `"1MiB"`, `"1500B"`: the wire's units). Whole packets and whole bytes only: a
+/// finer value such as `"1.5"` packets or `"1514.5B"` is refused rather than rounded.
 pub fn parse_queue_text(text: &str) -> Result<Queue, String> {
-    let bad = || format!("'{text}' is not a queue limit: give packets (100) or bytes (\"64kB\")");
-    let (number, unit) = split_number(text).ok_or_else(bad)?;
-    let bytes = |scale: f64| (number * scale).round() as u64;
-    let queue = match unit {
-        "" | "p" | "packets" => Queue::Packets(number as u64),
-        "B" => Queue::Bytes(bytes(1.0)),
-        "kB" | "KB" => Queue::Bytes(bytes(1e3)),
-        "MB" => Queue::Bytes(bytes(1e6)),
+    let bad = || {
+        format!("'{text}' is not a queue limit: give packets (100) or bytes (\"64kB\", \"1MiB\", \"3000B\")")
+    };
+    let (number, unit) = split_digits(text).ok_or_else(bad)?;
+    let (scale, what) = match unit {
+        "" | "p" | "packets" => (1, "packets"),
+        "B" => (1, "bytes"),
+        "kB" | "KB" => (1_000, "bytes"),
+        "KiB" => (1_024, "bytes"),
+        "MB" => (1_000_000, "bytes"),
+        "MiB" => (1_048_576, "bytes"),
         _ => return Err(bad()),
     };
-    check_queue(queue)
+    let n = match exact(number, scale) {
+        Some(Some(n)) => n,
+        Some(None) => return Err(format!("queue '{text}' is not a whole number of {what}")),
+        None => return Err(format!("queue '{text}' is impossible: it is too large")),
+    };
+    check_queue(match what {
+        "packets" => Queue::Packets(n),
+        _ => Queue::Bytes(n),
+    })
 }
 
 /// A queue must hold at least one full frame and stay below a million packets / 1 GB.
@@ -93,7 +106,7 @@ pub fn check_queue(queue: Queue) -> Result<Queue, String> {
             Err(format!("queue of {n} packets is impossible: use 1 to 1000000 packets"))
         }
         Queue::Bytes(n) if !(MAX_FRAME_BYTES..=1_000_000_000).contains(&n) => Err(format!(
-            "queue of {n} bytes is impossible: it must hold one full frame ({MAX_FRAME_BYTES} bytes) and at most 1GB"
+            "queue of {n} bytes is impossible: it must hold one full frame ({MAX_FRAME_BYTES} bytes) and at most 1000MB"
         )),
         ok => Ok(ok),
     }
@@ -267,6 +280,26 @@ mod tests {
         assert!(parse_queue_text("100B")
             .unwrap_err()
             .contains("one full frame"));
+        // "1.9" used to be 1 packet and "1514.5B" 1515 bytes; KiB and MiB (the wire's) were refused.
+        assert_eq!(
+            parse_queue_text("1.9"),
+            Err("queue '1.9' is not a whole number of packets".into())
+        );
+        assert_eq!(
+            parse_queue_text("1514.5B"),
+            Err("queue '1514.5B' is not a whole number of bytes".into())
+        );
+        assert_eq!(parse_queue_text("1.6kB"), Ok(Queue::Bytes(1_600)));
+        assert_eq!(parse_queue_text("4KiB"), Ok(Queue::Bytes(4_096)));
+        assert_eq!(parse_queue_text("1MiB"), Ok(Queue::Bytes(1_048_576)));
+        assert_eq!(parse_queue_text("100p"), Ok(Queue::Packets(100)));
+        assert_eq!(
+            parse_queue_text("1001MB"),
+            Err("queue of 1001000000 bytes is impossible: it must hold one full frame (1514 bytes) and at most 1000MB".into())
+        );
+        assert!(parse_queue_text("1e3")
+            .unwrap_err()
+            .contains("not a queue limit"));
         assert_eq!(parse_duration("40ms"), Ok(Micros(40_000)));
         assert_eq!(Micros(2_500).to_string(), "2500us");
         assert_eq!(Micros(1_000_000).to_string(), "1s");

@@ -69,6 +69,18 @@ fn impossible_values_point_at_their_key() {
         e.starts_with("t.toml:8:9: key 'queue': queue of 0 packets is impossible"),
         "{e}"
     );
+    // A float or a boolean used to be serde's "data did not match any variant of untagged
+    // enum RawQueue"; "1.9" used to be 1 packet.
+    for (value, column) in [("2.5", 9), ("true", 9), ("{ p = 1 }", 9)] {
+        assert_eq!(
+            error(&format!("{base}queue = {value}\n")),
+            format!("t.toml:8:{column}: key 'queue': a queue is a whole number of packets (100) or a string of bytes (\"64kB\")")
+        );
+    }
+    assert_eq!(
+        error(&format!("{base}b_to_a = {{ queue = \"1.9\" }}\n")),
+        "t.toml:8:20: key 'b_to_a.queue': queue '1.9' is not a whole number of packets"
+    );
     let e = error(&format!("{base}jitter = \"2ms\"\n"));
     assert!(e.contains("key 'jitter': jitter needs a delay"), "{e}");
     let e = error(&format!("{base}delay = \"0ms\"\njitter = \"2ms\"\n"));
@@ -148,9 +160,28 @@ fn keep_order_needs_jitter_and_a_boolean() {
 }
 
 #[test]
+fn a_single_table_where_a_list_is_meant_says_so() {
+    // Was "t.toml:1:1: invalid type: map, expected a sequence".
+    assert_eq!(
+        error("[host]\nname = \"a\"\n"),
+        "t.toml:1:1: [host] is one table, but each host is an entry of a list: write [[host]]"
+    );
+    assert_eq!(
+        error("[[host]]\nname = \"a\"\n[link]\na = \"a\"\nb = \"a\"\n"),
+        "t.toml:3:1: [link] is one table, but each link is an entry of a list: write [[link]]"
+    );
+}
+
+#[test]
 fn names_are_checked() {
     assert!(error("[[host]]\nname = \"Client\"\n").contains("key 'name': host 'Client' must be"));
     assert!(error("[[host]]\nname = \"wire3\"\n").contains("reserved"));
+    // "localhost" was accepted, and every node's hosts file then listed it at 127.0.0.1 and
+    // at that node's addresses, so `localhost` reached another node.
+    assert_eq!(
+        error("[[host]]\nname = \"a\"\n[[router]]\nname = \"localhost\"\n"),
+        "t.toml:4:8: key 'name': 'localhost' is the loopback's name in every node's hosts file (127.0.0.1 and ::1): as a node's name too it would also resolve to that node's addresses, in every node; choose another name"
+    );
     // A node name has no '-': the rule must not offer one (it said "digits or '-'").
     assert_eq!(
         error("[[router]]\nname = \"R1\"\n[[host]]\nname = \"a\"\n"),
@@ -181,6 +212,17 @@ fn services_need_a_real_host_and_a_command() {
         "{base}host = \"a\"\nname = \"web\"\ncommand = []\n"
     ))
     .contains("key 'command': empty command"));
+    // A number or a list of numbers used to be serde's "data did not match any variant of
+    // untagged enum Command".
+    for value in ["42", "[1, 2]"] {
+        let e = error(&format!(
+            "{base}host = \"a\"\nname = \"web\"\ncommand = {value}\n"
+        ));
+        assert!(
+            e.ends_with(":11: key 'command': a command is a list of strings ([\"nginx\", \"-g\", \"daemon off;\"]) or one string run by /bin/sh -c"),
+            "{e}"
+        );
+    }
     let t = parse(&format!(
         "{base}host = \"a\"\nname = \"web\"\ncommand = [\"dualbench\", \"serve\"]\n"
     ))
