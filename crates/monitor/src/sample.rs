@@ -74,7 +74,8 @@ pub struct Sample {
     pub tcp: BTreeMap<String, Figures>,
     /// `ipv4` from snmp `Udp:`, `ipv6` from snmp6 `Udp6`.
     pub udp: BTreeMap<String, Figures>,
-    /// sockstat (`ipv4`) and sockstat6 (`ipv6`).
+    /// sockstat's IPv4 figures (`ipv4`), sockstat6 (`ipv6`), and sockstat's figures that
+    /// the kernel keeps for both families together (`both`: see [`SOCKSTAT_BOTH`]).
     pub sockets: BTreeMap<String, Figures>,
     pub processes: Vec<ProcessUse>,
     /// The live processes above, summed by name.
@@ -92,6 +93,19 @@ const GAUGES: [&str; 7] = [
     "MaxConn",
     "Forwarding",
     "DefaultTTL",
+];
+
+/// The figures of `net/sockstat` that are not IPv4's alone: `sockets: used` counts every
+/// socket of the namespace, of any kind, and the kernel shares TCP's orphans, TIME_WAIT
+/// sockets, allocated sockets and memory, and UDP's memory, between IPv4 and IPv6 (their
+/// `TCP6:` and `UDP6:` lines in `sockstat6` have `inuse` only).
+pub const SOCKSTAT_BOTH: [&str; 6] = [
+    "sockets_used",
+    "tcp_orphan",
+    "tcp_tw",
+    "tcp_alloc",
+    "tcp_mem",
+    "udp_mem",
 ];
 
 /// The kernel's clock-tick rate and page size, needed to turn ticks and pages into units.
@@ -158,11 +172,7 @@ pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
             (key(Family::V6), section(&cur.snmp6, &prev.snmp6, "Udp6")),
         ]
         .into(),
-        sockets: [
-            (key(Family::V4), gauges_of(&cur.sockstat)),
-            (key(Family::V6), gauges_of(&cur.sockstat6)),
-        ]
-        .into(),
+        sockets: sockets(&cur.sockstat, &cur.sockstat6),
         process_groups: groups(&processes, |p| Some(p.name.clone())),
         process_trees: groups(&processes, |p| p.tree.map(|t| t.to_string())),
         processes,
@@ -208,6 +218,20 @@ fn rates(prev: Option<&Counters>, cur: Option<&Counters>, dt: f64, gauges: &[&st
 
 fn gauges_of(c: &Counters) -> Figures {
     c.iter().map(|(k, v)| (k.clone(), *v as f64)).collect()
+}
+
+/// sockstat's figures split into IPv4's own and those of both families
+/// ([`SOCKSTAT_BOTH`]), and sockstat6's.
+fn sockets(sockstat: &Counters, sockstat6: &Counters) -> BTreeMap<String, Figures> {
+    let (both, ipv4): (Figures, Figures) = gauges_of(sockstat)
+        .into_iter()
+        .partition(|(name, _)| SOCKSTAT_BOTH.contains(&name.as_str()));
+    [
+        (Family::V4.key().to_string(), ipv4),
+        (Family::V6.key().to_string(), gauges_of(sockstat6)),
+        ("both".to_string(), both),
+    ]
+    .into()
 }
 
 fn cpu_use(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuUse {
@@ -361,10 +385,62 @@ mod tests {
             s.tcp["both"]["MaxConn"], -1.0,
             "a signed gauge keeps its sign"
         );
-        assert_eq!(s.sockets["ipv4"]["tcp_tw"], 2.0);
+        assert_eq!(s.sockets["both"]["tcp_tw"], 2.0);
         let p = &s.processes[0];
         assert_eq!((p.cpu_pct, p.user_pct, p.system_pct), (100.0, 100.0, 0.0));
         assert_eq!((p.rss_kb, p.threads, p.fds, p.alive), (1024, 3, 12, true));
+    }
+
+    #[test]
+    fn sockstat_figures_of_both_families_are_not_ipv4s() {
+        // 45907 IPv4 and 49200 IPv6 sockets in TIME_WAIT (sock_diag's counts) read as
+        // `tw 95107` on sockstat's TCP line: the kernel counts them together.
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
+        b.sockstat = net::parse_sockstat(
+            "sockets: used 24\nTCP: inuse 4 orphan 1 tw 95107 alloc 7 mem 3\n\
+UDP: inuse 2 mem 125\nUDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n",
+        );
+        b.sockstat6 = net::parse_sockstat("TCP6: inuse 3\nUDP6: inuse 1\n");
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5), &b, units);
+        let names = |family: &str| -> Vec<(String, f64)> {
+            s.sockets[family]
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect()
+        };
+        let pairs = |p: &[(&str, f64)]| -> Vec<(String, f64)> {
+            p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        assert_eq!(
+            names("both"),
+            pairs(&[
+                ("sockets_used", 24.0),
+                ("tcp_alloc", 7.0),
+                ("tcp_mem", 3.0),
+                ("tcp_orphan", 1.0),
+                ("tcp_tw", 95107.0),
+                ("udp_mem", 125.0),
+            ])
+        );
+        assert_eq!(
+            names("ipv4"),
+            pairs(&[
+                ("frag_inuse", 0.0),
+                ("frag_memory", 0.0),
+                ("raw_inuse", 0.0),
+                ("tcp_inuse", 4.0),
+                ("udp_inuse", 2.0),
+                ("udplite_inuse", 0.0),
+            ])
+        );
+        assert_eq!(
+            names("ipv6"),
+            pairs(&[("tcp_inuse", 3.0), ("udp_inuse", 1.0)])
+        );
     }
 
     #[test]

@@ -284,7 +284,7 @@ fn run(
         return Err(e);
     }
     let units = units();
-    let mut prev = snapshot::take(&plan.netns, &plan.watched());
+    let mut prev = snapshot::take(&plan.watched());
     let _ = ready.send(Ok(()));
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     let interval_ns = nanos(plan.interval);
@@ -301,7 +301,7 @@ fn run(
         );
         // Stopped or at the end of the duration: this sample, however short, is the last.
         let stopping = stopped || end.is_some_and(|end| due >= end);
-        let cur = snapshot::take(&plan.netns, &plan.watched());
+        let cur = snapshot::take(&plan.watched());
         let sample = sample::between(&prev, &cur, units);
         match sink.as_mut() {
             Some(sink) => match sink(&sample) {
@@ -362,6 +362,37 @@ mod tests {
             out.iter().filter(|&&b| b == b'\n').count(),
             series.samples.len()
         );
+    }
+
+    /// The network counters outlive the watched process whose namespace they are read in:
+    /// they came from `/proc/PID/net`, and every sample after it exited had no interface,
+    /// IP, TCP, UDP or socket figure.
+    #[test]
+    fn network_counters_go_on_after_the_watched_process_exits() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.15")
+            .spawn()
+            .unwrap();
+        let handle = start(MonitorConfig::for_pids(
+            &[child.id()],
+            Duration::from_millis(100),
+        ))
+        .unwrap();
+        child.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(350));
+        let samples = handle.stop().unwrap().samples;
+        let last = samples.last().unwrap();
+        assert!(!last.processes[0].alive, "the process has exited");
+        for s in &samples {
+            assert!(s.interfaces.contains_key("lo"), "{:?}", s.interfaces);
+            assert!(s.ip["ipv4"].contains_key("InReceives_per_s"), "{:?}", s.ip);
+            assert!(s.tcp["both"].contains_key("CurrEstab"), "{:?}", s.tcp);
+            assert!(
+                s.sockets["ipv6"].contains_key("tcp_inuse"),
+                "{:?}",
+                s.sockets
+            );
+        }
     }
 
     /// Process 1 exists wherever this runs, and it or its tree can be watched — also where

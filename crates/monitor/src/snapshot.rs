@@ -5,7 +5,6 @@
 use crate::diag::{self, TcpStates};
 use crate::procfs::{self, net, process::ProcStat, system::Stat, Counters};
 use dualbench_common::clock;
-use dualbench_common::Netns;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -65,9 +64,13 @@ pub struct Snapshot {
     pub processes: Vec<ProcessSnapshot>,
 }
 
-/// Read everything; the calling thread must already be in `netns` (see [`Netns::enter`]).
-pub fn take(netns: &Netns, watched: &[Watched]) -> Snapshot {
-    let net_dir = netns.proc_net();
+/// Read everything; the calling thread must already be in the namespace to observe (see
+/// [`dualbench_common::Netns::enter`]). Its network files are read through
+/// `/proc/thread-self/net`, the thread's own namespace, not `/proc/PID/net` of the process
+/// whose namespace it entered: those vanish when that process exits, and every network
+/// figure with them, while the namespace is still there to read.
+pub fn take(watched: &[Watched]) -> Snapshot {
+    let net_dir = Path::new("/proc/thread-self/net");
     let net_file = |name: &str| read(&net_dir.join(name));
     Snapshot {
         monotonic_ns: clock::monotonic_ns(),

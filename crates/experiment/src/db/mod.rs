@@ -121,6 +121,26 @@ fn newer(path: &Path, v: i32) -> Failure {
     ))
 }
 
+/// Give a new, empty file the schema. The write lock is taken first (`BEGIN IMMEDIATE`)
+/// and the file looked at again under it: two experiments started at once on a new file
+/// both found it empty and both created the schema; the second failed ("table experiments
+/// already exists") and removed the file the first had just made, which then failed too
+/// ("attempt to write a readonly database"). `Err((locked, e))`: whether the failure came
+/// with the lock held, when what is on disk is this call's own.
+fn create_schema(conn: &Connection) -> std::result::Result<(), (bool, rusqlite::Error)> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| (false, e))?;
+    let locked = |e| (true, e);
+    let objects: i64 = conn
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(locked)?;
+    if objects == 0 {
+        let create = format!("{} PRAGMA user_version = {};", schema::V1, VERSION);
+        conn.execute_batch(&create).map_err(locked)?;
+    }
+    conn.execute_batch("COMMIT").map_err(locked)
+}
+
 /// A family that completed no request has no latency: NULL percentiles in
 /// `family_summaries`. Databases written before 2026-11-24 hold 0 µs there (the run
 /// document, which `results` and `report` read, always said "no request"); an experiment
@@ -164,29 +184,27 @@ impl Db {
         let conn = Connection::open(path).map_err(|e| cannot_open(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql)?;
-        match schema_version(&conn, path)? {
-            (0, false) => {
-                let created = conn.execute_batch(&format!(
-                    "BEGIN; {} PRAGMA user_version = {}; COMMIT;",
-                    schema::V1,
-                    VERSION
-                ));
-                if let Err(e) = created {
-                    // Nothing is left behind that this open made (a full disk).
-                    drop(conn);
-                    if !journal_existed {
-                        let _ = std::fs::remove_file(journal(path));
-                    }
-                    if !existed {
-                        let _ = std::fs::remove_file(path);
-                    }
-                    return Err(Failure::runtime(format!(
-                        "results database {}: cannot write it ({e}); give --db a file where there is room",
-                        path.display()
-                    )));
+        let mut found = schema_version(&conn, path)?;
+        if found == (0, false) {
+            if let Err((locked, e)) = create_schema(&conn) {
+                // Nothing is left behind that this open made (a full disk); what another
+                // experiment holds the lock on is its own.
+                drop(conn);
+                if locked && !journal_existed {
+                    let _ = std::fs::remove_file(journal(path));
                 }
+                if locked && !existed {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(Failure::runtime(format!(
+                    "results database {}: cannot write it ({e}); give --db a file where there is room",
+                    path.display()
+                )));
             }
-            (0, true) => return Err(foreign(path)),
+            found = schema_version(&conn, path)?;
+        }
+        match found {
+            (0, _) => return Err(foreign(path)),
             (VERSION, _) => repair_no_latency(&conn)?,
             (v, _) => return Err(newer(path, v)),
         }

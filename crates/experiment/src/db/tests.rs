@@ -278,3 +278,30 @@ fn a_database_path_that_is_no_file_is_refused_and_nothing_is_made() {
     assert_eq!(names(&dir), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two experiments started at once on a new file: the second to create the schema found
+/// it there ("table experiments already exists"), failed, and removed the file the first
+/// had just made, which then failed as well. Here another connection holds the write lock
+/// of an empty file while `open` starts, then creates the schema: `open` waits for the
+/// lock, finds the schema there, and uses it.
+#[test]
+fn an_experiment_opening_a_new_file_as_another_creates_it_uses_its_schema() {
+    let path = std::env::temp_dir().join(format!("dualbench-db-race-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let opening = {
+        let path = path.clone();
+        std::thread::spawn(move || Db::open(&path).map(|_| ()))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let create = format!("{} PRAGMA user_version = {VERSION}; COMMIT;", schema::V1);
+    other.execute_batch(&create).unwrap();
+    assert_eq!(opening.join().unwrap().map_err(|e| e.message), Ok(()));
+    let version: i32 = other
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((path.exists(), version), (true, VERSION));
+    drop(other);
+    let _ = std::fs::remove_file(&path);
+}

@@ -620,3 +620,23 @@ fn extra_args_run_would_refuse_are_refused_with_the_plan() {
     ))
     .is_ok());
 }
+
+#[test]
+fn a_plan_of_more_runs_than_memory_holds_is_refused_before_they_are_listed() {
+    // 20 points × 4,000,000,000 repeats: listing the runs asked for 11.5 TB and aborted.
+    let big =
+        "[experiment]\nname = \"x\"\nrepeats = 4000000000\n[axes]\nfamily = [\"ipv4\", \"ipv6\"]\n\
+               concurrency = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+    assert_eq!(
+        error(big),
+        "p.toml:3: experiment.repeats: 20 points × 4000000000 repeats make 80000000000 runs; \
+         a plan may have at most 1000000: split it into several plans"
+    );
+    let at_limit = big.replace("4000000000", "50000");
+    assert_eq!(plan(&at_limit).unwrap().repeats, 50_000);
+    let over = error(&big.replace("4000000000", "50001"));
+    assert!(
+        over.contains("20 points × 50001 repeats make 1000020 runs"),
+        "{over}"
+    );
+}

@@ -210,3 +210,43 @@ pub fn names() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{run_doc, Fam};
+
+    /// What the report's note and docs/experiments.md say a family has when none of its
+    /// requests completed (each timed out after connecting, as 20 requests at `-s 0.001`
+    /// against a Perl CGI did): no total or waiting time, no p99, no goodput, but the
+    /// establishment and continuation times of its connections. The note said it had "no
+    /// mean time" at all, while its `connect_ms` and `lifetime_ms` cells had values.
+    #[test]
+    fn a_family_that_completed_none_keeps_its_connections_times() {
+        let text = run_doc(&[Fam {
+            key: "ipv4",
+            completed: 20,
+            rps: 100.0,
+            total_us: &[2000; 20],
+        }]);
+        let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let f = &mut doc["families"]["ipv4"];
+        f["completed"] = 0.into();
+        f["rps"] = 0.0.into();
+        let none = serde_json::json!({"count": 0, "min": 0, "mean": 0.0, "stdev": 0.0,
+            "p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0});
+        for phase in ["ttfb", "total"] {
+            f["latency_us"][phase] = none.clone();
+        }
+        let run = crate::runjson::parse(&doc.to_string()).unwrap();
+        let fam = &run.families["ipv4"];
+        let read = |name: &str| (find(name).unwrap().read)(&run, fam);
+        assert_eq!(read("connect_ms"), Some(0.501));
+        assert_eq!(read("lifetime_ms"), Some(2.0));
+        for name in ["total_ms", "ttfb_ms", "p99_ms", "goodput_mbps"] {
+            assert_eq!(read(name), None, "{name}");
+        }
+        assert!(crate::report::study::PARTIAL_NOTE
+            .contains("none completed, no total or waiting time, though its connections' establishment and continuation times remain"));
+    }
+}

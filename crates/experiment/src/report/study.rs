@@ -553,7 +553,7 @@ pub fn percentile_requests(p: &Percentiles) -> String {
 }
 
 /// Under a table with a cell that rests on fewer runs than its point had.
-pub const PARTIAL_NOTE: &str = "n=k of m: only k of the point's m runs have this figure (a run without a capture analysis has no capture figures; a family that completed no request has no mean time); the mean, its CI and Welch's test use those k. \"no value\": none of them has it.";
+pub const PARTIAL_NOTE: &str = "n=k of m: only k of the point's m runs have this figure (a run without a capture analysis has no capture figures; a family has no mean time of a phase none of its requests reached: none completed, no total or waiting time, though its connections' establishment and continuation times remain); the mean, its CI and Welch's test use those k. \"no value\": none of them has it.";
 
 /// Decimals that suit a value's magnitude.
 pub fn decimals(v: f64) -> usize {

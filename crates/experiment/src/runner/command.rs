@@ -34,18 +34,35 @@ impl Bases {
 /// Arguments after the binary: `run --format json -q -n N -c C ... URL...` for the URL
 /// path of `route`; with `load.monitor`, one `--monitor` per entry of `monitor_pids`; with
 /// `load.capture` at the client (the default capture host), `--capture IFACE`; `-l` when
-/// the route's body changes length from response to response (Apache's mod_status page).
+/// the route's body changes length from response to response (Apache's mod_status page);
+/// with Poisson arrivals, `--seed R` for the counted run of repeat R (`repeat`; `None`
+/// for a warm-up, which keeps `run`'s seed 1), unless `load.extra_args` gives a seed.
 pub fn run_args(
     plan: &Plan,
     point: &Point,
     bases: &Bases,
     route: &Route,
     monitor_pids: &[String],
+    repeat: Option<u32>,
 ) -> Vec<String> {
     let path = route.path;
     let l = &plan.load;
     let mut a: Vec<String> = vec!["run".into()];
     a.extend(l.run_flags(point.requests, point.concurrency, point.rate, monitor_pids));
+    // Each repeat its own arrivals, so the repeats are independent samples of the
+    // Poisson process, as the confidence intervals assume; both families of a repeat
+    // share them. With `run`'s seed 1 for all, every repeat offered the same arrival
+    // times and the intervals left out the arrivals' variation.
+    let poisson = point.rate.is_some() && l.arrival.as_deref() == Some("poisson");
+    if let (true, Some(r)) = (poisson, repeat) {
+        if !l
+            .extra_args
+            .iter()
+            .any(|a| a == "--seed" || a.starts_with("--seed="))
+        {
+            a.extend(["--seed".into(), r.to_string()]);
+        }
+    }
     let variable = ["-l", "--variable-length"];
     if route.variable_length && !l.extra_args.iter().any(|a| variable.contains(&a.as_str())) {
         a.push("-l".into());
@@ -85,7 +102,14 @@ mod tests {
         let runs = expand(&plan);
         let bases = Bases::of(&crate::server::loopback(8080));
         let pids = ["7".to_string()];
-        let args = run_args(&plan, &runs[0].point, &bases, &route("/index.html"), &pids);
+        let args = run_args(
+            &plan,
+            &runs[0].point,
+            &bases,
+            &route("/index.html"),
+            &pids,
+            Some(1),
+        );
         assert_eq!(
             args.join(" "),
             "run --format json -q -n 100 -c 2 -k --rate 500 http://[::1]:8080/index.html \
@@ -98,7 +122,7 @@ mod tests {
         .unwrap();
         let runs = expand(&plan);
         let pids = ["7".to_string(), "8".to_string()];
-        let args = run_args(&plan, &runs[1].point, &bases, &route("/"), &pids);
+        let args = run_args(&plan, &runs[1].point, &bases, &route("/"), &pids, Some(1));
         assert_eq!(
             args.join(" "),
             "run --format json -q -n 1000 -c 1 --monitor 7 --monitor 8 --capture lo http://[::1]:8080/"
@@ -128,12 +152,12 @@ mod tests {
         let bases = Bases::of(&crate::server::loopback(8080));
         let status = site::route(ServerKind::ApachePrefork, Handler::InServer, false);
         assert_eq!(
-            run_args(&plan, point, &bases, &status, &[]).join(" "),
+            run_args(&plan, point, &bases, &status, &[], Some(1)).join(" "),
             "run --format json -q -n 1000 -c 1 -l http://127.0.0.1:8080/server-status?auto"
         );
         let perl = site::route(ServerKind::ApachePrefork, Handler::InServer, true);
         assert_eq!(
-            run_args(&plan, point, &bases, &perl, &[]).join(" "),
+            run_args(&plan, point, &bases, &perl, &[], Some(1)).join(" "),
             "run --format json -q -n 1000 -c 1 http://127.0.0.1:8080/in-server"
         );
         // A plan that passes -l itself gets it once.
@@ -142,7 +166,62 @@ mod tests {
             Path::new("s.toml"),
         )
         .unwrap();
-        let args = run_args(&plan, point, &bases, &status, &[]);
+        let args = run_args(&plan, point, &bases, &status, &[], Some(1));
         assert_eq!(args.iter().filter(|a| *a == "-l").count(), 1, "{args:?}");
+    }
+
+    /// Poisson arrivals: repeat R of a point runs with `--seed R` (both families of the
+    /// repeat alike), a warm-up with `run`'s default; a seed in `extra_args` is kept.
+    #[test]
+    fn each_repeat_of_poisson_arrivals_has_a_seed_of_its_own() {
+        let text = "[experiment]\nname = \"p\"\nrepeats = 3\n[load]\nrequests = 100\n\
+                    arrival = \"poisson\"\n[axes]\nrate = [500.0]\nfamily = [\"ipv4\", \"ipv6\"]\n";
+        let plan = parse(text, Path::new("p.toml")).unwrap();
+        let bases = Bases::of(&crate::server::loopback(8080));
+        let seeds: Vec<String> = expand(&plan)
+            .iter()
+            .map(|r| {
+                let args = run_args(&plan, &r.point, &bases, &route("/"), &[], Some(r.repeat));
+                format!("{}:{}", r.point.selector.key(), args[args.len() - 2])
+            })
+            .collect();
+        assert_eq!(
+            seeds,
+            ["ipv4:1", "ipv6:1", "ipv6:2", "ipv4:2", "ipv4:3", "ipv6:3"]
+        );
+        let point = &expand(&plan)[0].point;
+        assert_eq!(
+            run_args(&plan, point, &bases, &route("/"), &[], Some(2)).join(" "),
+            "run --format json -q -n 100 -c 1 --rate 500 --arrival poisson --seed 2 http://127.0.0.1:8080/"
+        );
+        let warmup = run_args(&plan, point, &bases, &route("/"), &[], None);
+        assert!(!warmup.contains(&"--seed".to_string()), "{warmup:?}");
+        let own = text.replace("[axes]", "extra_args = [\"--seed\", \"9\"]\n[axes]");
+        let plan = parse(&own, Path::new("p.toml")).unwrap();
+        let args = run_args(
+            &plan,
+            &expand(&plan)[0].point,
+            &bases,
+            &route("/"),
+            &[],
+            Some(2),
+        );
+        assert_eq!(
+            args.iter().filter(|a| *a == "--seed").count(),
+            1,
+            "{args:?}"
+        );
+        assert!(args.join(" ").contains("--seed 9"), "{args:?}");
+        let constant = text.replace("poisson", "constant");
+        let plan = parse(&constant, Path::new("p.toml")).unwrap();
+        let args = run_args(
+            &plan,
+            &expand(&plan)[0].point,
+            &bases,
+            &route("/"),
+            &[],
+            Some(2),
+        );
+        assert!(!args.contains(&"--seed".to_string()), "{args:?}");
     }
 }

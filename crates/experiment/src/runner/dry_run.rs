@@ -64,7 +64,7 @@ pub(super) fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<(
             r.point.label(plan),
             r.repeat,
             plan.repeats,
-            dry_command(plan, &r.point)?
+            dry_command(plan, &r.point, r.repeat)?
         );
         if let (Some(iface), Some(t)) = (server_capture_iface(plan, &r.point), &plan.testbed) {
             let argv = capture::argv(
@@ -113,7 +113,7 @@ pub const PID_PLACEHOLDER: &str = "PID";
 
 /// The command a run would be, with `PORT` for a loopback server's port and `PID` for the
 /// server's processes.
-fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
+fn dry_command(plan: &Plan, point: &Point, repeat: u32) -> Result<String> {
     let route = site::route(point.server, point.handler, site::have_mod_perl());
     let (mut argv, bases) = match (point.placement, &plan.testbed) {
         (Placement::Testbed, Some(t)) => (
@@ -135,6 +135,7 @@ fn dry_command(plan: &Plan, point: &Point) -> Result<String> {
         &bases,
         &route,
         &[PID_PLACEHOLDER.to_string()],
+        Some(repeat),
     ));
     Ok(shell_line(&argv))
 }

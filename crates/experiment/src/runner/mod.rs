@@ -367,7 +367,7 @@ impl Context<'_> {
                     "warmup-{w}-{}",
                     point.selector.key().replace(':', "-")
                 ));
-                let argv = self.run_argv(point, running, at.bases, at.route);
+                let argv = self.run_argv(point, running, at.bases, at.route, None);
                 if let Outcome::Interrupted = exec::run(&argv, &run_dir, self.stop, None)? {
                     return Ok(false);
                 }
@@ -408,7 +408,7 @@ impl Context<'_> {
                 ))
             })?;
         let run_started = now();
-        let argv = self.run_argv(point, running, at.bases, at.route);
+        let argv = self.run_argv(point, running, at.bases, at.route, Some(spec.repeat));
         let run_dir = at.dir.join(format!("run-{}-{}", spec.repeat, spec.id));
         std::fs::create_dir_all(&run_dir)?;
         let capture = match self.server_capture_argv(point, &run_dir)? {
@@ -478,20 +478,22 @@ impl Context<'_> {
     /// The whole `dualbench run` command of a run at `point`; with `load.monitor`, the
     /// server's first process is watched with all its descendants (`run --monitor` follows
     /// the tree at every sample: an nginx master's workers, Apache's children as they come
-    /// and go, the CGI programs they run).
+    /// and go, the CGI programs they run). `repeat`: the counted run's (its Poisson seed),
+    /// `None` for a warm-up.
     fn run_argv(
         &self,
         point: &Point,
         running: &server::Running,
         bases: &Bases,
         route: &site::Route,
+        repeat: Option<u32>,
     ) -> Vec<String> {
         let pids: Vec<String> = match self.plan.load.monitor {
             true => vec![running.pid.to_string()],
             false => Vec::new(),
         };
         let mut argv = self.client_prefix(point);
-        argv.extend(run_args(self.plan, point, bases, route, &pids));
+        argv.extend(run_args(self.plan, point, bases, route, &pids, repeat));
         argv
     }
 
