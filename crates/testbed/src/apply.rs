@@ -61,7 +61,7 @@ pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()
     std::thread::sleep(SETTLE);
     for (pid, op) in started {
         if !procs::is_running(pid) {
-            return Err(exited_at_once(op));
+            return Err(exited_at_once(pid, op));
         }
     }
     Ok(())
@@ -115,7 +115,7 @@ fn await_listen(
     while !listens() {
         check_interrupted(options)?;
         if !procs::is_running(pid) {
-            return Err(exited_at_once(op));
+            return Err(exited_at_once(pid, op));
         }
         if start.elapsed() > READY_LIMIT {
             let log = match op {
@@ -325,8 +325,9 @@ fn start(
     Ok(pid)
 }
 
-/// A process that ended during the settle time: name it and quote its log's last line.
-fn exited_at_once(op: &Op) -> Failure {
+/// A process that ended during the settle time: name it, say how it ended and quote its
+/// log's last line.
+fn exited_at_once(pid: u32, op: &Op) -> Failure {
     let (what, log) = match op {
         Op::StartWire { link, log, .. } => (format!("the wire emulator of link {link}"), log),
         Op::StartService {
@@ -342,8 +343,9 @@ fn exited_at_once(op: &Op) -> Failure {
         .unwrap_or("(empty log)")
         .trim()
         .to_string();
+    let how = procs::reap(pid).map_or(String::new(), |status| format!(" ({status})"));
     Failure::runtime(format!(
-        "{what} exited at once: {last} (log {})",
+        "{what} exited at once{how}: {last} (log {})",
         log.display()
     ))
 }

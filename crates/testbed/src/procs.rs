@@ -14,6 +14,16 @@ pub fn start_time(pid: u32) -> Option<u64> {
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// How child `pid` of this process ended, if it has: it is reaped here (`exit status: 3`,
+/// `signal: 9 (SIGKILL)`). `None` while it runs, or when it is not our child.
+pub fn reap(pid: u32) -> Option<std::process::ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: waitpid(2) with WNOHANG writes only `status`, and never blocks.
+    let reaped = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+    (reaped == pid as libc::pid_t).then(|| std::process::ExitStatus::from_raw(status))
+}
+
 /// Whether `pid` is running (not gone, not a zombie).
 pub fn is_running(pid: u32) -> bool {
     let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -111,6 +121,30 @@ pub fn listens(pid: u32, port: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A service that exited at once was reported without its status: reaping gives it.
+    #[test]
+    fn a_child_that_ended_is_reaped_with_its_status() {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "exit 3"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        drop(child); // not waited for: a zombie until reaped
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = reap(pid) {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "sh -c 'exit 3' did not end");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(status.code(), Some(3));
+        assert_eq!(status.to_string(), "exit status: 3");
+        // Reaped once: nothing is left to reap, and a pid not our child gives nothing.
+        assert_eq!(reap(pid), None);
+        assert_eq!(reap(1), None);
+    }
 
     #[test]
     fn listening_ports_come_from_the_kernel_table() {

@@ -414,6 +414,14 @@ pub(super) fn check_report(report: &ReportSpec, _axes: &Axes, at: &Locator) -> R
             format!("{c:?} is also in report.rows; an axis makes rows or columns, not both");
         return Err(at.error_at("report.columns", &message));
     }
+    // No metric, no table: the report's Results would be a heading over nothing.
+    if report.metrics.is_empty() {
+        let message = format!(
+            "no metric: name at least one (one of {}), or leave the key out for requests/s and mean total time",
+            crate::report::metrics::names()
+        );
+        return Err(at.error_at("report.metrics", &message));
+    }
     if let Some(m) = first_repeated(&report.metrics) {
         return Err(at.error_at("report.metrics", &format!("{m:?} appears twice")));
     }

@@ -571,9 +571,18 @@ fn a_report_axis_or_metric_named_twice_is_refused() {
             "metrics = [\"rps\", \"total_ms\", \"rps\"]\n",
             "p.toml:4: report.metrics: \"rps\" appears twice",
         ),
+
     ] {
         assert_eq!(error(&format!("{head}{body}")), wanted);
     }
+    // metrics = [] gave a Results section without a table.
+    assert_eq!(
+        error(&format!("{head}metrics = []\n")),
+        format!(
+            "p.toml:4: report.metrics: no metric: name at least one (one of {}), or leave the key out for requests/s and mean total time",
+            crate::report::metrics::names()
+        )
+    );
     assert!(plan(&format!(
         "{head}rows = [\"server\", \"handler\"]\ncolumns = \"family\"\n"
     ))
