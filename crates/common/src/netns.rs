@@ -69,14 +69,6 @@ impl Netns {
         }
         Ok(())
     }
-
-    /// Where this namespace's `/proc/net` files are, once the thread has entered it.
-    pub fn proc_net(&self) -> PathBuf {
-        match self {
-            Netns::OfProcess(pid) => PathBuf::from(format!("/proc/{pid}/net")),
-            _ => PathBuf::from("/proc/thread-self/net"),
-        }
-    }
 }
 
 #[cfg(test)]
