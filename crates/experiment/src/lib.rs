@@ -244,18 +244,7 @@ mod tests {
         experiments: &[&str],
         compare: Option<[&str; 2]>,
     ) -> (Result<()>, Vec<String>) {
-        let (mut db, path) = db::tests::temp_db(tag);
-        let plan = plan::parse(
-            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
-            std::path::Path::new("x.toml"),
-        )
-        .unwrap();
-        let runs = plan::expand(&plan);
-        for _ in 0..2 {
-            let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
-            testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
-        }
-        drop(db);
+        let (_, path) = db_of(tag, 2);
         let out =
             std::env::temp_dir().join(format!("dualbench-report-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
@@ -296,8 +285,8 @@ mod tests {
         }
     }
 
-    /// A database holding experiment "x" with one stored run.
-    fn db_of_one_run(tag: &str) -> std::path::PathBuf {
+    /// A database of `experiments` experiments named "x" (ids 1, 2, ...), one stored run each.
+    fn db_of(tag: &str, experiments: usize) -> (Db, std::path::PathBuf) {
         let (mut db, path) = db::tests::temp_db(tag);
         let plan = plan::parse(
             "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
@@ -305,9 +294,11 @@ mod tests {
         )
         .unwrap();
         let runs = plan::expand(&plan);
-        let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
-        testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
-        path
+        for _ in 0..experiments {
+            let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
+            testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
+        }
+        (db, path)
     }
 
     /// The failure of `results export x --format csv -o output --db path`.
@@ -326,7 +317,7 @@ mod tests {
     /// `results export X -o results.db` once wrote the CSV over the database it read.
     #[test]
     fn an_export_onto_the_database_is_refused_and_the_database_kept() {
-        let path = db_of_one_run("export-onto-db");
+        let (_, path) = db_of("export-onto-db", 1);
         let before = std::fs::read(&path).unwrap();
         let link = path.with_extension("link.db");
         let _ = std::fs::remove_file(&link);
@@ -350,7 +341,7 @@ mod tests {
     /// `results export X -o FIFO` with no reader on the FIFO blocked in the open for good.
     #[test]
     fn an_export_to_a_fifo_without_a_reader_is_refused_at_once() {
-        let path = db_of_one_run("export-fifo");
+        let (_, path) = db_of("export-fifo", 1);
         let fifo = path.with_extension("fifo");
         let _ = std::fs::remove_file(&fifo);
         assert!(std::process::Command::new("mkfifo")
@@ -395,17 +386,7 @@ mod tests {
     /// twice on stdout.
     #[test]
     fn an_experiment_named_twice_is_reported_once() {
-        let (mut db, path) = db::tests::temp_db("twice");
-        let plan = plan::parse(
-            "[experiment]\nname = \"x\"\n[axes]\nfamily = [\"ipv4\"]\n",
-            std::path::Path::new("x.toml"),
-        )
-        .unwrap();
-        let runs = plan::expand(&plan);
-        for _ in 0..2 {
-            let id = db.create_experiment(&plan, runs.len(), 1.0).unwrap();
-            testdata::store_small_run(&mut db, id, &runs[0], 0, &[], &[]);
-        }
+        let (db, path) = db_of("twice", 2);
         let out = std::env::temp_dir().join(format!("dualbench-twice-{}", std::process::id()));
         let written = report::write_reports(&db, &["2".into(), "x".into(), "1".into()], &out);
         let _ = std::fs::remove_dir_all(&out);
