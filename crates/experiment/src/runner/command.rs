@@ -196,16 +196,19 @@ mod tests {
         );
         let warmup = run_args(&plan, point, &bases, &route("/"), &[], None);
         assert!(!warmup.contains(&"--seed".to_string()), "{warmup:?}");
+        let repeat_2 = |plan: &Plan| {
+            run_args(
+                plan,
+                &expand(plan)[0].point,
+                &bases,
+                &route("/"),
+                &[],
+                Some(2),
+            )
+        };
         let own = text.replace("[axes]", "extra_args = [\"--seed\", \"9\"]\n[axes]");
         let plan = parse(&own, Path::new("p.toml")).unwrap();
-        let args = run_args(
-            &plan,
-            &expand(&plan)[0].point,
-            &bases,
-            &route("/"),
-            &[],
-            Some(2),
-        );
+        let args = repeat_2(&plan);
         assert_eq!(
             args.iter().filter(|a| *a == "--seed").count(),
             1,
@@ -214,14 +217,7 @@ mod tests {
         assert!(args.join(" ").contains("--seed 9"), "{args:?}");
         let constant = text.replace("poisson", "constant");
         let plan = parse(&constant, Path::new("p.toml")).unwrap();
-        let args = run_args(
-            &plan,
-            &expand(&plan)[0].point,
-            &bases,
-            &route("/"),
-            &[],
-            Some(2),
-        );
+        let args = repeat_2(&plan);
         assert!(!args.contains(&"--seed".to_string()), "{args:?}");
     }
 }
