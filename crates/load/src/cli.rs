@@ -316,29 +316,9 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             "{why}: the report above covers what was measured"
         ))),
         // ab exits 1 when it cannot connect; a script must not take such a run for a result.
-        (None, None) => match summary.nothing_completed() {
-            Some(how) => Err(Failure::runtime(format!(
-                "no request completed ({how}){}",
-                if summary.total().outcome(crate::record::Outcome::Refused)
-                    == summary.total().requests
-                {
-                    let addrs: Vec<&str> = summary
-                        .meta
-                        .targets
-                        .iter()
-                        .map(|t| t.addr.as_str())
-                        .collect();
-                    let more = if addrs.len() > 3 { ", ..." } else { "" };
-                    format!(
-                        ": is a server listening at {}{more}? Check the URL and its port",
-                        addrs[..addrs.len().min(3)].join(", ")
-                    )
-                } else {
-                    ": the report above shows how each family's requests ended".to_string()
-                }
-            ))),
-            None => Ok(()),
-        },
+        (None, None) => summary
+            .nothing_completed()
+            .map_or(Ok(()), |line| Err(Failure::runtime(line))),
     };
     match (observed, ended) {
         (Err(o), Err(e)) => {

@@ -338,8 +338,9 @@ impl RunSummary {
         self.duration_ns as f64 / 1e9
     }
 
-    /// When requests ended but none with a response: how they ended, per ANMA class
-    /// (`20 REFUSED`, `12 TIMEOUT, 8 RESET`), for the run's closing line.
+    /// When requests ended but none with a response, the run's closing line: how they
+    /// ended per ANMA class, most first (`no request completed (12 TIMEOUT, 8 RESET)`),
+    /// and where every one was refused, the addresses nobody listened at.
     pub fn nothing_completed(&self) -> Option<String> {
         let t = self.total();
         if t.requests == 0 || t.completed > 0 {
@@ -356,7 +357,20 @@ impl RunSummary {
         classes.retain(|(_, n)| *n > 0);
         classes.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         let ended: Vec<String> = classes.iter().map(|(c, n)| format!("{n} {c}")).collect();
-        Some(ended.join(", "))
+        let hint = if t.outcome(Outcome::Refused) == t.requests {
+            let addrs: Vec<&str> = self.meta.targets.iter().map(|t| t.addr.as_str()).collect();
+            let more = if addrs.len() > 3 { ", ..." } else { "" };
+            format!(
+                "is a server listening at {}{more}? Check the URL and its port",
+                addrs[..addrs.len().min(3)].join(", ")
+            )
+        } else {
+            "the report above shows how each family's requests ended".to_string()
+        };
+        Some(format!(
+            "no request completed ({}): {hint}",
+            ended.join(", ")
+        ))
     }
 }
 
