@@ -62,16 +62,15 @@ pub fn run(
     if stop.load(Ordering::SeqCst) {
         return Ok(Outcome::Interrupted);
     }
-    let text = std::fs::read_to_string(&out_path)?;
+    let parsed = std::fs::read_to_string(&out_path)
+        .map_err(Failure::from)
+        .and_then(|text| Ok((runjson::parse(&text)?, text)));
     // A run in which no request completed exits 1 after its whole report: that is a
     // point's result (every request refused or timed out), kept like any other.
-    let nothing_completed = || {
-        runjson::parse(&text).is_ok_and(|d| {
-            d.interrupted.is_none() && d.requests.total > 0 && d.requests.completed == 0
-        })
-    };
-    let kept = status.success() || (status.code() == Some(1) && nothing_completed());
-    if !kept {
+    let nothing_completed = parsed.as_ref().is_ok_and(|(d, _)| {
+        d.interrupted.is_none() && d.requests.total > 0 && d.requests.completed == 0
+    });
+    if !(status.success() || (status.code() == Some(1) && nothing_completed)) {
         let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
         let last = stderr
             .lines()
@@ -83,7 +82,7 @@ pub fn run(
             dir.display()
         )));
     }
-    let doc = runjson::parse(&text).map_err(|e| e.context(out_path.display()))?;
+    let (doc, text) = parsed.map_err(|e| e.context(out_path.display()))?;
     if let Some(why) = &doc.interrupted {
         return Err(Failure::runtime(format!(
             "`dualbench run` was interrupted ({why}); see {}",
