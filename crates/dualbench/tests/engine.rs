@@ -82,6 +82,24 @@ fn open_loop_latency_counts_from_the_intended_start() {
     assert!(fam["late"].as_u64().unwrap() >= sent - 1);
 }
 
+/// An open-loop run's rate is taken over the window its schedule offered slots over, as
+/// wrk2's over `-d`: 10 slots at 20/s are 0.5 s (the last due at 0.45 s), so 20/s, not
+/// the 22/s of the time until the last response.
+#[test]
+fn open_loop_rate_is_taken_over_the_schedule_window() {
+    let server = serve();
+    let url = format!("http://{}/", server.addrs()[0]);
+    for bound in [["-n", "10"], ["-t", "0.5"]] {
+        let doc = run_json(&["--rate", "20", bound[0], bound[1], "-k", &url]);
+        assert_eq!(v4(&doc, "completed"), 10, "{bound:?}");
+        let secs = doc["duration_s"].as_f64().unwrap();
+        // The last answer comes well within the 50 ms after the last slot.
+        assert!((0.5..0.55).contains(&secs), "{bound:?}: {secs} s");
+        let rps = doc["rps"].as_f64().unwrap();
+        assert!((10.0 / 0.55..=20.0).contains(&rps), "{bound:?}: {rps}/s");
+    }
+}
+
 #[test]
 fn pipelining_keeps_n_requests_in_flight_per_connection() {
     let server = serve();

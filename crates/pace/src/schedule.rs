@@ -95,6 +95,18 @@ impl Schedule {
         Some(self.next_ns)
     }
 
+    /// Once the schedule is over, the length of the window it offered its slots over: the
+    /// intended time of the slot after its last, or its duration bound if that comes first.
+    /// `--rate 2 -n 6` offers 6 slots over 3 s (the last at 2.5 s), so an open-loop run's
+    /// rate is taken over 3 s, as wrk2 takes its rate over `-d`. `None` in closed loop
+    /// (no intended times) and while slots remain.
+    pub fn window_ns(&self) -> Option<u64> {
+        if self.arrival == Arrival::Closed || self.peek().is_some() {
+            return None;
+        }
+        Some(self.max_ns.map_or(self.next_ns, |m| m.min(self.next_ns)))
+    }
+
     /// Take the next slot: its index and intended start.
     pub fn take(&mut self) -> Option<(u64, u64)> {
         let t = self.peek()?;
@@ -170,6 +182,34 @@ mod tests {
             }
         );
         assert_eq!(s.pace(300_000_000), Pace::Stop);
+    }
+
+    #[test]
+    fn the_window_is_the_time_of_the_slot_after_the_last() {
+        let mut s = Schedule::new(Arrival::Constant { rate: 2.0 }, Some(6), None);
+        while s.take().is_some() {
+            assert!(s.window_ns().is_none() || s.issued() == 6);
+        }
+        assert_eq!(s.window_ns(), Some(3_000_000_000));
+        // A duration bound ends the window where it falls, between two slots.
+        let mut s = Schedule::new(Arrival::Constant { rate: 2.0 }, None, Some(2_200_000_000));
+        assert_eq!(s.window_ns(), None);
+        while s.take().is_some() {}
+        assert_eq!((s.issued(), s.window_ns()), (5, Some(2_200_000_000)));
+        // Poisson: the draw of the slot that was never issued.
+        let a = Arrival::Poisson {
+            rate: 100.0,
+            seed: 3,
+        };
+        let mut s = Schedule::new(a, Some(10), None);
+        let mut all = Schedule::new(a, Some(11), None);
+        while s.take().is_some() {}
+        let eleventh = std::iter::from_fn(|| all.take()).last().unwrap().1;
+        assert_eq!(s.window_ns(), Some(eleventh));
+        // Closed loop has no window.
+        let mut s = Schedule::new(Arrival::Closed, Some(1), None);
+        s.take();
+        assert_eq!(s.window_ns(), None);
     }
 
     #[test]

@@ -263,7 +263,7 @@ fn merge(
     end_ns: u64,
     interrupted: Option<String>,
 ) -> Measured {
-    let mut last_end = 0;
+    let (mut last_end, mut window) = (0, 0);
     let mut began = u64::MAX;
     // Kept records (--records) are moved once into a vector of the right size: growing it
     // worker by worker would hold up to twice their size at the end of a long run.
@@ -287,6 +287,7 @@ fn merge(
             server_software = server;
         }
         last_end = last_end.max(r.last_end_ns);
+        window = window.max(r.window_ns.unwrap_or(0));
         began = began.min(r.began_ns);
         records.extend(r.records);
         samples.extend(r.samples);
@@ -306,10 +307,12 @@ fn merge(
     };
     // A run cut short lasted until it was stopped, whether any request had ended or not
     // (a limit met on the first connect ended none: its 1 ns made a CPU fraction of 10^7).
+    // An open-loop run lasted at least the window its schedule offered slots over: `--rate
+    // 2 -t 3` sends 6 requests, the last at 2.5 s, and is 2/s over 3 s, not 2.4/s over 2.5.
     let end = match plan.max_ns {
         _ if interrupted.is_some() || fatal.is_some() => end_ns,
         Some(limit) if end_ns >= limit => last_end.max(limit),
-        _ => last_end,
+        _ => last_end.max(window),
     };
     Measured {
         families: families.unwrap_or_default(),

@@ -75,6 +75,9 @@ pub struct WorkerResult {
     /// ab's figures of every complete request, when the plan asks for them.
     pub samples: Vec<AbSample>,
     pub last_end_ns: u64,
+    /// Open loop: the window the schedule offered its slots over, once it ran out
+    /// ([`Schedule::window_ns`]).
+    pub window_ns: Option<u64>,
     /// When this worker's loop first ran: the start of its first request in closed loop.
     pub began_ns: u64,
     pub cpu_user_s: f64,
@@ -613,6 +616,7 @@ impl Worker {
         for (_, c) in std::mem::take(&mut self.conns) {
             self.lifetime(&c, now);
         }
+        self.out.window_ns = self.schedule.window_ns();
         let (user, sys) = thread_cpu();
         self.out.cpu_user_s = user;
         self.out.cpu_sys_s = sys;
