@@ -121,8 +121,8 @@ pub struct RunCli {
     /// receive errors): dualbench never exits on them, it counts them.
     #[arg(short = 'r')]
     pub no_exit_on_receive_error: bool,
-    /// Verbosity (ab -v): 2 prints each target's request head and warns of each non-2xx
-    /// status, 3 also logs each 2xx status, 4 also each response's head.
+    /// Verbosity (ab -v): 2 prints each target's request head, each response's head and a
+    /// warning for each non-2xx status, 3 also logs each 2xx status (as ab 2.3).
     #[arg(short = 'v', long = "verbosity", value_name = "N", default_value_t = 1)]
     pub verbosity: u8,
     /// Address families to use: 4, 6 or both.
@@ -208,6 +208,7 @@ pub fn main(cli: RunCli) -> Result<()> {
 /// to stderr; records, `-e` and `-g` files to theirs).
 pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     cli.refused.check()?;
+    distinct_outputs(&output_files(&cli))?;
     if !matches!(cli.format.as_str(), "text" | "json") {
         return Err(Failure::usage(format!(
             "bad --format '{}': use text or json",
@@ -378,6 +379,63 @@ fn check_observer_flags(cli: &RunCli) -> Result<()> {
     Ok(())
 }
 
+/// Every file the run will write, with the flag that names it: `-e`, `-g`, `--records`,
+/// and the monitor's and capture's (their defaults too) when they are on.
+fn output_files(cli: &RunCli) -> Vec<(&'static str, PathBuf)> {
+    let monitor = (!cli.monitor.is_empty()).then(|| {
+        cli.monitor_out
+            .clone()
+            .unwrap_or_else(|| "monitor.jsonl".into())
+    });
+    let capture = cli.capture.as_ref().map(|_| {
+        cli.capture_out
+            .clone()
+            .unwrap_or_else(|| "capture.pcap".into())
+    });
+    [
+        ("-e", cli.csv.clone()),
+        ("-g", cli.gnuplot.clone()),
+        ("--records", cli.records.clone()),
+        ("--monitor-out", monitor),
+        ("--capture-out", capture),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| path.map(|p| (flag, p)))
+    .collect()
+}
+
+/// Two outputs in one file would be written over each other (`-e x -g x` left the CSV's
+/// rows inside the gnuplot file's): a usage error before anything is created. A device or
+/// a pipe (`/dev/null`, `/dev/stdout`) is not a file they can overwrite: any may share it.
+fn distinct_outputs(files: &[(&'static str, PathBuf)]) -> Result<()> {
+    for (i, (flag, path)) in files.iter().enumerate() {
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            continue;
+        }
+        let key = same_file_key(path);
+        if let Some((other, _)) = files[..i].iter().find(|(_, p)| same_file_key(p) == key) {
+            return Err(Failure::usage(format!(
+                "{other} and {flag} both write {}: give each its own file",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The file a path names, as far as it can be told before it exists: its folder resolved
+/// (`./x` and `x`, or a folder reached through a link, are one file), then its name.
+fn same_file_key(path: &std::path::Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    match (dir.canonicalize(), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Start the built-in server on ephemeral ports on 127.0.0.1 and ::1 (whichever exist).
 fn start_builtin() -> Result<(dualbench_serve::ServerHandle, Vec<String>)> {
     let mut listen = Vec::new();
@@ -479,6 +537,7 @@ fn ab_report_flags(cli: &RunCli) -> report::AbFlags {
         variable_length: cli.variable_length,
         percentiles: !cli.no_percentiles,
         confidence: !cli.no_confidence,
+        body_sent: cli.post_file.is_some() || cli.put_file.is_some(),
     }
 }
 
@@ -650,6 +709,29 @@ fn logged_request(req: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn outputs_in_one_file_are_found_however_spelt() {
+        use super::distinct_outputs;
+        let files = |list: &[(&'static str, &str)]| {
+            list.iter()
+                .map(|(flag, p)| (*flag, std::path::PathBuf::from(p)))
+                .collect::<Vec<_>>()
+        };
+        assert!(distinct_outputs(&files(&[("-e", "a.csv"), ("-g", "b.tsv")])).is_ok());
+        let err = distinct_outputs(&files(&[("-e", "a.csv"), ("-g", "./a.csv")])).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(
+            err.to_string(),
+            "-e and -g both write ./a.csv: give each its own file"
+        );
+        let dir = std::env::temp_dir();
+        let inside = dir.join("dualbench-same.csv");
+        let through = dir.join(".").join("dualbench-same.csv");
+        let err = distinct_outputs(&[("-g", inside), ("--records", through)]).unwrap_err();
+        assert!(err.to_string().starts_with("-g and --records both write "));
+        assert!(distinct_outputs(&files(&[("-e", "/dev/null"), ("-g", "/dev/null")])).is_ok());
+    }
+
     #[test]
     fn verbose_requests_show_the_head_and_the_body_length() {
         let get = b"GET / HTTP/1.0\r\nHost: a\r\n\r\n";

@@ -87,6 +87,17 @@ impl std::ops::Deref for PaddedCounter {
 }
 
 impl Shared {
+    /// The state `workers` workers share, before the run's clock starts.
+    fn new(workers: usize, stop: Arc<AtomicBool>) -> Shared {
+        Shared {
+            start_ns: AtomicU64::new(0),
+            stop,
+            drain: AtomicBool::new(false),
+            progress: (0..workers).map(|_| PaddedCounter::default()).collect(),
+            document_length: AtomicU64::new(NO_LENGTH),
+        }
+    }
+
     /// Nanoseconds since the run started.
     #[inline]
     pub fn elapsed_ns(&self) -> u64 {
@@ -162,15 +173,7 @@ impl Progress for () {
 pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     let stop = Arc::new(AtomicBool::new(false));
     let signals = Signals::install(&stop);
-    let shared = Arc::new(Shared {
-        start_ns: AtomicU64::new(0),
-        stop: stop.clone(),
-        drain: AtomicBool::new(false),
-        progress: (0..plan.workers)
-            .map(|_| PaddedCounter::default())
-            .collect(),
-        document_length: AtomicU64::new(NO_LENGTH),
-    });
+    let shared = Arc::new(Shared::new(plan.workers, stop.clone()));
     let gate = Arc::new(StartGate::default());
     let plan = Arc::new(plan);
     let mut handles = Vec::new();

@@ -26,6 +26,9 @@ pub struct AbFlags {
     /// Not `-S`: print ab's Connection Times with median and sd, and its warnings;
     /// with `-S`, ab's other table (min, avg, max) and no warnings.
     pub confidence: bool,
+    /// `-p` or `-u`: requests carry a body, so ab's report adds "Total body sent" (every
+    /// request byte written, head and body) and the "kb/s sent" and "kb/s total" lines.
+    pub body_sent: bool,
 }
 
 impl Default for AbFlags {
@@ -35,6 +38,7 @@ impl Default for AbFlags {
             variable_length: false,
             percentiles: true,
             confidence: true,
+            body_sent: false,
         }
     }
 }

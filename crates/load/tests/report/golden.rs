@@ -94,6 +94,7 @@ fn text_reports_with_l_d_and_s_match_golden_files() {
         variable_length: true,
         percentiles: false,
         confidence: false,
+        body_sent: false,
     };
     let shaped = text::render_with(&s, flags);
     check("every_failure_l_d_S.txt", &shaped);

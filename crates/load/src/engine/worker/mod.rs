@@ -142,6 +142,16 @@ impl Worker {
             TIMER,
             Interest::READABLE,
         )?;
+        let mut out = WorkerResult {
+            records: Vec::with_capacity(keep),
+            ..Default::default()
+        };
+        // The histograms of each family the run has targets in are made here, before the
+        // run's clock starts: made at the family's first response, they stalled the loop
+        // ~0.4 ms mid-run (188 KiB of counts each, written out).
+        for t in &plan.targets {
+            out.families[t.family.index()].hist.allocate();
+        }
         Ok(Worker {
             index,
             poll,
@@ -159,10 +169,7 @@ impl Worker {
             binds_used: [0, 0],
             spare_queues: Vec::new(),
             buf: vec![0u8; READ_BUF],
-            out: WorkerResult {
-                records: Vec::with_capacity(keep),
-                ..Default::default()
-            },
+            out,
             plan,
             shared,
         })
@@ -683,6 +690,65 @@ pub(crate) mod tests {
         let path = PANIC_PATH.as_bytes();
         if worker == 0 && served == 1000 && request.windows(path.len()).any(|w| w == path) {
             panic!("injected by a test");
+        }
+    }
+}
+
+#[cfg(test)]
+mod setup_tests {
+    use super::super::{Plan, Shared};
+    use super::Worker;
+    use crate::cli::RunCli;
+    use crate::config::{self, Machine};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn plan(urls: &[&str]) -> Plan {
+        let args = ["run", "-n", "2"].iter().chain(urls);
+        let cli = RunCli::try_parse_args(args).unwrap();
+        let machine = Machine {
+            cores: 2,
+            fd_limit: 1024,
+        };
+        config::plan(&cli, &cli.urls, machine).unwrap().0
+    }
+
+    /// A family's histograms (seven of 188 KiB) are made when its worker is set up, before
+    /// the run's clock starts: made at the family's first response, they stalled the worker
+    /// 380-520 µs in the middle of the run. A family the run has no target in has none.
+    #[test]
+    fn a_worker_makes_its_families_histograms_before_the_clock_starts() {
+        for (urls, want) in [
+            (&["http://127.0.0.1:1/"][..], [true, false]),
+            (
+                &["http://127.0.0.1:1/", "http://[::1]:1/"][..],
+                [true, true],
+            ),
+        ] {
+            let plan = Arc::new(plan(urls));
+            let shared = Arc::new(Shared::new(plan.workers, Arc::new(AtomicBool::new(false))));
+            // In a thread of its own: a worker moves its thread to a descriptor table of
+            // its own.
+            let made = std::thread::spawn(move || {
+                let w = Worker::new(0, plan, shared).unwrap();
+                w.out.families.map(|f| {
+                    let h = &f.hist;
+                    [
+                        &h.connect,
+                        &h.waiting,
+                        &h.processing,
+                        &h.total,
+                        &h.service,
+                        &h.transfer,
+                        &h.lifetime,
+                    ]
+                    .iter()
+                    .all(|h| h.is_allocated())
+                })
+            })
+            .join()
+            .unwrap();
+            assert_eq!(made, want, "{urls:?}");
         }
     }
 }

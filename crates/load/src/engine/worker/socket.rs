@@ -125,7 +125,7 @@ impl Worker {
                     if front.sent_ns == 0 {
                         front.sent_ns = now;
                     }
-                    if self.plan.verbosity >= 4 {
+                    if self.plan.verbosity >= 2 {
                         log_head(&self.buf[off..n]);
                     }
                 }
@@ -213,8 +213,8 @@ impl Worker {
     }
 }
 
-/// ab's `-v 4` log of a response's head: what of it arrived in the read that began it
-/// (a cold path: only at -v 4 and above).
+/// ab 2.3's log of a response's head from `-v 2` on: what of it arrived in the read that
+/// began it (a cold path: only at -v 2 and above).
 #[cold]
 fn log_head(read: &[u8]) {
     let end = read

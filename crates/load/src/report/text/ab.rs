@@ -58,8 +58,8 @@ pub fn render(s: &RunSummary, flags: AbFlags) -> String {
     let t = s.total();
     let mut out = String::new();
     header(&mut out, s, flags.variable_length);
-    counts(&mut out, s, &t);
-    rates(&mut out, s, &t);
+    counts(&mut out, s, &t, flags.body_sent);
+    rates(&mut out, s, &t, flags.body_sent);
     if t.completed > 0 {
         connection_times(&mut out, &t, flags.confidence);
     }
@@ -71,7 +71,11 @@ pub fn render(s: &RunSummary, flags: AbFlags) -> String {
 
 fn header(out: &mut String, s: &RunSummary, variable_length: bool) {
     let m = &s.meta;
-    let _ = writeln!(out, "Server Software:        {}", m.server_software);
+    let _ = writeln!(
+        out,
+        "Server Software:        {}",
+        first_word(&m.server_software)
+    );
     let _ = writeln!(out, "Server Hostname:        {}", m.host);
     let _ = writeln!(out, "Server Port:            {}", m.port);
     let _ = writeln!(out);
@@ -94,7 +98,17 @@ fn header(out: &mut String, s: &RunSummary, variable_length: bool) {
     let _ = writeln!(out, "Time taken for tests:   {:.3} seconds", s.duration_s());
 }
 
-fn counts(out: &mut String, s: &RunSummary, t: &FamilyStats) {
+/// ab's "Server Software": the `Server:` header up to its first space (ab copies it while
+/// its bytes are above ' '), so `Apache/2.4.62 (Debian)` is `Apache/2.4.62`. The JSON
+/// report keeps the whole header.
+fn first_word(server: &str) -> &str {
+    let server = server.trim_start();
+    server
+        .find(|c: char| c <= ' ')
+        .map_or(server, |end| &server[..end])
+}
+
+fn counts(out: &mut String, s: &RunSummary, t: &FamilyStats, body_sent: bool) {
     let failures = AbFailures::of(t);
     let _ = writeln!(out, "Complete requests:      {}", t.completed);
     let _ = writeln!(out, "Failed requests:        {}", failures.total());
@@ -114,10 +128,14 @@ fn counts(out: &mut String, s: &RunSummary, t: &FamilyStats) {
         let _ = writeln!(out, "Keep-Alive requests:    {kept_alive}");
     }
     let _ = writeln!(out, "Total transferred:      {} bytes", t.bytes);
+    if body_sent {
+        // ab's figure: every request byte written, head and body (no unit, as ab).
+        let _ = writeln!(out, "Total body sent:        {}", t.request_bytes);
+    }
     let _ = writeln!(out, "HTML transferred:       {} bytes", t.body_bytes);
 }
 
-fn rates(out: &mut String, s: &RunSummary, t: &FamilyStats) {
+fn rates(out: &mut String, s: &RunSummary, t: &FamilyStats, body_sent: bool) {
     let secs = s.duration_s();
     if secs <= 0.0 || t.completed == 0 {
         return;
@@ -155,6 +173,16 @@ fn rates(out: &mut String, s: &RunSummary, t: &FamilyStats) {
         "Transfer rate:          {:.2} [Kbytes/sec] received",
         ratio(t.bytes as f64 / 1024.0, secs)
     );
+    if body_sent {
+        let sent = t.request_bytes as f64 / 1024.0;
+        let _ = writeln!(out, "                        {:.2} kb/s sent", sent / secs);
+        let total = sent + t.bytes as f64 / 1024.0;
+        let _ = writeln!(
+            out,
+            "                        {:.2} kb/s total",
+            total / secs
+        );
+    }
 }
 
 /// One row of ab's table, in whole milliseconds (sd with one decimal).
@@ -353,6 +381,15 @@ mod tests {
             error.sanity("the total time").unwrap(),
             "ERROR: The median and mean for the total time are more than twice the standard\n       deviation apart. These results are NOT reliable.\n"
         );
+    }
+
+    #[test]
+    fn server_software_is_the_headers_first_word_as_in_ab() {
+        assert_eq!(first_word("Apache/2.4.62 (Debian)"), "Apache/2.4.62");
+        assert_eq!(first_word("SimpleHTTP/0.6 Python/3.11.7"), "SimpleHTTP/0.6");
+        assert_eq!(first_word("nginx/1.22.1"), "nginx/1.22.1");
+        assert_eq!(first_word("a\tb"), "a");
+        assert_eq!(first_word(""), "");
     }
 
     #[test]
