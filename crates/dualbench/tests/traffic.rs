@@ -257,6 +257,73 @@ fn script_over_both_families_is_counted_exactly() {
     );
 }
 
+/// A MOD's COUNT starts a new count, as MGEN's does: it resumes a flow whose COUNT was
+/// spent, and counts from the MOD, not from the flow's start. A spent COUNT used to end the
+/// flow for good (flow 1 sent 10, its MOD ignored) and a MOD's COUNT capped the whole flow
+/// (flow 2 sent 5, not 5 + 4), while `--dry-run` listed the MOD's phase as sending.
+#[test]
+fn a_mod_with_count_starts_a_new_count_as_in_mgen() {
+    let dir = scratch("modcount");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let script = format!(
+        "0 ON 1 UDP DST {v4} PERIODIC [20 100] COUNT 10\n\
+         0.75 MOD 1 COUNT 5\n\
+         1.5 OFF 1\n\
+         0 ON 2 TCP DST {v6} PERIODIC [20 100] COUNT 30\n\
+         0.25 MOD 2 PERIODIC [40 200] COUNT 4\n\
+         0.5 MOD 2 PERIODIC [40 300]\n\
+         1.5 OFF 2\n"
+    );
+    let path = dir.join("modcount.mgn");
+    std::fs::write(&path, script).unwrap();
+    let (sent, _) = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    // Flow 1: 10 at 20/s from 0 s, 5 more from 0.75 s. Flow 2: 5 of 100 B before its MOD
+    // at 0.25 s, 4 of 200 B after it, and none after the MOD at 0.5 s (no new COUNT).
+    let flows = sent["flows"].as_array().unwrap();
+    for (i, (flow, proto, n, payload)) in [(1, "udp", 15u64, 1500u64), (2, "tcp", 9, 1300)]
+        .into_iter()
+        .enumerate()
+    {
+        let f = &flows[i];
+        assert_eq!(
+            (
+                &f["status"],
+                &f["scheduled"],
+                &f["sent"],
+                &f["bytes"]["payload"]
+            ),
+            (
+                &Value::from("completed"),
+                &Value::from(n),
+                &Value::from(n),
+                &Value::from(payload)
+            ),
+            "flow {flow}: {f}"
+        );
+        let s = sink_flow(&got, proto, flow);
+        assert_eq!(
+            (&s["messages"], &s["bytes"]["payload"]),
+            (&Value::from(n), &Value::from(payload))
+        );
+        assert_eq!(s["loss"]["lost"], 0);
+    }
+    // The second count's rate is over the time to its last message (0.95 s + one mean gap).
+    assert_eq!(
+        flows[0]["active_s"].as_f64().map(|s| (s * 10.0).round()),
+        Some(10.0)
+    );
+    let log = std::fs::read_to_string(dir.join("recv.log")).unwrap();
+    let seqs: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" RECV proto>UDP flow>1 "))
+        .filter_map(|l| l.split(" seq>").nth(1)?.split(' ').next())
+        .collect();
+    assert_eq!(seqs, (0..15).map(|i| i.to_string()).collect::<Vec<_>>());
+}
+
 /// Scripts take TCP messages up to 16 MiB; the sink once took any header longer than a UDP
 /// datagram (65,487 B) for foreign bytes and reset the connection, so such a flow ended
 /// `reset` after one message and the sink counted nothing of it.
@@ -956,6 +1023,55 @@ fn sigint_says_so_once_and_usage_errors_name_their_bound() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the script has no flows"), "{err}");
     assert!(!err.contains("duration limit"), "{err}");
+}
+
+/// A negative `--duration` or `--window` was taken for a flag: "unexpected argument '-1'
+/// found", naming neither the flag nor the bound. Refused like any other out-of-range
+/// number of seconds, before the sink binds anything.
+#[test]
+fn negative_seconds_are_refused_as_out_of_range_not_as_unknown_flags() {
+    let why = "give a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)";
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[
+                "traffic",
+                "send",
+                "C1B",
+                "--dst4",
+                "127.0.0.1/5000",
+                "--duration",
+                "-1",
+                "--dry-run",
+            ],
+            "--duration -1",
+        ),
+        (
+            &[
+                "traffic",
+                "sink",
+                "--listen",
+                "127.0.0.1:0",
+                "--duration",
+                "-0.5",
+            ],
+            "--duration -0.5",
+        ),
+        (
+            &[
+                "traffic",
+                "sink",
+                "--listen",
+                "127.0.0.1:0",
+                "--window",
+                "-2",
+            ],
+            "--window -2",
+        ),
+    ];
+    for (args, flag) in cases {
+        let o = bin().args(args).output().unwrap();
+        one_line(&o, 2, &format!("dualbench: {flag}: {why}"));
+    }
 }
 
 #[test]

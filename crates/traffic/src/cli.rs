@@ -34,7 +34,7 @@ struct SendArgs {
     /// An MGEN script file, a profile (*.toml) or a preset name: C1B, C2B, ... C6B.
     source: String,
     /// Stop every flow after this many seconds (required unless every flow has OFF or COUNT).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     duration: Option<f64>,
     /// IPv4 destination ADDR/PORT for profile flows (repeat for several; replaces the profile's).
     #[arg(long = "dst4", value_name = "ADDR/PORT")]
@@ -75,10 +75,20 @@ struct SinkArgs {
     #[arg(long, required = true, num_args = 1.., value_name = "ADDR:PORT")]
     listen: Vec<String>,
     /// Stop after this many seconds (SIGINT/SIGTERM/SIGHUP stop it earlier).
-    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 3600.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     duration: f64,
     /// Width of the rate-over-time windows.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     window: f64,
     /// Write the JSON summary here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -343,12 +353,13 @@ fn pattern_name(pattern: &script::Pattern) -> String {
     }
 }
 
-/// COUNT, TOS and TTL of phase `i` of a flow, and on its first phase the flow's SRC port
-/// and TXBUFFER, as a script writes them (each with a leading space).
+/// COUNT (where the phase's event starts one: a running count is not new messages), TOS
+/// and TTL of phase `i` of a flow, and on its first phase the flow's SRC port and TXBUFFER,
+/// as a script writes them (each with a leading space).
 fn phase_options(p: &FlowPlan, i: usize) -> String {
     let ph = &p.phases[i];
     let mut out = String::new();
-    if let Some(n) = ph.count {
+    if let (Some(n), true) = (ph.count, ph.count_starts) {
         out.push_str(&format!(" COUNT {n}"));
     }
     if let Some(tos) = ph.tos {

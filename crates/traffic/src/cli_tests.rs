@@ -132,20 +132,22 @@ fn a_run_in_which_no_flow_sent_says_why_in_one_line() {
 }
 
 /// `--dry-run` showed neither COUNT nor TOS nor TTL, so a plan could not be checked
-/// against its script; nor the shape of a BURST, nor SRC and TXBUFFER.
+/// against its script; nor the shape of a BURST, nor SRC and TXBUFFER. COUNT is shown
+/// where an event starts one (a MOD's COUNT is a new count), not where one runs on.
 #[test]
 fn a_dry_run_shows_count_tos_ttl_src_txbuffer_and_burst_shape() {
     let script = "0 ON 1 UDP DST 127.0.0.1/5000 PERIODIC [10 100] COUNT 5 TOS 0x20 TTL 7 SRC 6000 TXBUFFER 65536\n\
                   1 MOD 1 POISSON [20 200] TOS 0x10\n3 OFF 1\n\
                   0 ON 2 TCP DST ::1/5000 BURST [RANDOM 2 PERIODIC [10 100] FIXED 0.5] COUNT 30\n\
-                  0 ON 3 UDP DST ::1/5000 PERIODIC [1 28]\n1 OFF 3\n";
+                  0 ON 3 UDP DST ::1/5000 PERIODIC [1 28]\n0.5 MOD 3 COUNT 2\n1 OFF 3\n";
     let plans = plan(&script::parse(script).unwrap(), None).unwrap();
     assert_eq!(
         describe(&plans),
         "flow 1 UDP IPv4 -> 127.0.0.1:5000 0.000s..1.000s PERIODIC 10.000 msg/s x 100 B COUNT 5 TOS 0x20 TTL 7 SRC 6000 TXBUFFER 65536: payload 0.008 / ip 0.010 / wire 0.013 Mbit/s\n\
-         flow 1 UDP IPv4 -> 127.0.0.1:5000 1.000s..3.000s POISSON 20.000 msg/s x 200 B COUNT 5 TOS 0x10 TTL 7: payload 0.032 / ip 0.036 / wire 0.043 Mbit/s\n\
+         flow 1 UDP IPv4 -> 127.0.0.1:5000 1.000s..3.000s POISSON 20.000 msg/s x 200 B TOS 0x10 TTL 7: payload 0.032 / ip 0.036 / wire 0.043 Mbit/s\n\
          flow 2 TCP IPv6 -> [::1]:5000 0.000s..COUNT BURST [RANDOM 2s FIXED 0.5s] PERIODIC 10.000 msg/s x 100 B COUNT 30: payload 0.002 / ip 0.003 / wire 0.004 Mbit/s\n\
-         flow 3 UDP IPv6 -> [::1]:5000 0.000s..1.000s PERIODIC 1.000 msg/s x 28 B: payload 0.000 / ip 0.001 / wire 0.001 Mbit/s\n"
+         flow 3 UDP IPv6 -> [::1]:5000 0.000s..0.500s PERIODIC 1.000 msg/s x 28 B: payload 0.000 / ip 0.001 / wire 0.001 Mbit/s\n\
+         flow 3 UDP IPv6 -> [::1]:5000 0.500s..1.000s PERIODIC 1.000 msg/s x 28 B COUNT 2: payload 0.000 / ip 0.001 / wire 0.001 Mbit/s\n"
     );
 }
 

@@ -2,7 +2,12 @@
 //! [`dualbench_pace::Schedule`] (constant rate for PERIODIC, seeded Poisson for POISSON)
 //! offset to the phase's start. BURST, which `pace` does not have, is built here on top of
 //! it: each on-period is a bounded inner schedule, and on-periods start every interval
-//! (REGULAR) or after seeded exponential gaps (RANDOM). Pure: no clock, no sockets.
+//! (REGULAR) or after seeded exponential gaps (RANDOM). A MOD that keeps the pattern (it
+//! changes COUNT, TOS or TTL) keeps the schedule too, as MGEN keeps its timer: one schedule
+//! covers such a run of phases, and each message belongs to the phase its time falls in.
+//! A phase's COUNT counts from the event that set it (as MGEN's does): once it is spent the
+//! flow skips to its next phase, where a MOD with a new COUNT resumes it, from the MOD's
+//! time. Pure: no clock, no sockets.
 
 use crate::plan::Phase;
 use crate::script::{Burst, Pattern};
@@ -29,6 +34,12 @@ pub struct FlowPacer {
     burst_rng: StdRng,
     next_burst_ns: u64,
     seq: u64,
+    /// The sequence number the running COUNT counts from.
+    count_base: u64,
+    /// The last phase ended because its COUNT was spent.
+    count_ended: bool,
+    /// Intended time of the last message taken.
+    last_ns: Option<u64>,
 }
 
 impl FlowPacer {
@@ -43,6 +54,9 @@ impl FlowPacer {
             burst_rng: StdRng::seed_from_u64(seed ^ 0x6275_7273_7400),
             next_burst_ns,
             seq: 0,
+            count_base: 0,
+            count_ended: false,
+            last_ns: None,
         };
         pacer.open_period();
         pacer
@@ -76,12 +90,25 @@ impl FlowPacer {
     pub fn peek(&mut self) -> Option<u64> {
         loop {
             let phase = self.phases.get(self.phase)?;
-            if phase.count.is_some_and(|c| self.seq >= c) {
-                return None;
+            if phase.count.is_some_and(|c| self.seq - self.count_base >= c) {
+                // Its COUNT is spent: nothing more until a MOD sets a new one.
+                self.count_ended = self.phase + 1 == self.phases.len();
+                self.next_phase(false);
+                continue;
             }
             if let Some((start, schedule)) = &self.current {
                 if let Some(t) = schedule.peek() {
-                    return Some(start + t);
+                    let at = start + t;
+                    // The schedule runs on into a later phase of the same pattern.
+                    if self
+                        .phases
+                        .get(self.phase + 1)
+                        .is_some_and(|n| n.start_ns <= at)
+                    {
+                        self.step();
+                        continue;
+                    }
+                    return Some(at);
                 }
             }
             self.advance();
@@ -100,33 +127,101 @@ impl FlowPacer {
             phase: self.phase,
         };
         self.seq += 1;
+        self.last_ns = Some(intended_ns);
         Some(slot)
     }
 
-    /// The current on-period is exhausted: open the next burst, or the next phase.
+    /// The current on-period is exhausted: open the next burst, or the phase after the run
+    /// of phases with the current pattern.
     fn advance(&mut self) {
         self.current = None;
         let Some(phase) = self.phases.get(self.phase) else {
             return;
         };
-        if matches!(phase.pattern, Pattern::Burst(_)) && self.next_burst_ns < phase.end_ns {
+        if matches!(phase.pattern, Pattern::Burst(_)) && self.next_burst_ns < self.run_end() {
             self.open_period();
             if self.current.is_some() {
                 return;
             }
         }
+        while self.phase < self.run_last() {
+            self.step();
+        }
+        self.next_phase(true);
+    }
+
+    /// The last phase of the run from the current one that keeps its pattern (MODs that
+    /// changed only COUNT, TOS or TTL): one schedule covers them all.
+    fn run_last(&self) -> usize {
+        let mut last = self.phase;
+        while let (Some(a), Some(b)) = (self.phases.get(last), self.phases.get(last + 1)) {
+            if a.pattern != b.pattern {
+                break;
+            }
+            last += 1;
+        }
+        last
+    }
+
+    /// Where the run of phases from the current one ends (ns since run start).
+    fn run_end(&self) -> u64 {
+        self.phases.get(self.run_last()).map_or(0, |p| p.end_ns)
+    }
+
+    /// Enter the next phase, starting its COUNT if its MOD set one.
+    fn step(&mut self) {
         self.phase += 1;
-        if let Some(next) = self.phases.get(self.phase) {
-            self.next_burst_ns = next.start_ns;
-            self.open_period();
+        if self.phases.get(self.phase).is_some_and(|p| p.count_starts) {
+            self.count_base = self.seq;
         }
     }
 
-    /// Build the schedule for the phase's next on-period (the whole phase unless BURST).
+    /// Whether the flow ended because its last COUNT was spent (not at its end in time).
+    pub fn count_ended(&self) -> bool {
+        self.count_ended
+    }
+
+    /// Move on to the next phase (a MOD's) with a schedule of its own from its start. A
+    /// flow that was `sending` takes MGEN's rule into a new PERIODIC rate: its first
+    /// message comes one new interval after the last one, or at the MOD's time if that
+    /// has passed (a flow its COUNT held starts at the MOD's time).
+    fn next_phase(&mut self, sending: bool) {
+        self.current = None;
+        self.step();
+        let Some(next) = self.phases.get(self.phase) else {
+            return;
+        };
+        let (start_ns, periodic) = (next.start_ns, next.pattern.periodic_rate());
+        self.next_burst_ns = start_ns;
+        self.open_period();
+        if let (true, Some(last), Some(rate)) = (sending, self.last_ns, periodic) {
+            let first = last.saturating_add((1e9 / rate) as u64);
+            if first > start_ns {
+                self.open_from(first);
+            }
+        }
+    }
+
+    /// Start the current PERIODIC phase's schedule at `start_ns`, after its start; none if
+    /// that is at or past the end of its run.
+    fn open_from(&mut self, start_ns: u64) {
+        let end_ns = self.run_end();
+        let arrival = arrival(&self.phases[self.phase].pattern, self.seed);
+        self.current = (start_ns < end_ns).then(|| {
+            (
+                start_ns,
+                Schedule::new(arrival, None, Some(end_ns - start_ns)),
+            )
+        });
+    }
+
+    /// Build the schedule for the next on-period of the run of phases from the current one
+    /// (the whole run unless BURST).
     fn open_period(&mut self) {
         let Some(phase) = self.phases.get(self.phase).cloned() else {
             return;
         };
+        let end_ns = self.run_end();
         let seed = self
             .seed
             .wrapping_add(self.phase as u64 * 7919)
@@ -136,18 +231,18 @@ impl FlowPacer {
                 let schedule = Schedule::new(
                     arrival(&phase.pattern, seed),
                     None,
-                    Some(phase.end_ns - phase.start_ns),
+                    Some(end_ns - phase.start_ns),
                 );
                 self.current = Some((phase.start_ns, schedule));
-                self.next_burst_ns = phase.end_ns;
+                self.next_burst_ns = end_ns;
             }
             Pattern::Burst(b) => {
                 let start = self.next_burst_ns;
-                if start >= phase.end_ns {
+                if start >= end_ns {
                     return;
                 }
                 let (on_ns, gap_ns) = self.draw_burst(b);
-                let len = on_ns.min(phase.end_ns - start);
+                let len = on_ns.min(end_ns - start);
                 self.current = Some((
                     start,
                     Schedule::new(arrival(&b.inner, seed), None, Some(len)),

@@ -68,3 +68,99 @@ fn poisson_mean_rate_holds() {
     let total: u64 = counts.iter().sum();
     assert!((39_000..41_000).contains(&total), "total {total}");
 }
+
+/// A MOD's COUNT starts a new count, as MGEN's does, and resumes a flow whose COUNT was
+/// spent; a MOD without COUNT goes on with the running one. (A spent COUNT ended the flow
+/// for good, and a MOD's COUNT capped the whole flow: this script sent 10 messages.)
+#[test]
+fn a_mod_with_count_starts_a_new_count() {
+    let s = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100] COUNT 10\n\
+             2 MOD 1 PERIODIC [20 100] COUNT 5\n\
+             3 MOD 1 PERIODIC [10 100]\n\
+             4 MOD 1 COUNT 3\n5 OFF 1\n";
+    let mut p = pacer_for(s, 1, 10);
+    let slots: Vec<Slot> = std::iter::from_fn(|| p.take()).collect();
+    let ms: Vec<u64> = slots.iter().map(|s| s.intended_ns / 1_000_000).collect();
+    let mut want: Vec<u64> = (0..10).map(|i| i * 100).collect();
+    want.extend([2000, 2050, 2100, 2150, 2200, 4000, 4100, 4200]);
+    assert_eq!(ms, want);
+    assert!(slots.iter().enumerate().all(|(i, s)| s.seq == i as u64));
+    assert!(p.count_ended());
+    // A flow whose OFF comes before its COUNT is spent did not end by its COUNT.
+    let mut p = pacer_for(
+        "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100] COUNT 50\n1 OFF 1\n",
+        1,
+        10,
+    );
+    assert_eq!(p.count_rest(100), 10);
+    assert!(!p.count_ended());
+}
+
+/// A MOD that keeps the pattern (TOS, TTL or COUNT only, or the same pattern again) keeps
+/// the schedule, as MGEN keeps its timer; each message takes the phase its time falls in.
+/// Such a MOD used to restart the schedule at its time: 11 messages in a second of
+/// `PERIODIC [10 100]` (two 50 ms apart), and a burst more of a BURST.
+#[test]
+fn a_mod_that_keeps_the_pattern_keeps_the_schedule() {
+    let s = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n0.55 MOD 1 TOS 0x20\n\
+             0.75 MOD 1 PERIODIC [10 100] TTL 5\n1 OFF 1\n";
+    let mut p = pacer_for(s, 1, 10);
+    let slots: Vec<Slot> = std::iter::from_fn(|| p.take()).collect();
+    let at: Vec<(u64, usize)> = slots
+        .iter()
+        .map(|s| (s.intended_ns / 1_000_000, s.phase))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (0, 0),
+            (100, 0),
+            (200, 0),
+            (300, 0),
+            (400, 0),
+            (500, 0),
+            (600, 1),
+            (700, 1),
+            (800, 2),
+            (900, 2)
+        ]
+    );
+    // Bursts of 20 at 0, 1 and 2 s (there were 10 + 20 + 20 + 20: a burst restarted at 0.1 s).
+    let s = "0 ON 1 UDP DST ::1/5000 BURST [REGULAR 1 PERIODIC [100 100] FIXED 0.2]\n\
+             0.1 MOD 1 TOS 4\n3 OFF 1\n";
+    assert_eq!(per_second(&mut pacer_for(s, 1, 10), 4), [20, 20, 20, 0]);
+    // A MOD COUNT in the run counts from the first message at or after its time.
+    let s = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n0.55 MOD 1 COUNT 2\n2 OFF 1\n";
+    let mut p = pacer_for(s, 1, 10);
+    let ms: Vec<u64> = std::iter::from_fn(|| p.take())
+        .map(|s| s.intended_ns / 1_000_000)
+        .collect();
+    assert_eq!(ms, [0, 100, 200, 300, 400, 500, 600, 700]);
+}
+
+/// MGEN's rule for a new PERIODIC rate: the first message comes one new interval after the
+/// last one, or at the MOD's time if that interval has passed. A slower rate began at the
+/// MOD's time, 50 ms after the last message: one message more than MGEN sends.
+#[test]
+fn a_new_periodic_rate_follows_the_last_message_by_its_interval() {
+    let times = |s: &str| -> Vec<u64> {
+        let mut p = pacer_for(s, 1, 10);
+        std::iter::from_fn(|| p.take())
+            .map(|s| s.intended_ns / 1_000_000)
+            .collect()
+    };
+    let on = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n";
+    assert_eq!(
+        times(&format!("{on}0.55 MOD 1 PERIODIC [5 100]\n1 OFF 1\n")),
+        [0, 100, 200, 300, 400, 500, 700, 900]
+    );
+    assert_eq!(
+        times(&format!("{on}0.55 MOD 1 PERIODIC [20 100]\n0.8 OFF 1\n")),
+        [0, 100, 200, 300, 400, 500, 550, 600, 650, 700, 750]
+    );
+    // Past the end of the MOD's phase: nothing in it.
+    assert_eq!(
+        times(&format!("{on}0.55 MOD 1 PERIODIC [1 100]\n0.9 OFF 1\n")),
+        [0, 100, 200, 300, 400, 500]
+    );
+}

@@ -28,8 +28,13 @@ pub struct Phase {
     pub start_ns: u64,
     pub end_ns: u64,
     pub pattern: Pattern,
-    /// The flow stops once it has sent this many messages in all.
+    /// Messages the flow may send from the event that set this COUNT on (its ON, or a
+    /// MOD with COUNT, which starts a new count as MGEN's does; a MOD without COUNT goes
+    /// on with the running one). Once they are sent the flow waits for a MOD that sets a
+    /// new COUNT, or its end.
     pub count: Option<u64>,
+    /// Whether this phase's own event set `count`, so the count starts again from 0 here.
+    pub count_starts: bool,
     pub tos: Option<u8>,
     pub ttl: Option<u8>,
 }
@@ -76,6 +81,7 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
                     end_ns: u64::MAX,
                     pattern: spec.pattern.clone(),
                     count: spec.count,
+                    count_starts: spec.count.is_some(),
                     tos,
                     ttl: spec.ttl,
                 };
@@ -93,6 +99,7 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
                         .clone()
                         .unwrap_or_else(|| prev.pattern.clone()),
                     count: change.count.or(prev.count),
+                    count_starts: change.count.is_some(),
                     tos: change.tos.or(prev.tos),
                     ttl: change.ttl.or(prev.ttl),
                 };
@@ -123,7 +130,30 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
     if plans.is_empty() {
         return Err(Failure::usage(no_flow(script, limit_ns)));
     }
+    check_tcp_ports(&plans)?;
     Ok(plans)
+}
+
+/// Two TCP flows on at once from one pinned SRC port to one destination would need two
+/// connections on one port pair: the second connect fails (EADDRNOTAVAIL, which read as
+/// `unreachable`), so say so before sending.
+fn check_tcp_ports(plans: &[FlowPlan]) -> Result<()> {
+    let pinned: Vec<&FlowPlan> = plans
+        .iter()
+        .filter(|p| p.proto == Proto::Tcp && p.src_port.is_some())
+        .collect();
+    for (i, a) in pinned.iter().enumerate() {
+        for b in &pinned[i + 1..] {
+            let overlap = a.start_ns() < b.end_ns() && b.start_ns() < a.end_ns();
+            if a.src_port == b.src_port && a.dst == b.dst && overlap {
+                return Err(Failure::usage(format!(
+                    "flows {} (line {}) and {} (line {}) are both TCP from SRC port {} to {} at the same time: one port pair carries one connection; give one of them another SRC port, or none",
+                    a.flow, a.line, b.flow, b.line, a.src_port.unwrap_or(0), a.dst
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `ON` events at or after the duration limit, as (flow, line, seconds): flows that
@@ -238,6 +268,30 @@ mod tests {
             plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(),
             u64::MAX
         );
+    }
+
+    /// Flow 2's connect failed at run time as `unreachable`, "Cannot assign requested
+    /// address", with nothing naming the SRC port both flows pinned.
+    #[test]
+    fn two_tcp_flows_on_one_port_pair_at_once_are_a_usage_error() {
+        let s = "0 ON 1 TCP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n\
+                 0.5 ON 2 TCP SRC 6001 DST [::1]:5000 PERIODIC [10 200]\n\
+                 2 OFF 1\n2 OFF 2\n";
+        let e = plan(&parse(s).unwrap(), None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "flows 1 (line 1) and 2 (line 2) are both TCP from SRC port 6001 to [::1]:5000 at the same time: one port pair carries one connection; give one of them another SRC port, or none"
+        );
+        // One after the other, to another destination, over UDP or with no SRC: fine.
+        for ok in [
+            "0 ON 1 TCP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n1 OFF 1\n1 ON 2 TCP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n2 OFF 2\n",
+            "0 ON 1 TCP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n0 ON 2 TCP SRC 6001 DST ::1/5001 PERIODIC [10 100]\n",
+            "0 ON 1 UDP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n0 ON 2 UDP SRC 6001 DST ::1/5000 PERIODIC [10 100]\n",
+            "0 ON 1 TCP DST ::1/5000 PERIODIC [10 100]\n0 ON 2 TCP DST ::1/5000 PERIODIC [10 100]\n",
+        ] {
+            assert!(plan(&parse(ok).unwrap(), Some(3_000_000_000)).is_ok(), "{ok}");
+        }
     }
 
     #[test]

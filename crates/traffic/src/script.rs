@@ -94,6 +94,14 @@ pub struct Burst {
 }
 
 impl Pattern {
+    /// The rate of a PERIODIC pattern (messages per second).
+    pub fn periodic_rate(&self) -> Option<f64> {
+        match self {
+            Pattern::Periodic { rate, .. } => Some(*rate),
+            _ => None,
+        }
+    }
+
     pub fn size(&self) -> u64 {
         match self {
             Pattern::Periodic { size, .. } | Pattern::Poisson { size, .. } => *size,
@@ -120,8 +128,9 @@ impl ScriptError {
     }
 }
 
-/// Parse a whole script.
+/// Parse a whole script (a leading byte-order mark, as some editors save, is skipped).
 pub fn parse(text: &str) -> Result<Script, ScriptError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut script = Script::default();
     for (line, tokens) in logical_lines(text) {
         if tokens.is_empty() {
@@ -358,7 +367,7 @@ fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
             "TXBUFFER" => txbuffer = Some(cur.number::<usize>("TXBUFFER bytes")?),
             _ => {
                 cur.i -= 1;
-                parse_common_option(cur, &mut spec_opts, &mut pattern)?;
+                parse_common_option(cur, &mut spec_opts, &mut pattern, ON_OPTIONS)?;
             }
         }
     }
@@ -383,25 +392,36 @@ fn parse_mod(cur: &mut Cursor) -> Result<Change, ScriptError> {
     let mut change = Change::default();
     let mut pattern = None;
     while !cur.done() {
-        if cur.peek_upper().as_deref() == Some("DST") {
+        if let Some(what) = cur
+            .peek_upper()
+            .filter(|w| ["DST", "SRC", "TXBUFFER"].contains(&w.as_str()))
+        {
             let t = cur.toks[cur.i].clone();
-            return Err(cur.err(&t, "MOD cannot change DST: OFF this flow and ON a new one"));
+            return Err(cur.err(
+                &t,
+                format!("MOD cannot change {what} (a flow keeps its socket): OFF this flow and ON a new one"),
+            ));
         }
-        parse_common_option(cur, &mut change, &mut pattern)?;
+        parse_common_option(cur, &mut change, &mut pattern, MOD_OPTIONS)?;
     }
     change.pattern = pattern;
     Ok(change)
 }
 
-/// Options ON and MOD share: a pattern, COUNT, TOS, TTL.
+/// The options of an ON line and of a MOD line, as an unknown option's error lists them.
+const ON_OPTIONS: &str = "DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, BURST";
+const MOD_OPTIONS: &str = "COUNT, TOS, TTL, PERIODIC, POISSON, BURST";
+
+/// Options ON and MOD share: a pattern, COUNT, TOS, TTL (`supported` lists the line's).
 fn parse_common_option(
     cur: &mut Cursor,
     change: &mut Change,
     pattern: &mut Option<Pattern>,
+    supported: &str,
 ) -> Result<(), ScriptError> {
     let tok = cur.next("an option")?.to_string();
     match tok.to_ascii_uppercase().as_str() {
-        "PERIODIC" | "POISSON" | "BURST" => {
+        "PERIODIC" | "POISSON" | "BURST" | "JITTER" | "CLONE" => {
             cur.i -= 1;
             *pattern = Some(parse_pattern(cur)?);
         }
@@ -422,9 +442,7 @@ fn parse_common_option(
             }
             change.ttl = Some(ttl);
         }
-        _ => {
-            return Err(cur.err(&tok, "unknown option (supported: DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, BURST)"))
-        }
+        _ => return Err(cur.err(&tok, format!("unknown option (supported: {supported})"))),
     }
     Ok(())
 }
@@ -460,6 +478,10 @@ fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
             Ok(Pattern::Poisson { rate, size })
         }
         "BURST" => parse_burst(cur),
+        "JITTER" | "CLONE" => Err(cur.err(
+            &tok,
+            "MGEN's JITTER and CLONE patterns are not supported: use PERIODIC, POISSON or BURST",
+        )),
         _ => Err(cur.err(
             &tok,
             "unknown pattern: use PERIODIC, POISSON or BURST (JITTER and CLONE are not supported)",

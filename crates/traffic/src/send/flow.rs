@@ -164,10 +164,12 @@ pub struct SendStats {
     pub interrupted: bool,
     /// Send time minus intended time, ns.
     pub lateness: Histogram<u64>,
-    pub first_sent_ns: Option<u64>,
-    pub last_sent_ns: Option<u64>,
+    /// The intended time (ns since time zero) and phase of the last message scheduled.
+    pub last_intended: Option<(u64, usize)>,
     /// Set when the flow's end (or a stall) came while a send still waited.
     pub cut: Option<Cut>,
+    /// The flow ended because its last COUNT was spent, not at its end in time.
+    pub count_ended: bool,
 }
 
 impl Default for SendStats {
@@ -182,9 +184,9 @@ impl Default for SendStats {
             ended_by: None,
             interrupted: false,
             lateness: crate::report::ns_histogram(),
-            first_sent_ns: None,
-            last_sent_ns: None,
+            last_intended: None,
             cut: None,
+            count_ended: false,
         }
     }
 }
@@ -275,6 +277,7 @@ pub fn run_flow(
             && pacer.phase_index() == phase
         {
             let Some(slot) = pacer.take() else { break };
+            stats.last_intended = Some((slot.intended_ns, slot.phase));
             batch.push(Outgoing {
                 seq: slot.seq,
                 size,
@@ -305,6 +308,7 @@ pub fn run_flow(
     }
     stats.interrupted = stop.load(Ordering::Relaxed) && (gave_up || pacer.peek().is_some());
     stats.scheduled = pacer.issued() - stopped_unsent;
+    stats.count_ended = pacer.count_ended();
     stats
 }
 
@@ -386,8 +390,6 @@ fn send_batch(
             stats.sent += 1;
             stats.bytes.add(tx.bytes(m.size));
             let _ = stats.lateness.record(m.sent_ns.saturating_sub(*t).max(1));
-            stats.first_sent_ns.get_or_insert(m.sent_ns);
-            stats.last_sent_ns = Some(m.sent_ns);
         }
         at += result.sent;
         if let Some(e) = result.error {

@@ -8,6 +8,7 @@ use super::{FlowResult, SendRun};
 use crate::profile::{class_key, CLASSES};
 use crate::rate::{Bytes, Counting, Proto};
 use crate::report::{round3, round6, shares, Micros, Rates};
+use crate::script::Pattern;
 use dualbench_common::Family;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -252,6 +253,14 @@ fn status(s: &SendStats) -> String {
     }
 }
 
+/// The mean time between two messages of a pattern (of a BURST's inner one), ns.
+fn mean_gap_ns(pattern: &Pattern) -> u64 {
+    match pattern {
+        Pattern::Periodic { rate, .. } | Pattern::Poisson { rate, .. } => (1e9 / rate) as u64,
+        Pattern::Burst(b) => mean_gap_ns(&b.inner),
+    }
+}
+
 /// When the flow was on, in ns since time zero: from its start for [`active_ns`]; None if
 /// it sent nothing.
 fn active_window(f: &FlowResult, run: &SendRun) -> Option<(u64, u64)> {
@@ -260,19 +269,21 @@ fn active_window(f: &FlowResult, run: &SendRun) -> Option<(u64, u64)> {
 }
 
 /// How long the flow was meant to be on: 0 if it sent nothing; its planned window (cut
-/// short by a stop); for a flow its COUNT ended, or a COUNT-only flow, the time to its last
-/// message plus one mean gap (never past the planned window). A COUNT reached long before
-/// the flow's OFF or `--duration` must not spread its messages over the idle rest.
+/// short by a stop); for a flow its COUNT ended, or a COUNT-only flow, the intended time of
+/// its last message plus one mean gap of that message's pattern (never past the planned
+/// window). A COUNT reached long before the flow's OFF or `--duration` must not spread its
+/// messages over the idle rest; and the schedule, not when sends happened to leave or
+/// which of them failed, says how long it was on (50 at 100/s are 0.5 s, not 0.499957 s).
 fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
     if f.stats.sent == 0 {
         return 0;
     }
     let start = f.plan.start_ns();
     let run_end = run.end_ns.saturating_sub(run.t0_ns);
-    let by_last = match (f.stats.first_sent_ns, f.stats.last_sent_ns, f.stats.sent) {
-        (Some(a), Some(b), n) if n > 1 => Some(b.saturating_sub(run.t0_ns) + (b - a) / (n - 1)),
-        _ => None,
-    };
+    let by_last = f
+        .stats
+        .last_intended
+        .map(|(at, phase)| at + mean_gap_ns(&f.plan.phases[phase].pattern));
     let planned = f.plan.end_ns();
     let end = if planned == u64::MAX {
         by_last.unwrap_or(run_end)
@@ -283,20 +294,11 @@ fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
             planned
         };
         match by_last {
-            Some(last) if count_reached(f) => last.min(planned),
+            Some(last) if f.stats.count_ended => last.min(planned),
             _ => planned,
         }
     };
     end.saturating_sub(start)
-}
-
-/// Whether the flow stopped because it had scheduled as many messages as its COUNT allows.
-fn count_reached(f: &FlowResult) -> bool {
-    f.plan
-        .phases
-        .iter()
-        .filter_map(|p| p.count)
-        .any(|c| c == f.stats.scheduled)
 }
 
 #[cfg(test)]
@@ -359,6 +361,64 @@ mod tests {
             flows,
             cpu_user_s: 0.1,
             cpu_sys_s: 0.1,
+        }
+    }
+
+    /// Sends every message but those whose sequence number is in `.0` (each fails alone).
+    struct FailSome(Vec<u64>);
+    impl Transmit for FailSome {
+        fn enter_phase(&mut self, _: &crate::plan::Phase) {}
+        fn send(&mut self, batch: &[Outgoing], _: &Wait) -> BatchResult {
+            let sent = batch
+                .iter()
+                .take_while(|m| !self.0.contains(&m.seq))
+                .count();
+            let error = (sent < batch.len()).then(|| crate::send::flow::SendError {
+                kind: crate::send::flow::ErrorKind::Refused,
+                fatal: false,
+                message: "refused".into(),
+            });
+            BatchResult {
+                sent,
+                error,
+                gave_up: false,
+            }
+        }
+        fn bytes(&self, size: u64) -> Bytes {
+            crate::rate::message_bytes(Proto::Udp, Family::V4, size)
+        }
+    }
+
+    /// A COUNT-ended flow is on to its last scheduled message plus one gap of its pattern,
+    /// whichever of its messages failed: 3 at 10/s are 0.3 s. It was the last *sent*
+    /// message plus the mean gap between sent ones: 0.2 s when the last one failed, so the
+    /// rate read 50 % high.
+    #[test]
+    fn a_count_ended_flow_is_on_until_its_last_scheduled_message() {
+        let s = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [10 100] COUNT 3\n5 OFF 1\n";
+        for failing in [vec![], vec![1], vec![2]] {
+            let t0 = 1_000;
+            let p = plan(&parse(s).unwrap(), None).unwrap().remove(0);
+            let mut pacer = FlowPacer::new(p.phases.clone(), 1);
+            let stats = crate::send::flow::run_flow(
+                &mut pacer,
+                t0,
+                0,
+                &mut Sim(t0),
+                &mut FailSome(failing.clone()),
+                &AtomicBool::new(false),
+            );
+            let run = SendRun {
+                t0_ns: t0,
+                end_ns: t0 + 5_000_000_000,
+                flows: vec![FlowResult { plan: p, stats }],
+                cpu_user_s: 0.0,
+                cpu_sys_s: 0.0,
+            };
+            let f = &summarize(&run, "x.mgn", Counting::Payload, 5, None).flows[0];
+            let sent = 3 - failing.len() as u64;
+            assert_eq!((f.sent, f.active_s), (sent, 0.3), "failing {failing:?}");
+            assert_eq!(f.rate_bps.payload, round3(sent as f64 * 800.0 / 0.3));
         }
     }
 

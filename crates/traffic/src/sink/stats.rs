@@ -47,7 +47,6 @@ pub struct FlowAcc {
     pub dst: SocketAddr,
     pub messages: u64,
     pub bytes: Bytes,
-    pub first_bytes: Bytes,
     pub first_ns: u64,
     pub last_ns: u64,
     seen: Vec<u64>,
@@ -72,7 +71,6 @@ impl FlowAcc {
             dst,
             messages: 0,
             bytes: Bytes::default(),
-            first_bytes: Bytes::default(),
             first_ns: now_ns,
             last_ns: now_ns,
             seen: Vec::new(),
@@ -88,10 +86,16 @@ impl FlowAcc {
         }
     }
 
+    /// When the flow's time ends: its last arrival plus one mean gap between arrivals, so
+    /// that N messages at a steady rate r cover N / r (the last one alone: its arrival).
+    pub fn covered_until_ns(&self) -> f64 {
+        let gaps = self.messages.saturating_sub(1).max(1) as f64;
+        self.last_ns as f64 + self.last_ns.saturating_sub(self.first_ns) as f64 / gaps
+    }
+
     fn record(&mut self, h: &Header, size: u64, recv_ns: u64, window: usize) {
         let bytes = message_bytes(self.key.proto, self.family, size);
         if self.messages == 0 {
-            self.first_bytes = bytes;
             self.first_ns = recv_ns;
         }
         self.messages += 1;

@@ -53,8 +53,10 @@ pub struct Traffic {
     /// Seconds since the sink started: first and last message.
     pub first_s: f64,
     pub last_s: f64,
-    /// Bytes after the first message over the time from first to last (so N messages at
-    /// a steady rate r give exactly r).
+    /// Bytes over the time the flows covered: from the first arrival to the latest last
+    /// arrival plus that flow's mean gap (so N messages at a steady rate r give exactly r,
+    /// and k such flows at once k × r; for one flow this is the bytes after its first
+    /// message over first to last arrival).
     pub rate_bps: Rates,
     /// TCP payload rate (goodput); absent for UDP.
     pub goodput_bps: Option<f64>,
@@ -184,16 +186,14 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
     let mut delay: Histogram<u64> = ns_histogram();
     let mut windows: Vec<Bytes> = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
-    let mut first_bytes = Bytes::default();
+    let mut covered_until = 0f64;
     let mut jitter_sum = 0.0;
     for a in accs {
         t.messages += a.messages;
         t.bytes.add(a.bytes);
-        if a.first_ns < first {
-            first = a.first_ns;
-            first_bytes = a.first_bytes;
-        }
+        first = first.min(a.first_ns);
         last = last.max(a.last_ns);
+        covered_until = covered_until.max(a.covered_until_ns());
         let _ = delay.add(&a.delay);
         jitter_sum += a.jitter_ns;
         t.loss.expected += a.expected();
@@ -211,11 +211,7 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
     if t.messages > 0 {
         t.first_s = round6(first.saturating_sub(start_ns) as f64 / 1e9);
         t.last_s = round6(last.saturating_sub(start_ns) as f64 / 1e9);
-        let mut after_first = t.bytes;
-        after_first.payload -= first_bytes.payload;
-        after_first.ip -= first_bytes.ip;
-        after_first.wire -= first_bytes.wire;
-        t.rate_bps = Rates::of(&after_first, (last - first) as f64 / 1e9);
+        t.rate_bps = Rates::of(&t.bytes, (covered_until - first as f64) / 1e9);
         t.delay_us = Micros::of(&delay);
         t.jitter_us = Some(round3(jitter_sum / accs.len() as f64 / 1e3));
     }
