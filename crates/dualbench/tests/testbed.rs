@@ -444,6 +444,23 @@ fn down_recovers_everything_after_the_controller_is_killed_mid_build() {
         );
         let pids = status_pids(&bed);
         assert_eq!(pids.len(), usize::from(stop_after == steps));
+        // Half-built is not whole: `status` says so and fails (it used to exit 0).
+        let status = bed.status();
+        assert!(
+            stdout(&status).contains(": INCOMPLETE"),
+            "{}",
+            stdout(&status)
+        );
+        assert_eq!(status.status.code(), Some(1));
+        assert_eq!(
+            stderr(&status).trim_end(),
+            format!(
+                "dualbench: testbed '{}' is incomplete: its `up` never finished (it was killed, or still runs); once it no longer runs, take the testbed down (`dualbench testbed down --name {} --state-dir {}`) and bring it up again",
+                bed.name,
+                bed.name,
+                bed.root.display()
+            )
+        );
         let refused = bed.up(&file);
         assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
         bed.take_down(&pids);
@@ -803,6 +820,122 @@ fn sighup_after_the_services_started_rolls_back_as_sigterm_does() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("interrupted by SIGHUP") && err.contains("everything made so far is removed"),
+        "{err}"
+    );
+    bed.assert_gone_but_logs(&pids);
+    bed.take_down(&pids);
+}
+
+/// `up --state-dir st` (relative) recorded the wire's stats path as `st/...`, so `status`
+/// run from any other directory silently lost the wire's counters, and the hints `up`
+/// printed worked only from where it ran: the state directory is made absolute.
+#[test]
+fn a_relative_state_dir_is_made_absolute_by_up() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("r");
+    let file = topology(
+        &bed,
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"",
+        "[[link]]\na = \"a\"\nb = \"b\"\ndelay = \"1ms\"",
+    );
+    let up = Command::new(bin())
+        .args(["testbed", "up"])
+        .arg(&file)
+        .args(["--name", &bed.name, "--state-dir", "st"])
+        .current_dir(&bed.root)
+        .output()
+        .unwrap();
+    succeeded(&up);
+    let root = bed.root.join("st");
+    let hint = format!("--state-dir {}` shows it", root.display());
+    assert!(stdout(&up).contains(&hint), "{}", stdout(&up));
+    let there = Bed::under(&bed.name, root.to_str().unwrap());
+    let shown = eventually(Duration::from_secs(5), Duration::from_millis(50), || {
+        let status = there.cmd("status").current_dir("/").output().unwrap();
+        stdout(&status).contains("wire a -> b: ")
+    });
+    assert!(
+        shown,
+        "status from another directory shows no wire counters"
+    );
+    there.take_down(&[]);
+}
+
+/// Whether this kernel has netem (as `up` probes it: in a throwaway namespace).
+fn kernel_has_netem() -> bool {
+    Command::new("unshare")
+        .args([
+            "-n", "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms",
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `--delay-by netem` where the kernel has none used to build half the testbed, fail at
+/// the first netem qdisc and roll back (exit 1); it is refused before anything is made.
+#[test]
+fn delay_by_netem_without_netem_is_refused_before_anything_is_made() {
+    if !is_root() || kernel_has_netem() {
+        return;
+    }
+    let bed = Bed::new("n");
+    let out = bed
+        .cmd("up")
+        .arg(repo("testbeds/wan.toml"))
+        .args(["--delay-by", "netem"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "dualbench: --delay-by netem: this kernel has no netem (adding a netem qdisc fails): use --delay-by auto or wire, which does delay, jitter and loss with `dualbench wire`\n"
+    );
+    assert!(
+        !bed.root.join(&bed.name).exists(),
+        "a state directory was made"
+    );
+    bed.assert_gone(&[]);
+    // A topology without delay, jitter or loss needs no netem: that goes on as before.
+    let routed = bed
+        .cmd("up")
+        .arg(repo("testbeds/routed.toml"))
+        .args(["--delay-by", "netem"])
+        .output()
+        .unwrap();
+    succeeded(&routed);
+    bed.take_down(&[]);
+}
+
+/// The last 300 ms of `up` (its started processes get that long to fail at once) used to
+/// ignore a signal: SIGINT then ended `up` with exit 0 and the testbed built.
+#[test]
+fn sigint_while_the_started_processes_settle_rolls_back() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("i");
+    let base = "[[host]]\nname = \"c\"\n[[host]]\nname = \"s\"\n[[link]]\na = \"c\"\nb = \"s\"";
+    let service = "[[service]]\nhost = \"s\"\nname = \"idle\"\ncommand = [\"sleep\", \"30\"]";
+    let file = topology(&bed, base, service);
+    let up = bed
+        .cmd("up")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The service is the last step: once its pid is recorded, `up` is settling.
+    bed.wait_for_state(service_running);
+    let pids = status_pids(&bed);
+    signal(up.id(), libc::SIGINT);
+    let out = up.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted by SIGINT") && err.contains("everything made so far is removed"),
         "{err}"
     );
     bed.assert_gone_but_logs(&pids);

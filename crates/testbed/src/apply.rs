@@ -39,30 +39,50 @@ type Started<'p> = Vec<(u32, &'p Op)>;
 /// Apply every step of `plan`, then check that every process it started is still running.
 pub fn apply(plan: &Plan, state: &mut StateFile, options: &Options) -> Result<()> {
     let mut started: Started = Vec::new();
-    for (step, op) in plan.ops.iter().enumerate() {
-        pause_if(options, step)?;
-        if let Op::AwaitListen {
-            ns,
-            node,
-            name,
-            port,
-        } = op
-        {
-            await_listen(&started, (ns, node, name), *port, options)?;
-        } else if let Op::AwaitLinks { ns, devices } = op {
-            await_links(ns, devices, options)?;
-        } else if let Some(pid) = apply_one(op, state, options)
-            .map_err(|e| check_interrupted(options).err().unwrap_or(e))?
-        {
+    for (index, op) in plan.ops.iter().enumerate() {
+        pause_if(options, index)?;
+        if let Some(pid) = step(op, &started, state, options)? {
             started.push((pid, op));
         }
     }
     pause_if(options, plan.ops.len())?;
-    std::thread::sleep(SETTLE);
+    settle(options)?;
     for (pid, op) in started {
         if !procs::is_running(pid) {
             return Err(exited_at_once(pid, op));
         }
+    }
+    check_interrupted(options)
+}
+
+/// Apply one operation; the pid of a process it started. A step that fails after a signal
+/// asked us to stop fails because of the signal: Ctrl-C in a terminal reaches the `ip`,
+/// `tc` and `ethtool` we run as well, and their deaths are not the cause to report.
+fn step(
+    op: &Op,
+    started: &Started,
+    state: &mut StateFile,
+    options: &Options,
+) -> Result<Option<u32>> {
+    let done = match op {
+        Op::AwaitListen {
+            ns,
+            node,
+            name,
+            port,
+        } => await_listen(started, (ns, node, name), *port, options).map(|()| None),
+        Op::AwaitLinks { ns, devices } => await_links(ns, devices, options).map(|()| None),
+        _ => apply_one(op, state, options),
+    };
+    done.map_err(|e| check_interrupted(options).err().unwrap_or(e))
+}
+
+/// Give the started processes [`SETTLE`] to fail at once, stopping early if a signal asks.
+fn settle(options: &Options) -> Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < SETTLE {
+        check_interrupted(options)?;
+        std::thread::sleep(Duration::from_millis(10));
     }
     Ok(())
 }
@@ -161,6 +181,19 @@ fn links_not_ready(ns: &str, devices: &[String]) -> Result<Vec<String>> {
         .stdin(Stdio::null())
         .output()
         .map_err(|e| system::spawn_error("ip", e))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let why = stderr
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no error message");
+        return Err(Failure::runtime(format!(
+            "`{}` failed ({}): {}",
+            argv.join(" "),
+            out.status,
+            why.trim()
+        )));
+    }
     let shown: serde_json::Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| Failure::runtime(format!("`{}` gave no JSON ({e})", argv.join(" "))))?;
     let ready = |dev: &str| {
@@ -270,11 +303,22 @@ fn write_hosts(dir: &Path, content: &str) -> Result<()> {
     write().map_err(|e| Failure::runtime(format!("cannot write {}/hosts: {e}", dir.display())))
 }
 
-/// `dualbench` at the start of a command means this very binary.
+/// `dualbench` at the start of a command means this very binary: the first word of an
+/// argument list, or of a line for `/bin/sh -c` (whose shell would otherwise run whatever
+/// `dualbench` is on `PATH`, or find none).
 fn resolve(argv: &[String], exe: &Path) -> Vec<String> {
     let mut argv = argv.to_vec();
-    if argv.first().is_some_and(|p| p == "dualbench") {
-        argv[0] = exe.display().to_string();
+    let exe = exe.display().to_string();
+    match argv.as_mut_slice() {
+        [program, ..] if program == "dualbench" => *program = exe,
+        [sh, c, line] if sh == "/bin/sh" && c == "-c" => {
+            let rest = line.trim_start().strip_prefix("dualbench");
+            if let Some(rest) = rest.filter(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+            {
+                *line = format!("{}{rest}", dualbench_common::shell_word(&exe));
+            }
+        }
+        _ => {}
     }
     argv
 }
@@ -348,4 +392,90 @@ fn exited_at_once(pid: u32, op: &Op) -> Failure {
         "{what} exited at once{how}: {last} (log {})",
         log.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Layout;
+    use crate::state::State;
+
+    /// A service given as one shell line used to run whatever `dualbench` was on `PATH`
+    /// (an older build, or none), not the binary that ran `up`, as the docs promise.
+    #[test]
+    fn a_leading_dualbench_is_this_binary_in_an_argument_list_and_a_shell_line() {
+        let exe = Path::new("/opt/db build/dualbench");
+        let r =
+            |argv: &[&str]| resolve(&argv.iter().map(|a| a.to_string()).collect::<Vec<_>>(), exe);
+        assert_eq!(
+            r(&["dualbench", "serve"]),
+            ["/opt/db build/dualbench", "serve"]
+        );
+        let shell = |line: &str| r(&["/bin/sh", "-c", line])[2].clone();
+        assert_eq!(
+            shell("dualbench serve --listen 0.0.0.0:80"),
+            "'/opt/db build/dualbench' serve --listen 0.0.0.0:80"
+        );
+        assert_eq!(shell("  dualbench"), "'/opt/db build/dualbench'");
+        // Only the leading word, and only the whole word.
+        assert_eq!(shell("dualbenchx serve"), "dualbenchx serve");
+        assert_eq!(shell("echo dualbench"), "echo dualbench");
+        assert_eq!(
+            r(&["nginx", "-g", "daemon off;"]),
+            ["nginx", "-g", "daemon off;"]
+        );
+    }
+
+    /// A namespace no one has: `ip -n` fails on it without touching anything.
+    fn nowhere() -> String {
+        format!("dbtb-none-{}", std::process::id())
+    }
+
+    #[test]
+    fn a_failing_ip_is_reported_with_its_own_error_not_as_missing_json() {
+        let ns = nowhere();
+        let e = links_not_ready(&ns, &["eth1".to_string()]).unwrap_err();
+        let head = format!("`ip -n {ns} -j addr show` failed (exit status: ");
+        assert!(e.message.starts_with(&head), "{}", e.message);
+        assert!(
+            e.message.contains("Cannot open network namespace"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// Ctrl-C in a terminal signals `up` and the `ip` it waits for at once; the step that
+    /// fails because `ip` died is the signal's doing (it used to say "gave no JSON").
+    #[test]
+    fn a_step_that_fails_after_a_signal_reports_the_signal() {
+        let dir = std::env::temp_dir().join(format!("dbtb-apply-{}", std::process::id()));
+        let layout = Layout {
+            testbed: "lab".into(),
+            nodes: Vec::new(),
+            links: Vec::new(),
+            services: Vec::new(),
+            hosts_file: String::new(),
+        };
+        let state = State {
+            testbed: "lab".into(),
+            topology_file: "lab.toml".into(),
+            created_unix_ns: 0,
+            complete: false,
+            layout,
+            objects: Vec::new(),
+        };
+        let mut file = StateFile::create(&dir, state).unwrap();
+        let options = Options {
+            exe: PathBuf::from("dualbench"),
+            stop_after: None,
+            interrupted: Arc::new(AtomicUsize::new(libc::SIGINT as usize)),
+        };
+        let op = Op::AwaitLinks {
+            ns: nowhere(),
+            devices: vec!["eth1".to_string()],
+        };
+        let e = step(&op, &Vec::new(), &mut file, &options).unwrap_err();
+        assert_eq!(e.message, "interrupted by SIGINT");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -100,8 +100,10 @@ struct UpArgs {
 struct ExecArgs {
     /// Node to run in (a host or router; a switch's namespace works too).
     host: String,
-    /// The command and its arguments (after `--`); `dualbench` means this binary.
-    #[arg(last = true, required = true)]
+    // As in Mininet's `h1 ping h2`, `--` may be left out: from the first word after the
+    // node on, every word is the command's.
+    /// The command and its arguments (`--` before it is optional); `dualbench` means this binary.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     command: Vec<String>,
     #[command(flatten)]
     which: Which,
@@ -257,11 +259,28 @@ fn why_wire(delay_by: DelayBy, chosen: Emulator) -> &'static str {
     }
 }
 
-fn emulator(delay_by: DelayBy, topology: &model::Topology) -> Emulator {
-    let needed = topology
+/// Whether any link has delay, jitter or loss (which netem or the wire must do).
+fn needs_emulation(topology: &model::Topology) -> bool {
+    topology
         .links
         .iter()
-        .any(|l| l.a_to_b.needs_emulation() || l.b_to_a.needs_emulation());
+        .any(|l| l.a_to_b.needs_emulation() || l.b_to_a.needs_emulation())
+}
+
+/// `--delay-by netem` on a kernel without netem is refused before anything is made (it
+/// used to build half the testbed, fail at the first netem qdisc and roll back). Only
+/// asked when building: the probe needs root, and `--dry-run` shows the plan as asked.
+fn check_netem(delay_by: DelayBy, topology: &model::Topology) -> Result<()> {
+    if delay_by != DelayBy::Netem || !needs_emulation(topology) || system::netem_available() {
+        return Ok(());
+    }
+    Err(Failure::usage(
+        "--delay-by netem: this kernel has no netem (adding a netem qdisc fails): use --delay-by auto or wire, which does delay, jitter and loss with `dualbench wire`",
+    ))
+}
+
+fn emulator(delay_by: DelayBy, topology: &model::Topology) -> Emulator {
+    let needed = needs_emulation(topology);
     match delay_by {
         DelayBy::Netem => Emulator::Netem,
         DelayBy::Wire => Emulator::Wire,
@@ -298,13 +317,22 @@ pub fn dry_run_text(
     Ok(plan::render(&p, &state_dir))
 }
 
-fn up(args: UpArgs) -> Result<()> {
+fn up(mut args: UpArgs) -> Result<()> {
+    // Paths under the state directory go into the state file and the wire's argv: relative
+    // ones would only work from this directory (`status` elsewhere lost the wire's counters).
+    args.which.state_dir = std::path::absolute(&args.which.state_dir).map_err(|e| {
+        Failure::usage(format!(
+            "--state-dir {}: {e}",
+            args.which.state_dir.display()
+        ))
+    })?;
     let topology = load(&args.file)?;
     let name = testbed_name(&args, &topology)?;
     let state_dir = state::testbed_dir(&args.which.state_dir, &name);
     check_delay_by(args.delay_by, &topology)?;
     if !args.dry_run {
         system::require(system::Needs::Up)?;
+        check_netem(args.delay_by, &topology)?;
     }
     let emulator = emulator(args.delay_by, &topology);
     let settings = plan::Settings {
@@ -352,13 +380,15 @@ fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
         layout: plan.layout.clone(),
         objects: Vec::new(),
     };
+    // Caught before the state file exists, so no signal can end `up` with it left behind.
+    let interrupted = on_signals()?;
     let mut file = StateFile::create(state_dir, state)?;
     let exe = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find the dualbench binary: {e}")))?;
     let options = apply::Options {
         exe,
         stop_after: args.stop_after,
-        interrupted: on_signals()?,
+        interrupted,
     };
     if let Err(e) = apply::apply(plan, &mut file, &options) {
         let undo = match down::down(file, true) {
@@ -549,7 +579,8 @@ fn nothing_up(root: &Path) -> String {
 }
 
 /// Print the report; a built testbed that lost a namespace or a process is degraded: the
-/// report says what, and the command fails (exit 1) with one line saying what to do.
+/// report says what, and the command fails (exit 1) with one line saying what to do. So
+/// does one whose `up` never finished: only a whole testbed makes `status` succeed.
 fn show_status(which: &Which) -> Result<()> {
     let dir = resolve(which)?;
     let file = load_state(&dir, which)?;
@@ -584,10 +615,16 @@ fn show_status(which: &Which) -> Result<()> {
         };
     print!("{}", status::render(&file.state, &live));
     let problems = status::problems(&file.state, &live);
-    if !file.state.complete || problems.is_empty() {
+    let name = &file.state.testbed;
+    if !file.state.complete {
+        return Err(Failure::runtime(format!(
+            "testbed '{name}' is incomplete: its `up` never finished (it was killed, or still runs); once it no longer runs, take the testbed down (`dualbench testbed down --name {name}{}`) and bring it up again",
+            state_dir_flag(&which.state_dir)
+        )));
+    }
+    if problems.is_empty() {
         return Ok(());
     }
-    let name = &file.state.testbed;
     Err(Failure::runtime(format!(
         "testbed '{name}' is degraded: {}; take it down (`dualbench testbed down --name {name}{}`) and bring it up again",
         problems.join("; "),
@@ -745,6 +782,61 @@ mod tests {
             help(&mut top, "status"),
             "Testbed name (default: the only testbed that is up)"
         );
+    }
+
+    /// `exec client ping -c 1 server` (Mininet's `h1 ping h2`) used to be refused with
+    /// "unexpected argument 'ping' found"; with `--` or without, the command is the same.
+    #[test]
+    fn exec_takes_the_command_with_or_without_the_double_dash() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Top {
+            #[command(subcommand)]
+            command: TestbedCommand,
+        }
+        let parse = |argv: &[&str]| match Top::try_parse_from(argv).unwrap().command {
+            TestbedCommand::Exec(e) => (e.host, e.which.name, e.command),
+            _ => panic!("not exec"),
+        };
+        let ping = || ["ping", "-c", "1", "server"].map(String::from).to_vec();
+        let t = || Some("t".to_string());
+        let cases: [(&[&str], Option<String>); 4] = [
+            (
+                &["top", "exec", "client", "ping", "-c", "1", "server"],
+                None,
+            ),
+            (
+                &["top", "exec", "client", "--", "ping", "-c", "1", "server"],
+                None,
+            ),
+            (
+                &[
+                    "top", "exec", "--name", "t", "client", "ping", "-c", "1", "server",
+                ],
+                t(),
+            ),
+            (
+                &[
+                    "top", "exec", "client", "--name", "t", "--", "ping", "-c", "1", "server",
+                ],
+                t(),
+            ),
+        ];
+        for (argv, name) in cases {
+            assert_eq!(
+                parse(argv),
+                ("client".to_string(), name, ping()),
+                "{argv:?}"
+            );
+        }
+        // After the first word of the command, every word is the command's own.
+        let (_, name, command) = parse(&["top", "exec", "client", "sh", "--name", "t"]);
+        assert_eq!(
+            (name, command),
+            (None, ["sh", "--name", "t"].map(String::from).to_vec())
+        );
+        assert!(Top::try_parse_from(["top", "exec", "client"]).is_err());
+        assert!(Top::try_parse_from(["top", "exec", "client", "--"]).is_err());
     }
 
     #[test]

@@ -226,6 +226,11 @@ fn finish(mut spec: LinkSpec, queue: Option<QueueLimit>) -> Result<LinkSpec> {
             "jitter_dist needs jitter=... (e.g. jitter=2ms)",
         ));
     }
+    if spec.keep_order && spec.jitter_ns == 0 {
+        return Err(Failure::usage(
+            "keep_order needs jitter=...: without jitter no frame can overtake another (the testbed refuses it too)",
+        ));
+    }
     if spec.jitter_ns > 0 && spec.delay_ns == 0 {
         return Err(Failure::usage(
             "jitter needs delay=... to vary around (e.g. delay=10ms,jitter=1ms), as in the testbed and netem",

@@ -97,6 +97,11 @@ fn bad_structure_is_rejected() {
     assert!(err("queue=100").contains("queue needs rate"));
     assert!(err("reorder=1%").contains("reorder needs delay"));
     assert!(err("jitter_dist=normal").contains("needs jitter"));
+    // As the testbed: keep_order without jitter is a slip (it was taken silently).
+    assert_eq!(
+        err("delay=10ms,keep_order"),
+        "link spec \"delay=10ms,keep_order\": keep_order needs jitter=...: without jitter no frame can overtake another (the testbed refuses it too)"
+    );
     // As the testbed (and netem): jitter varies a delay, so it needs one.
     assert!(err("jitter=1ms").contains("jitter needs delay"));
     // As the docs say: no spaces (they used to be trimmed silently).
