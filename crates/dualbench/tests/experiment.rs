@@ -458,10 +458,7 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
         "the kept runs are untouched"
     );
 
-    let nothing = on_db(&["experiment", plan.to_str().unwrap()], &db)
-        .arg("--resume")
-        .output()
-        .unwrap();
+    let nothing = experiment(&plan, &db, &dir, &["--resume"]);
     assert!(
         stderr(&nothing).contains("all 6 runs are already in"),
         "{}",
@@ -652,6 +649,75 @@ fn a_sigkilled_experiment_takes_its_server_and_run_with_it() {
     let took = gone_within(port, Duration::from_secs(2))
         .unwrap_or_else(|left| panic!("2 s after SIGKILL: {left}"));
     eprintln!("server and run gone {took:?} after the SIGKILL");
+}
+
+/// SIGTERM the moment the experiment is stored (its folder's lock taken), while its
+/// environment is still being collected: it is marked `interrupted` and says so. The
+/// signal used to end the process there, exit 143 without a word, leaving it `running`.
+#[test]
+fn a_signal_right_after_the_experiment_is_stored_interrupts_it() {
+    let dir = scratch("early");
+    let (db, mut child) = start_resumable(&dir, "ci-early");
+    let lock = dir.join("runs/ci-early-1/experiment.lock");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !lock.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "no {} within 30 s",
+            lock.display()
+        );
+        assert!(child.try_wait().unwrap().is_none(), "ended too early");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    signal(child.id(), libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let kept = db_runs(&db);
+    assert!(
+        err.ends_with(&format!(
+            "dualbench: interrupted: {kept} of 6 runs of ci-early are stored in {}; run the same command with --resume to finish\n",
+            db.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(sql(&db, "SELECT status FROM experiments"), "interrupted");
+}
+
+/// A second `--resume` of an experiment that is running (the same command typed twice)
+/// is refused and changes nothing; it used to run the same warm-ups and runs into the same
+/// folders and fail on the other's half-written `run.json` ("trailing characters at line
+/// 301"). A SIGKILLed holder lets go (the kernel drops its lock), so `--resume` goes on.
+#[test]
+fn a_second_resume_of_a_running_experiment_is_refused() {
+    let dir = scratch("lock");
+    let (db, mut child) = start_resumable(&dir, "ci-lock");
+    wait_for_run_in_flight(&db, &dir, 1, &mut child);
+    let plan = dir.join("plan.toml");
+    let second = experiment(&plan, &db, &dir, &["--resume"]);
+    let lock = dir.join("runs/ci-lock-1/experiment.lock");
+    assert_eq!(
+        stderr(&second),
+        format!(
+            "dualbench: experiment ci-lock (id 1) is being run by another `dualbench experiment` (pid {}, {}); wait for it to end, or stop it and run --resume again\n",
+            child.id(),
+            lock.display()
+        )
+    );
+    assert_eq!(second.status.code(), Some(1));
+    assert!(child.try_wait().unwrap().is_none(), "the first one runs on");
+    assert_eq!(sql(&db, "SELECT status FROM experiments"), "running");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let resumed = experiment(&plan, &db, &dir, &["--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT COUNT(DISTINCT runs.id) || ' ' || MAX(status) FROM runs, experiments"
+        ),
+        "6 complete"
+    );
 }
 
 #[test]

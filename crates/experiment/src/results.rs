@@ -16,15 +16,22 @@ pub fn list(db: &Db) -> Result<String> {
     if experiments.is_empty() {
         return Ok("no experiments yet (run `dualbench experiment PLAN.toml`)\n".into());
     }
+    // As wide as the longest name, so a long one does not push its row's columns out.
+    let width = experiments
+        .iter()
+        .map(|e| e.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     let mut out = format!(
-        "{:>4}  {:<20} {:<12} {:>11}  {:<23}  {}\n",
+        "{:>4}  {:<width$} {:<12} {:>11}  {:<23}  {}\n",
         "id", "name", "status", "runs", "started", "title"
     );
     for e in &experiments {
         let runs = format!("{}/{}", e.runs_stored, e.runs_planned);
         let _ = writeln!(
             out,
-            "{:>4}  {:<20} {:<12} {:>11}  {:<23}  {}",
+            "{:>4}  {:<width$} {:<12} {:>11}  {:<23}  {}",
             e.id,
             e.name,
             e.status,
@@ -465,6 +472,30 @@ mod tests {
         crate::testdata::store_small_run(&mut db, id, &runs[0], 0, &monitor, &captures);
         let e = db.resolve("x").unwrap();
         (db, e, path)
+    }
+
+    /// A name longer than the column (`ex9-s2-handlers-loopback`, 24 characters) widens
+    /// it for every row; it pushed its own row's status, runs and dates 4 columns right.
+    #[test]
+    fn list_columns_line_up_under_a_long_name() {
+        let (db, path) = temp_db("list-wide");
+        for name in ["short", "ex9-s2-handlers-loopback"] {
+            let text = format!("[experiment]\nname = \"{name}\"\n");
+            let plan = parse(&text, Path::new("p.toml")).unwrap();
+            db.create_experiment(&plan, 2, 0.0).unwrap();
+        }
+        let text = list(&db).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "  id  name                     status              runs  started                  title",
+                "   1  short                    running              0/2  1970-01-01 00:00:00 UTC  ",
+                "   2  ex9-s2-handlers-loopback running              0/2  1970-01-01 00:00:00 UTC  ",
+            ]
+        );
+        drop(db);
+        let _ = std::fs::remove_file(path);
     }
 
     fn e_run_id(db: &Db, e: &Experiment) -> String {

@@ -18,6 +18,8 @@ pub struct RunDoc {
     #[serde(default)]
     pub target: Option<Target>,
     #[serde(default)]
+    pub settings: Option<Settings>,
+    #[serde(default)]
     pub interrupted: Option<String>,
     pub duration_s: f64,
     pub rps: f64,
@@ -43,6 +45,14 @@ pub struct Target {
     pub document_length: Option<u64>,
     #[serde(default)]
     pub path: Option<String>,
+}
+
+/// How the load was offered; only what reports read.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct Settings {
+    /// ab's `-l`: body lengths may vary from response to response.
+    #[serde(default)]
+    pub variable_length: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

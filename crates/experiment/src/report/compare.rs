@@ -36,7 +36,8 @@ pub struct Comparison {
     pub tables: Vec<(&'static Metric, Vec<Row>)>,
 }
 
-/// Compare experiment `b` against `a` on the metrics of `a`'s plan (`layout`).
+/// Compare experiment `b` against `a` on the metrics of `a`'s plan (`layout`), points in
+/// `a`'s plan's order, then those only `b` has in `b`'s.
 pub fn build(
     db: &Db,
     a: &Experiment,
@@ -44,7 +45,8 @@ pub fn build(
     layout: &super::Layout,
 ) -> Result<Comparison> {
     let (runs_a, runs_b) = (db.runs(a.id)?, db.runs(b.id)?);
-    Ok(compare(a, b, &runs_a, &runs_b, &layout.spec, &layout.order))
+    let order = layout.order.clone().then(&super::layout(b).order);
+    Ok(compare(a, b, &runs_a, &runs_b, &layout.spec, &order))
 }
 
 /// The comparison of two sets of runs on `spec`'s metrics (pure), points listed in
@@ -242,6 +244,42 @@ mod tests {
             markdown(&c).contains("| family=ipv4 | 100.0 ± 2.5 | 150.0 ± 2.5 | **+50.0 ± 2.3** |"),
             "{}",
             markdown(&c)
+        );
+    }
+
+    /// A's plan ran concurrency 1, B's 8 then 2: B's points follow A's in B's order, each
+    /// point's families together. Ordered by A's plan alone, B's values tied and the
+    /// families split them: 8 IPv4, 2 IPv4, 8 IPv6, 2 IPv6.
+    #[test]
+    fn points_only_b_has_follow_in_bs_order() {
+        let plan = |c: &str| {
+            let text = format!("[experiment]\nname = \"t\"\n[axes]\nconcurrency = [{c}]\n");
+            AxisOrder::of(&crate::plan::parse(&text, std::path::Path::new("t.toml")).unwrap())
+        };
+        let at = |c: &str, repeat: i64| {
+            let mut run = stored("nginx", repeat, 100.0, 90.0);
+            run.params.insert("concurrency".into(), c.into());
+            run
+        };
+        let a = vec![at("1", 1), at("1", 2)];
+        let b = vec![at("8", 1), at("2", 1), at("8", 2), at("2", 2)];
+        let spec = ReportSpec {
+            metrics: vec!["rps".into()],
+            ..ReportSpec::default()
+        };
+        let order = plan("1").then(&plan("8, 2"));
+        let c = compare(&experiment(1), &experiment(2), &a, &b, &spec, &order);
+        let labels: Vec<&str> = c.tables[0].1.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "concurrency=1 family=ipv4",
+                "concurrency=1 family=ipv6",
+                "concurrency=8 family=ipv4",
+                "concurrency=8 family=ipv6",
+                "concurrency=2 family=ipv4",
+                "concurrency=2 family=ipv6"
+            ]
         );
     }
 

@@ -31,6 +31,20 @@ fn captured(f: &FamilyDoc, key: &str) -> Option<f64> {
         .flatten()
 }
 
+/// Mean body bytes of the family's completed responses. `html_bytes` also counts what
+/// the failed requests received before they failed (a timed-out 320 KB response can
+/// have most of its body), so with failures it is the document's length, which every
+/// completed response had unless `-l` let lengths vary (then there is no figure).
+fn body_per_completed(r: &RunDoc, f: &FamilyDoc) -> Option<f64> {
+    if f.failed == 0 {
+        return Some(f.html_bytes as f64 / f.completed as f64);
+    }
+    if r.settings.as_ref().is_some_and(|s| s.variable_length) {
+        return None;
+    }
+    r.target.as_ref()?.document_length.map(|len| len as f64)
+}
+
 /// Every metric a plan may name in `report.metrics`.
 pub const METRICS: &[Metric] = &[
     Metric {
@@ -92,8 +106,8 @@ pub const METRICS: &[Metric] = &[
         heading: "goodput (Mbit/s): body bits / mean total time",
         higher_is_better: true,
         by_ratio: false,
-        read: |_, f| match (f.mean_us("total"), f.completed) {
-            (Some(us), n) if us > 0.0 && n > 0 => Some(f.html_bytes as f64 / n as f64 * 8.0 / us),
+        read: |r, f| match (f.mean_us("total"), f.completed) {
+            (Some(us), n) if us > 0.0 && n > 0 => body_per_completed(r, f).map(|b| b * 8.0 / us),
             _ => None,
         },
     },
@@ -248,5 +262,40 @@ mod tests {
         }
         assert!(crate::report::study::PARTIAL_NOTE
             .contains("none completed, no total or waiting time, though its connections' establishment and continuation times remain"));
+    }
+
+    /// A family of 40 requests to the 320 KB page at `-s 0.001`: 1 completed in 965 µs,
+    /// 39 timed out, having received 294,912 body bytes between them (622,592 in all). Its
+    /// goodput is the completed response's 327,680 bytes over 965 µs, 2716.5 Mbit/s; it
+    /// read 5161.4, counting the failed requests' bytes as the completed one's body.
+    #[test]
+    fn goodput_counts_only_the_completed_responses_bodies() {
+        let text = run_doc(&[Fam {
+            key: "ipv6",
+            completed: 1,
+            rps: 319.1,
+            total_us: &[965],
+        }]);
+        let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        doc["target"]["document_length"] = 327_680.into();
+        let f = &mut doc["families"]["ipv6"];
+        f["requests"] = 40.into();
+        f["failed"] = 39.into();
+        f["html_bytes"] = 622_592.into();
+        let goodput = |doc: &serde_json::Value| {
+            let run = crate::runjson::parse(&doc.to_string()).unwrap();
+            (find("goodput_mbps").unwrap().read)(&run, &run.families["ipv6"])
+        };
+        let mbps = goodput(&doc).unwrap();
+        assert_eq!(format!("{mbps:.1}"), "2716.5");
+        // With `-l` the completed responses' lengths are unknown: no figure.
+        doc["settings"]["variable_length"] = true.into();
+        assert_eq!(goodput(&doc), None);
+        // Without failures every body byte is a completed response's, `-l` or not.
+        let f = &mut doc["families"]["ipv6"];
+        f["requests"] = 1.into();
+        f["failed"] = 0.into();
+        f["html_bytes"] = 327_000.into();
+        assert_eq!(format!("{:.1}", goodput(&doc).unwrap()), "2710.9");
     }
 }

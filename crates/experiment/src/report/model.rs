@@ -81,8 +81,9 @@ pub fn varying(obs: &[Observation], order: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Each axis's values in the plan's order, so tables list them as the plan does. A value
-/// the plan does not list (an old plan's, or `-` for the selector of a one-family run)
+/// Each axis's values in the plan's order, so tables list them as the plan does: `-`, the
+/// selector of a one-family run, where the plan lists its first family (`family = ["ipv4",
+/// "ipv6", "both"]` gives `-`, `1:1`). A value the plan does not list (an old plan's)
 /// comes after those it lists.
 #[derive(Debug, Clone, Default)]
 pub struct AxisOrder(BTreeMap<String, Vec<String>>);
@@ -94,6 +95,10 @@ impl AxisOrder {
         let mut order: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for point in crate::plan::points(plan) {
             for (axis, value) in point.params() {
+                let value = match (axis, value.as_str()) {
+                    ("ratio", "ipv4" | "ipv6") => "-".to_string(),
+                    _ => value,
+                };
                 let values = order.entry(axis.to_string()).or_default();
                 if !values.contains(&value) {
                     values.push(value);
@@ -102,6 +107,20 @@ impl AxisOrder {
         }
         order.insert("family".into(), vec!["ipv4".into(), "ipv6".into()]);
         AxisOrder(order)
+    }
+
+    /// This order, then the values `other` lists that this one does not, in `other`'s
+    /// order: the regression view's second experiment may have points the first lacks.
+    pub fn then(mut self, other: &AxisOrder) -> AxisOrder {
+        for (axis, values) in &other.0 {
+            let mine = self.0.entry(axis.clone()).or_default();
+            for value in values {
+                if !mine.contains(value) {
+                    mine.push(value.clone());
+                }
+            }
+        }
+        self
     }
 
     /// Where `value` stands among `axis`'s values.

@@ -9,6 +9,7 @@ mod capture;
 mod command;
 mod dry_run;
 mod exec;
+mod lock;
 mod progress;
 mod testbed;
 
@@ -55,8 +56,15 @@ pub fn run(opts: &Options) -> Result<()> {
     check_programs(&plan)?;
     crate::db::check_path(&opts.db)?;
     check_out(&opts.out)?;
+    // Caught from before the experiment is stored: a signal while its environment is
+    // collected would otherwise end the process and leave it `running`, without a word.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in dualbench_common::signals::stop_signals() {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+    }
     let mut db = Db::open(&opts.db)?;
-    let (experiment, stored) = open_experiment(&mut db, &plan, &runs, opts)?;
+    let (experiment, stored, _lock) = open_experiment(&mut db, &plan, &runs, opts)?;
     db.set_environment(experiment, &crate::env::collect(&plan, &opts.dualbench))?;
     let todo: Vec<&RunSpec> = runs.iter().filter(|r| !stored.contains(&r.id)).collect();
     if todo.is_empty() {
@@ -67,11 +75,6 @@ pub fn run(opts: &Options) -> Result<()> {
             opts.db.display()
         ));
         return db.finish_experiment(experiment, "complete", now());
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in dualbench_common::signals::stop_signals() {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .map_err(|e| Failure::runtime(e.to_string()))?;
     }
     let mut ctx = Context {
         plan: &plan,
@@ -177,15 +180,20 @@ fn refuse_file_out(out: &Path) -> Result<()> {
 /// The experiment to store runs in, and the ids it already holds. `--resume` continues
 /// the newest experiment of the plan's name, which first adopts the plan as it is now:
 /// runs the plan no longer has are deleted from it (their files stay in the runs' folder),
-/// so the report pools only runs of this plan.
+/// so the report pools only runs of this plan. The experiment's lock is taken first and
+/// held by the caller: another process running the experiment is refused.
 fn open_experiment(
     db: &mut Db,
     plan: &Plan,
     runs: &[RunSpec],
     opts: &Options,
-) -> Result<(i64, HashSet<String>)> {
+) -> Result<(i64, HashSet<String>, lock::Lock)> {
     if opts.resume {
         if let Some(e) = db.latest_named(&plan.name)? {
+            let held = lock::acquire(
+                &experiment_dir(&opts.out, &plan.name, e.id),
+                &format!("experiment {} (id {})", plan.name, e.id),
+            )?;
             let dropped = db.adopt_plan(e.id, plan, runs)?;
             if dropped > 0 {
                 note(&format!(
@@ -198,7 +206,7 @@ fn open_experiment(
                     plan.name, e.id
                 ));
             }
-            return Ok((e.id, db.run_ids(e.id)?));
+            return Ok((e.id, db.run_ids(e.id)?, held));
         }
         note(&format!(
             "{}: nothing to resume, starting a new experiment",
@@ -220,7 +228,8 @@ fn open_experiment(
             opts.db.display()
         )));
     }
-    Ok((id, HashSet::new()))
+    let held = lock::acquire(&folder, &format!("experiment {} (id {id})", plan.name))?;
+    Ok((id, HashSet::new(), held))
 }
 
 /// The folder of experiment `id` called `name`: its groups' servers and runs.

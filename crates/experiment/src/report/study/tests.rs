@@ -370,6 +370,43 @@ fn rows_are_grouped_by_the_row_keys_in_the_plans_order() {
     assert_eq!(r.percentiles[2].group, "server=nginx congestion=C2B");
 }
 
+/// `family = ["ipv4", "ipv6", "both"]`: the one-family runs (selector `-` in the tables)
+/// come first, as the plan lists them, then `1:1`; `-` used to go last, after every value
+/// the plan lists.
+#[test]
+fn one_family_runs_take_the_plans_place_among_the_selectors() {
+    let text = "[experiment]\nname = \"o\"\n[axes]\nserver = [\"dualbench\"]\n\
+                family = [\"ipv4\", \"ipv6\", \"both\"]\n";
+    let plan = crate::plan::parse(text, Path::new("o.toml")).unwrap();
+    let mut runs = Vec::new();
+    for repeat in 1..=2 {
+        for (ratio, drop) in [
+            ("ipv4", Some("ipv6")),
+            ("ipv6", Some("ipv4")),
+            ("1:1", None),
+        ] {
+            let mut run = stored("dualbench", repeat, 100.0, 90.0);
+            run.params.insert("ratio".into(), ratio.into());
+            if let Some(other) = drop {
+                run.doc.families.remove(other);
+            }
+            runs.push(run);
+        }
+    }
+    runs.reverse();
+    let r = assemble(
+        experiment(),
+        plan.report.clone(),
+        String::new(),
+        runs,
+        Vec::new(),
+        &AxisOrder::of(&plan),
+    )
+    .unwrap();
+    let rows: Vec<String> = r.tables[0].rows.iter().map(|(k, _)| k.join(" ")).collect();
+    assert_eq!(rows, ["-", "1:1"]);
+}
+
 /// Give a run's family a capture analysis with this delay (ms), as the database does.
 fn with_capture(mut run: StoredRun, family: &str, delay_ms: f64) -> StoredRun {
     let f = run.doc.families.get_mut(family).unwrap();
