@@ -27,10 +27,13 @@ pub struct CaptureConfig {
     pub iface: String,
     /// Capture inside this `ip netns` namespace.
     pub netns: Option<String>,
-    /// Keep only TCP and UDP to or from this port.
+    /// Keep only TCP and UDP to or from this port, and the ICMP / ICMPv6 "destination
+    /// unreachable" errors quoting a TCP segment to or from it.
     pub port: Option<u16>,
     /// `.pcapng` writes pcapng, anything else pcap with nanosecond timestamps.
     pub output: PathBuf,
+    /// Write pcap to standard output instead (`output` then only names it: `-`).
+    pub to_stdout: bool,
     /// Bytes kept of each frame.
     pub snaplen: u32,
     pub duration: Option<Duration>,
@@ -48,6 +51,7 @@ impl CaptureConfig {
             netns: None,
             port: None,
             output: output.into(),
+            to_stdout: false,
             snaplen: 262_144,
             duration: None,
             count: None,
@@ -77,8 +81,9 @@ pub struct CaptureStats {
     /// What ended the capture: `duration`, `count` or `bytes` (a bound), `stop` (the
     /// library's [`CaptureHandle::stop`]); `dualbench capture` names the signal instead of
     /// `stop`: `SIGINT`, `SIGTERM` or `SIGHUP`. A failure that cut it short:
-    /// `interface_gone` (the interface was deleted), `write_error` (a full disk, say) or
-    /// `error`; [`Ended::failure`] says what happened.
+    /// `interface_gone` (the interface was deleted), `write_error` (a full disk, say),
+    /// `reader_gone` (the reader of a pipe or FIFO written to closed it) or `error`;
+    /// [`Ended::failure`] says what happened.
     pub stopped_by: String,
 }
 
@@ -239,7 +244,12 @@ impl Session {
         let ring =
             Ring::open(&config.iface, &filter).map_err(|e| ring_failure(&config.iface, e))?;
         let path = &config.output;
-        let (file, created) = file::create(path)
+        let created = if config.to_stdout {
+            file::stdout().map(|f| (f, false))
+        } else {
+            file::create(path)
+        };
+        let (file, created) = created
             .map_err(|e| Failure::usage(format!("cannot create {}: {e}", path.display())))?;
         let (start_unix_ns, start_monotonic_ns) = (clock::unix_ns(), clock::monotonic_ns());
         let offset = start_unix_ns as i128 - start_monotonic_ns as i128;
@@ -368,7 +378,11 @@ impl Session {
 
     fn write_failure(&mut self, e: std::io::Error) -> Failure {
         self.write_failed = true;
-        self.stats.stopped_by = "write_error".into();
+        self.stats.stopped_by = match e.kind() {
+            std::io::ErrorKind::BrokenPipe => "reader_gone",
+            _ => "write_error",
+        }
+        .into();
         Failure::runtime(format!("writing {}: {e}", self.config.output.display()))
     }
 }

@@ -8,8 +8,8 @@ use crate::analyze::{self, report::Format};
 use crate::capture::{start, CaptureConfig, Ended};
 use clap::Args;
 use dualbench_common::{signals, Failure, Result};
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,10 +23,12 @@ pub struct CaptureCli {
     /// Capture inside this network namespace (`ip netns list`).
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
-    /// Keep only TCP and UDP to or from this port.
+    /// Keep only TCP and UDP to or from this port (and the ICMP errors saying a TCP
+    /// segment to or from it was unreachable).
     #[arg(long, value_name = "P")]
     pub port: Option<u16>,
-    /// Write here: `.pcapng` for pcapng, anything else for pcap (nanosecond timestamps).
+    /// Write here: `.pcapng` for pcapng, anything else for pcap (nanosecond timestamps);
+    /// `-`: standard output, pcap.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: PathBuf,
     /// Stop after this long (`10s`, `2m`).
@@ -49,7 +51,8 @@ pub struct CaptureCli {
 /// Flags of `dualbench analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeCli {
-    /// A pcap or pcapng file (Ethernet, Linux cooked SLL/SLL2 or raw IP).
+    /// A pcap or pcapng file (Ethernet, Linux cooked SLL/SLL2 or raw IP); `-`: standard
+    /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
@@ -71,11 +74,25 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     if cli.duration == Some(Duration::ZERO) {
         return Err(Failure::usage("--duration must be above 0"));
     }
+    let to_stdout = cli.write == Path::new("-");
+    if to_stdout {
+        if cli.json {
+            return Err(Failure::usage(
+                "-w - and --json both write to standard output: give -w a file name",
+            ));
+        }
+        if std::io::stdout().is_terminal() {
+            return Err(Failure::usage(
+                "-w - writes the capture to standard output, a terminal here: pipe it (-w - | tshark -r -) or give -w a file name",
+            ));
+        }
+    }
     let config = CaptureConfig {
         iface: cli.iface,
         netns: cli.netns,
         port: cli.port,
         output: cli.write,
+        to_stdout,
         snaplen: cli.snaplen,
         duration: cli.duration,
         count: cli.count,
@@ -119,12 +136,21 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
         stats.kernel_packets,
         stats.kernel_drops
     );
+    if stats.stopped_by == "reader_gone" {
+        // `-w - | head -c N`, or Wireshark closed: the reader has what it wanted.
+        return Ok(());
+    }
     failure.map_or(Ok(()), Err)
 }
 
 /// Entry point of `dualbench analyze`.
 pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
-    let analysis = analyze::analyze_file(&cli.file, cli.port)?;
+    let file = if cli.file == Path::new("-") {
+        PathBuf::from("/dev/stdin")
+    } else {
+        cli.file.clone()
+    };
+    let analysis = analyze::analyze_file(&file, cli.port)?;
     if let Some(damage) = &analysis.damage {
         let file = cli.file.display().to_string();
         eprintln!("dualbench: warning: {}", damage.describe(&file));

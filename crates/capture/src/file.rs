@@ -32,6 +32,13 @@ pub fn create(path: &Path) -> io::Result<(File, bool)> {
     dualbench_common::outfile::create(path)
 }
 
+/// Standard output, to write a capture to (tcpdump's `-w -`), as it is: a pipe, a file
+/// opened for appending.
+pub fn stdout() -> io::Result<File> {
+    let out = std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned()?;
+    Ok(File::from(out))
+}
+
 /// A capture file written in whole records.
 pub struct CaptureFile<D: Disk = File> {
     disk: D,
@@ -99,7 +106,8 @@ impl<D: Disk> CaptureFile<D> {
         };
         self.buf.clear();
         self.records.clear();
-        if sent > kept {
+        // A pipe whose reader has gone cannot be cut back, nor read from again.
+        if sent > kept && e.kind() != io::ErrorKind::BrokenPipe {
             if let Err(cut) = self.disk.cut(self.on_disk) {
                 let why = format!(
                     "{e}; cutting the file back to its last whole packet failed too: {cut}"

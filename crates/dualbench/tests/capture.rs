@@ -707,7 +707,11 @@ impl Routed {
 
 /// A capture inside a namespace (`--netns`) of real veth Ethernet frames: normal requests
 /// to the router's server and connections the router reports unreachable by ICMP, analysed
-/// with the same close classes and family split as the run that made them.
+/// with the same close classes and family split as the run that made them. A second
+/// capture with `--port 80`, the unreachable targets' port, keeps the ICMP and ICMPv6
+/// errors about them too: its connections are unreachable, as run says. (Until 2026-11-24
+/// the kernel filter of `--port` dropped every ICMP packet, so `run --capture` against a
+/// shared port called unreachable connections `timeout`.)
 #[test]
 fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
     let net = Routed::new();
@@ -730,6 +734,17 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         "-w",
         file.to_str().unwrap(),
     ]);
+    let (_dir80, file80) = temp_file("routed80.pcap");
+    let mut capture80 = start_capture(&[
+        "--netns",
+        net.client.name(),
+        "--iface",
+        "c0",
+        "--port",
+        "80",
+        "-w",
+        file80.to_str().unwrap(),
+    ]);
     let urls = [
         "http://198.18.0.2:8080/",
         "http://[2001:2::2]:8080/",
@@ -746,9 +761,11 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         .output()
         .unwrap();
     stop(&mut capture);
+    stop(&mut capture80);
     drop(server);
     let run = flatten_json(&run.stdout);
     let rows = analyze_csv(&file);
+    let rows80 = analyze_csv(&file80);
     for family in ["ipv4", "ipv6"] {
         let field = |k: &str| {
             run.get(&format!("families.{family}.{k}"))
@@ -762,6 +779,9 @@ fn capture_in_a_namespace_sees_unreachable_and_normal_connections() {
         }
         assert_eq!(field("close.unreachable"), "2", "{family}");
         assert_eq!(field("close.normal"), "2", "{family}");
+        let of80: Vec<_> = rows80.iter().filter(|r| r["family"] == family).collect();
+        assert_eq!(of80.len(), 2, "{family}: {rows80:?}");
+        assert_close_class(&of80, "unreachable", field("close.unreachable"), family);
     }
 }
 
@@ -878,6 +898,123 @@ fn keep_alive_head_requests_are_answered() {
             "{family}: {of:?}"
         );
     }
+}
+
+/// Keep-alive POSTs (`run -k -p`) of a text body that holds HTTP requests itself, echoed
+/// back by the server: a body is not read for methods, so each connection has as many
+/// requests as run sent, all answered. Until 2026-11-24 every request line in the body
+/// counted: 4 POSTs of 80 embedded requests read as 324 requests and 4 responses, the
+/// connection `timeout` where run said 4 normal.
+#[test]
+fn request_bodies_are_not_read_for_requests() {
+    let (_server, port) = start_server();
+    let (_dir, file) = temp_file("post.pcap");
+    let (_body_dir, body) = temp_file("body.txt");
+    std::fs::write(&body, "GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(80)).unwrap();
+    let mut capture = capture_port("lo", port, &file, &[]);
+    let run = Command::new(bin_path())
+        .args(["run", "-k", "-n", "8", "-c", "1", "--format", "json", "-p"])
+        .arg(&body)
+        .args(urls_of_both(port, &["/echo"]))
+        .output()
+        .unwrap();
+    stop(&mut capture);
+    let run = flatten_json(&run.stdout);
+    let rows = analyze_csv(&file);
+    for family in ["ipv4", "ipv6"] {
+        let field = |k: &str| run.get(&format!("families.{family}.{k}")).cloned();
+        assert_eq!(field("close.normal").as_deref(), Some("4"), "{run:?}");
+        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+        assert_eq!(of.len().to_string(), field("connections").unwrap());
+        let sum = |k: &str| of.iter().map(|r| r[k].parse::<u32>().unwrap()).sum::<u32>();
+        assert_eq!(
+            (sum("requests"), sum("responses")),
+            (4, 4),
+            "{family}: {of:?}"
+        );
+        assert!(
+            of.iter().all(|r| r["close"] == "normal"),
+            "{family}: {of:?}"
+        );
+    }
+}
+
+/// `-w -` writes pcap to standard output and `analyze -` reads standard input, as with
+/// tcpdump and tshark: `capture -w - | analyze -`. Until 2026-11-24 both took `-` for a
+/// file of that name: the capture wrote a file `-` in the working directory, and
+/// `analyze -` failed, "cannot open -".
+#[test]
+fn capture_to_standard_output_pipes_into_analyze() {
+    let (_server, port) = start_server();
+    let mut capture = capture_port("lo", port, Path::new("-"), &["--count", "40"]);
+    let run = Command::new(bin_path())
+        .args(["run", "-q", "-n", "4", "-c", "1"])
+        .args(urls_of_both(port, &["/"]))
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let mut pcap = Vec::new();
+    capture
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut pcap)
+        .unwrap();
+    let summary = finish(&mut capture);
+    assert!(
+        summary.starts_with("captured 40 packets") && summary.contains("to - (stopped by count)"),
+        "{summary}"
+    );
+    assert_eq!(&pcap[..4], &[0x4d, 0x3c, 0xb2, 0xa1], "nanosecond pcap");
+    assert!(!Path::new("-").exists(), "no file named -");
+    let mut analyze = Command::new(bin_path())
+        .args(["analyze", "--format", "csv", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    analyze.stdin.take().unwrap().write_all(&pcap).unwrap();
+    let text = succeeded(&analyze.wait_with_output().unwrap());
+    assert_eq!(text.lines().count(), 1 + 4, "{text}");
+    assert!(
+        text.lines().skip(1).all(|l| l.ends_with(",fin,normal")),
+        "{text}"
+    );
+    // Both would write to standard output; a terminal gets no binary.
+    fails_with(
+        &["capture", "--iface", "lo", "-w", "-", "--json"],
+        2,
+        "-w - and --json",
+    );
+}
+
+/// The reader of `-w -` going away (`| head -c 24`) ends the capture quietly, exit 0, as
+/// the monitor does: the summary, `stopped by reader_gone`, and no error line (a broken
+/// pipe taken as a failed write was exit 1, "writing -: Broken pipe (os error 32); cutting
+/// the file back to its last whole packet failed too: Invalid argument").
+#[test]
+fn capture_ends_quietly_when_its_reader_goes() {
+    let (_server, port) = start_server();
+    let mut capture = capture_port("lo", port, Path::new("-"), &["--duration", "20s"]);
+    let requests = || {
+        Command::new(bin_path())
+            .args(["run", "-q", "-n", "100", "-c", "2"])
+            .args(urls_of_both(port, &["/"]))
+            .output()
+            .unwrap()
+    };
+    assert!(requests().status.success());
+    let mut header = [0u8; 24];
+    let mut stdout = capture.stdout.take().unwrap();
+    stdout.read_exact(&mut header).unwrap();
+    drop(stdout);
+    assert!(requests().status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = support::process::wait_until_or_kill(&mut capture, deadline);
+    let err = rest_of_stderr(&mut capture);
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("to - (stopped by reader_gone)"), "{err}");
 }
 
 /// A pcapng block of type `kind` around `body` (little-endian, padded to 4 bytes).

@@ -1,7 +1,8 @@
 //! End-to-end tests of `dualbench monitor` through the binary: a monitor that sees a busy
 //! process's CPU, one inside a namespace this test creates and removes, `--name` following
 //! processes started later, `--tree` summing the children a process forks, the last sample
-//! written whatever the interval, a quiet end when its reader goes, SIGHUP ending it as
+//! written whatever the interval, an exited process not yet reaped (a zombie) no longer
+//! alive, a quiet end when its reader goes, SIGHUP ending it as
 //! SIGTERM does, process 1 watched, `run --monitor` writing its samples as it goes, and bad
 //! input failing with one clear line and leaving the output file alone.
 //! Every loop is bounded; processes and servers are this test's own, on loopback only.
@@ -410,6 +411,30 @@ fn monitor_writes_the_last_sample_whatever_the_interval() {
     assert!((interval - 1.0).abs() < 0.05, "{interval}");
     // The kernel writes `MaxConn -1` ("no fixed limit") in /proc/net/snmp.
     assert_eq!(samples[0]["tcp"]["both"]["MaxConn"], -1.0);
+}
+
+/// A watched process that exits while its parent does not reap it yet (a zombie, as every
+/// orphan is here, where pid 1 does not reap) is no longer alive, and leaves its group.
+/// Until 2026-11-24 its `/proc` entry was taken for a live process: `alive: true`, with
+/// 0 kB and 0 descriptors, for as long as it stayed unreaped.
+#[test]
+fn an_exited_unreaped_process_is_not_alive() {
+    // Not waited for until the monitor is done: a zombie from 0.7 s on.
+    let mut child = Command::new("sleep").arg("0.7").spawn().unwrap();
+    let pid = child.id().to_string();
+    let out = monitor(&["--pid", &pid, "--interval", "500ms", "--duration", "1500ms"]);
+    let _ = child.wait();
+    let samples = samples(&succeeded(&out));
+    assert_eq!(samples.len(), 3);
+    let first = &samples[0]["processes"][0];
+    assert_eq!(
+        (&first["alive"], &first["name"]),
+        (&true.into(), &"sleep".into())
+    );
+    for s in &samples[1..] {
+        assert_eq!(s["processes"][0]["alive"], false, "{s}");
+        assert_eq!(s["process_groups"], serde_json::json!({}), "{s}");
+    }
 }
 
 /// A shell and the two CPU-burning children it forks, in a process group of their own,

@@ -311,7 +311,8 @@ fn process(
         pid: cur.pid,
         name: cur.name.clone(),
         tree: cur.tree,
-        alive: cur.stat.is_some(),
+        // A zombie's `/proc` entry outlives it until its parent reaps it.
+        alive: cur.stat.is_some_and(|s| !s.exited),
         cpu_pct: pct(now.utime + now.stime, before.utime + before.stime),
         user_pct: pct(now.utime, before.utime),
         system_pct: pct(now.stime, before.stime),
@@ -341,6 +342,7 @@ mod tests {
                     stime: 10,
                     threads: 3,
                     rss_pages: 256,
+                    exited: false,
                 }),
                 fds: Some(12),
             }],
@@ -455,6 +457,7 @@ UDP: inuse 2 mem 125\nUDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n",
                 stime: 5,
                 threads: 1,
                 rss_pages: 256,
+                exited: false,
             }),
         );
         b.processes.push(child);
@@ -475,6 +478,27 @@ UDP: inuse 2 mem 125\nUDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n",
             (g.processes, g.cpu_pct, g.rss_kb, g.threads, g.fds),
             (2, 30.0, 2048, 4, 24)
         );
+    }
+
+    #[test]
+    fn a_zombie_is_not_alive_and_leaves_its_group() {
+        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
+        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
+        // Exited during the interval, not reaped yet: its last CPU still shows.
+        b.processes[0].stat = Some(ProcStat {
+            rss_pages: 0,
+            exited: true,
+            ..b.processes[0].stat.unwrap()
+        });
+        b.processes[0].fds = Some(0);
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&a, &b, units);
+        let p = &s.processes[0];
+        assert_eq!((p.alive, p.cpu_pct, p.rss_kb), (false, 20.0, 0));
+        assert!(s.process_groups.is_empty(), "{:?}", s.process_groups);
     }
 
     #[test]

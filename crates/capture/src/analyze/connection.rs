@@ -144,7 +144,7 @@ impl Connection {
         dir.ip_bytes += ip_len as u64;
         let seen = dir.sequence.track(seg, &mut |data, len| {
             if from_client {
-                http.client(data);
+                http.client(data, len);
             } else {
                 http.server(data, len);
             }

@@ -1,4 +1,5 @@
-//! One process's files: `/proc/<pid>/stat` (CPU ticks, threads, RSS, parent) and `comm`.
+//! One process's files: `/proc/<pid>/stat` (state, CPU ticks, threads, RSS, parent) and
+//! `comm`.
 
 /// What `/proc/<pid>/stat` says about a process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -9,6 +10,9 @@ pub struct ProcStat {
     pub threads: u64,
     /// Resident set size, in pages.
     pub rss_pages: u64,
+    /// The process has exited and waits for its parent to reap it (state `Z`, zombie, or
+    /// `X`, dead): its `/proc` entry is still there, but it runs no more.
+    pub exited: bool,
 }
 
 /// Parse `/proc/<pid>/stat`. The command name (field 2) is in parentheses and may hold
@@ -23,6 +27,7 @@ pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
         stime: field(15)?,
         threads: field(20)?,
         rss_pages: field(24)?,
+        exited: matches!(fields.first(), Some(&("Z" | "X" | "x"))),
     })
 }
 
@@ -52,9 +57,21 @@ mod tests {
                 utime: 120,
                 stime: 35,
                 threads: 7,
-                rss_pages: 414
+                rss_pages: 414,
+                exited: false,
             }
         );
+    }
+
+    #[test]
+    fn zombie_has_exited() {
+        // A child that exited and was not reaped yet: state Z, no memory, its CPU kept.
+        let text = "4243 (sleep) Z 4242 4242 4242 0 -1 4227084 95 0 0 0 3 1 0 0 20 0 1 0 111800 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+        let s = parse_pid_stat(text).unwrap();
+        assert!(s.exited);
+        assert_eq!((s.utime, s.stime, s.rss_pages), (3, 1, 0));
+        let running = text.replacen(") Z ", ") R ", 1);
+        assert!(!parse_pid_stat(&running).unwrap().exited);
     }
 
     #[test]
