@@ -19,6 +19,9 @@ const HIGH_WATER: usize = 64 * 1024;
 /// How long a connection the server is closing keeps reading (and discarding) what the
 /// client still sends, so that the kernel does not turn the close into a reset.
 const LINGER: Duration = Duration::from_secs(2);
+/// How often a connection about to be reset looks whether the client has acknowledged
+/// the answers sent before it (an abort would discard what is still unacknowledged).
+const RESET_POLL: Duration = Duration::from_millis(1);
 
 /// What the worker passes to every call: the time, the cached `Date`, the static root.
 pub struct Context<'a> {
@@ -74,6 +77,9 @@ pub struct Conn {
     peer_closed: bool,
     broken: bool,
     wake_at: Option<Instant>,
+    /// Waiting to reset: the bytes the socket still held unacknowledged when last looked
+    /// at, and when to reset all the same if that number has not fallen by then.
+    reset_wait: Option<(usize, Instant)>,
 }
 
 impl Conn {
@@ -91,6 +97,7 @@ impl Conn {
             peer_closed: false,
             broken: false,
             wake_at: None,
+            reset_wait: None,
         }
     }
 
@@ -142,7 +149,7 @@ impl Conn {
             if self.output_done() {
                 match self.after {
                     After::Continue => {}
-                    After::Reset => return self.reset(),
+                    After::Reset => return self.reset(ctx),
                     After::Close => {
                         self.start_lingering(ctx);
                         progress = true;
@@ -173,8 +180,23 @@ impl Conn {
         self.sent == self.out.len() && self.pending_body.is_none()
     }
 
-    /// Abort: SO_LINGER 0 makes the close send RST instead of FIN.
-    fn reset(&mut self) -> Verdict {
+    /// Abort: SO_LINGER 0 makes the close send RST instead of FIN. An abort also discards
+    /// what the socket has not yet had acknowledged, so the earlier answers (pipelined
+    /// before `/reset`) must have reached the client first: until they have, look again
+    /// every [`RESET_POLL`], giving up after [`LINGER`] without progress.
+    fn reset(&mut self, ctx: &Context) -> Verdict {
+        let unacknowledged = unacknowledged(&self.stream);
+        if unacknowledged > 0 && !self.broken {
+            let give_up = match self.reset_wait {
+                Some((before, give_up)) if unacknowledged >= before => give_up,
+                _ => ctx.now + LINGER,
+            };
+            if ctx.now < give_up {
+                self.reset_wait = Some((unacknowledged, give_up));
+                self.wake_at = Some(ctx.now + RESET_POLL);
+                return Verdict::Keep;
+            }
+        }
         let _ = socket2::SockRef::from(&self.stream).set_linger(Some(Duration::ZERO));
         Verdict::Close
     }
@@ -434,5 +456,18 @@ impl Conn {
             Then::Reset => self.after = After::Reset,
             Then::Stall => self.phase = Phase::Stalled,
         }
+    }
+}
+
+/// Bytes the socket has sent or queued that the peer has not acknowledged (`SIOCOUTQ`);
+/// 0 where the kernel cannot say.
+fn unacknowledged(stream: &TcpStream) -> usize {
+    let mut queued: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ (TIOCOUTQ) writes one int to the pointer, which is live.
+    let done = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCOUTQ, &mut queued) };
+    if done < 0 {
+        0
+    } else {
+        usize::try_from(queued).unwrap_or(0)
     }
 }

@@ -159,6 +159,28 @@ fn reset_gives_econnreset() {
     }
 }
 
+/// An abort discards what the socket still holds unacknowledged, so `/reset` waits until
+/// the answers pipelined before it have reached the client: a 4 MB one, sent to a client
+/// that starts reading only after a pause, arrived whole (it was cut at 98,450 to
+/// 1,241,234 bytes before), and then the read fails with ECONNRESET.
+#[test]
+fn reset_sends_earlier_pipelined_answers_whole_first() {
+    let server = loopback_server(None);
+    for &addr in server.addrs() {
+        let mut client = Client::connect(addr);
+        client.send(
+            b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\nGET /reset HTTP/1.1\r\nHost: t\r\n\r\n",
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let answer = client.response(false);
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.body.len(), 4_000_000);
+        assert!(answer.body == pattern(4_000_000));
+        let error = client.rest().expect_err("a reset after the whole answer");
+        assert!(is_reset(&error), "{error}");
+    }
+}
+
 #[test]
 fn close_truncates_the_body() {
     let server = loopback_server(None);
