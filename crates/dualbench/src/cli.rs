@@ -1,6 +1,6 @@
 //! The subcommands of `dualbench` and where each one lives.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use dualbench_common::Result;
 use std::ffi::OsString;
 
@@ -57,7 +57,10 @@ fn dispatch(command: Command) -> Result<()> {
 /// Parse `args`, run the subcommand, and return the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = cli_command()
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(e, &args),
     };
@@ -70,6 +73,17 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
+/// The whole command line's definition, every subcommand taking `-1` as a value (so
+/// `--duration -1` is refused by the range it is out of, not as an unknown flag `-1`).
+fn cli_command() -> clap::Command {
+    fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
+        command
+            .allow_negative_numbers(true)
+            .mut_subcommands(negative_numbers_are_values)
+    }
+    negative_numbers_are_values(Cli::command())
+}
+
 /// One line on stderr; if stderr is gone (a closed terminal: EIO), the exit code still
 /// tells (`eprintln!` would panic).
 fn say(line: &str) {
@@ -77,16 +91,25 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-/// Help and version go to stdout with exit 0; any other parse error is one line and exit 2.
+/// Help and version go to stdout with exit 0 (1 if stdout cannot take them: a full disk;
+/// a reader that went away, as `| head -1`, is not a failure); any other parse error,
+/// a missing subcommand too, is one line and exit 2.
 fn usage_error(e: clap::Error, args: &[OsString]) -> i32 {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = e.print();
-            0
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => match e.print() {
+            Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+                say(&format!("dualbench: writing to standard output: {err}"));
+                1
+            }
+            _ => 0,
+        },
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            say(&format!("dualbench: {}", missing_subcommand(args)));
+            2
         }
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+        ErrorKind::InvalidUtf8 => {
+            say(&format!("dualbench: {}", not_utf8(args)));
             2
         }
         _ => {
@@ -97,6 +120,41 @@ fn usage_error(e: clap::Error, args: &[OsString]) -> i32 {
             2
         }
     }
+}
+
+/// `dualbench`, `dualbench testbed` (...) without the subcommand they need: the one line
+/// that names the subcommands to choose from, rather than a screen of help on stderr.
+fn missing_subcommand(args: &[OsString]) -> String {
+    let (path, mut command) = subcommand_at(args);
+    command.build(); // adds `help`, as clap's own list of them has it
+    let names: Vec<&str> = command.get_subcommands().map(|s| s.get_name()).collect();
+    format!(
+        "'{path}' requires a subcommand but one was not provided [subcommands: {}] (see '{path} --help')",
+        names.join(", ")
+    )
+}
+
+/// clap's "invalid UTF-8 was detected in one or more arguments", naming the argument
+/// when only one is not UTF-8 (and the option before it), so that it can be found.
+fn not_utf8(args: &[OsString]) -> String {
+    let path = subcommand_at(args).0;
+    let bad: Vec<usize> = (1..args.len())
+        .filter(|&i| args[i].to_str().is_none())
+        .collect();
+    let which = match bad[..] {
+        [i] => {
+            let after = args[i - 1]
+                .to_str()
+                .filter(|a| i > 1 && a.starts_with('-'))
+                .map_or(String::new(), |a| format!(" (after {a})"));
+            format!(
+                "argument '{}'{after} is not valid UTF-8: give it as UTF-8 text",
+                args[i].to_string_lossy()
+            )
+        }
+        _ => "one or more arguments are not valid UTF-8: give them as UTF-8 text".to_string(),
+    };
+    format!("{which} (see '{path} --help')")
 }
 
 /// clap's usage error in one line: its first line, with the list that follows it when it
@@ -131,14 +189,14 @@ fn one_line(text: &str, args: &[OsString]) -> String {
             words.join(" ")
         })
         .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| subcommand_path(args));
+        .unwrap_or_else(|| subcommand_at(args).0);
     format!("{line} (see '{command} --help')")
 }
 
 /// `dualbench` and the subcommands `args` name in order (`dualbench testbed up`), up to
-/// the first word that is not one.
-fn subcommand_path(args: &[OsString]) -> String {
-    let mut command = Cli::command();
+/// the first word that is not one, with the last one's definition.
+fn subcommand_at(args: &[OsString]) -> (String, clap::Command) {
+    let mut command = cli_command();
     let mut path = String::from("dualbench");
     for word in args.iter().skip(1).map_while(|a| a.to_str()) {
         let Some(sub) = command.find_subcommand(word).cloned() else {
@@ -147,7 +205,7 @@ fn subcommand_path(args: &[OsString]) -> String {
         path = format!("{path} {}", sub.get_name());
         command = sub;
     }
-    path
+    (path, command)
 }
 
 /// A panic is a bug in dualbench, not a fault of the input: instead of Rust's message and
@@ -179,11 +237,12 @@ fn bug_line(thread: Option<&str>, at: Option<(&str, u32)>, payload: &dyn std::an
 
 #[cfg(test)]
 mod tests {
-    use super::{bug_line, one_line, Cli};
-    use clap::Parser;
+    use super::{bug_line, cli_command, missing_subcommand, one_line};
 
     fn usage_line(args: &[&str]) -> String {
-        let e = Cli::try_parse_from(args).expect_err("a usage error");
+        let e = cli_command()
+            .try_get_matches_from(args)
+            .expect_err("a usage error");
         let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
         one_line(&e.render().to_string(), &args)
     }
@@ -198,8 +257,12 @@ mod tests {
             usage_line(&["dualbench", "wire"]),
             "the following required arguments were not provided: --a <IFACE>, --b <IFACE> (see 'dualbench wire --help')"
         );
+        let args: Vec<std::ffi::OsString> = ["dualbench", "results", "--db", "r.db"]
+            .iter()
+            .map(Into::into)
+            .collect();
         assert_eq!(
-            usage_line(&["dualbench", "results", "--db", "r.db"]),
+            missing_subcommand(&args),
             "'dualbench results' requires a subcommand but one was not provided [subcommands: list, show, export, help] (see 'dualbench results --help')"
         );
         assert_eq!(
@@ -213,6 +276,27 @@ mod tests {
         assert_eq!(
             usage_line(&["dualbench", "nosuch"]),
             "unrecognized subcommand 'nosuch' (see 'dualbench --help')"
+        );
+    }
+
+    #[test]
+    fn a_negative_number_is_a_value_because_no_flag_is_a_digit() {
+        fn digit_flags(command: &clap::Command, path: &str, found: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                if arg.get_short().is_some_and(|c| c.is_ascii_digit()) {
+                    found.push(format!("{path} -{}", arg.get_short().unwrap()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                digit_flags(sub, &format!("{path} {}", sub.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        digit_flags(&cli_command(), "dualbench", &mut found);
+        assert_eq!(found, Vec::<String>::new());
+        assert_eq!(
+            usage_line(&["dualbench", "monitor", "--pid", "-5"]),
+            "invalid value '-5' for '--pid <PID>': -5 is not in 0..=4294967295 (see 'dualbench monitor --help')"
         );
     }
 

@@ -240,7 +240,9 @@ mod tests {
         thread.join().unwrap();
         // The thread's table: a copy of the main one, and its 40 files.
         assert!(during >= before + 40, "{before} then {during}");
-        let main = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count() as u64;
+        let main = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count() as u64;
         assert!(main < before + 40, "the main table alone has {main}");
     }
 }
