@@ -110,7 +110,7 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
         config.output.display()
     );
     let handle = start(config)?;
-    eprintln!("{listening}");
+    dualbench_common::stdio::note(&listening);
     while signal.load(Ordering::Relaxed) == 0 && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -153,7 +153,7 @@ pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
     let analysis = analyze::analyze_file(&file, cli.port)?;
     if let Some(damage) = &analysis.damage {
         let file = cli.file.display().to_string();
-        eprintln!("dualbench: warning: {}", damage.describe(&file));
+        dualbench_common::stdio::note(&format!("dualbench: warning: {}", damage.describe(&file)));
     }
     let text = analyze::report::render(&analysis, cli.format, !cli.summary_only);
     let mut out = std::io::stdout().lock();

@@ -5,7 +5,8 @@
 //! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
 //! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly; [`netif`], interfaces by name;
 //! [`link`], the bounds a shaped link keeps in the testbed and the wire alike; [`outfile`],
-//! output files (a FIFO with no reader refused, not waited for).
+//! output files (a FIFO with no reader refused, not waited for); [`stdio`], standard
+//! output and error that a full disk or a closed pipe cannot make panic.
 
 pub mod clock;
 mod duration;
@@ -19,6 +20,7 @@ pub mod outfile;
 mod shell;
 pub mod signals;
 pub mod sockdiag;
+pub mod stdio;
 pub mod timer;
 
 pub use duration::parse_duration;

@@ -1,7 +1,8 @@
 //! The `dualbench` command line as a whole, as a new user meets it: help and version that
 //! cannot be written, a subcommand left out, negative numbers, arguments that are not
-//! UTF-8. Each failure is one line on stderr and an exit code (2 for usage, 1 at run
-//! time); nothing here opens a socket or makes an interface.
+//! UTF-8, a full stdout or stderr. Each failure is one line on stderr and an exit code (2
+//! for usage, 1 at run time); nothing here makes an interface, and the one run is against
+//! the built-in server on loopback.
 
 mod support;
 
@@ -149,5 +150,53 @@ fn an_argument_that_is_not_utf8_is_named() {
         &out,
         2,
         "dualbench: one or more arguments are not valid UTF-8: give them as UTF-8 text (see 'dualbench wire --help')",
+    );
+}
+
+fn dev_full() -> Option<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .ok()
+}
+
+/// A stdout that cannot take the output is one line and exit 1 (`testbed up --dry-run`
+/// panicked in `print!`, exit 101); a stderr that cannot take notes does not stop a run
+/// (`run` panicked at its "No URL given" notice, before any request).
+#[test]
+fn a_full_stdout_fails_in_one_line_and_a_full_stderr_is_no_reason_to_stop() {
+    let Some(full) = dev_full() else {
+        panic!("/dev/full is needed for this test");
+    };
+    let wan = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbeds/wan.toml");
+    let out = Command::new(bin_path())
+        .args(["testbed", "up", wan, "--dry-run"])
+        .stdout(full.try_clone().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        stderr(&out),
+        "dualbench: writing to standard output: No space left on device (os error 28)\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = Command::new(bin_path())
+        .args(["run", "-n", "20", "-v", "2"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("Complete requests:      20\n"), "{report}");
+}
+
+/// With no URL, `run` said "No URL given: benchmarking the built-in server ..." before it
+/// checked the observers' flags, so their usage error was the second of two lines.
+#[test]
+fn a_run_without_a_url_checks_its_flags_before_it_says_anything() {
+    let out = dualbench(&["run", "-n", "1", "--monitor-out", "m.jsonl"]);
+    exactly(
+        &out,
+        2,
+        "dualbench: --monitor-out needs --monitor PID: name the process to watch",
     );
 }

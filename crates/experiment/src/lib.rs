@@ -19,14 +19,13 @@ pub mod runner;
 pub mod runtext;
 pub mod server;
 pub mod stats;
-mod stdio;
 #[cfg(test)]
 pub(crate) mod testdata;
 mod timefmt;
 
 use clap::{Args, Subcommand, ValueEnum};
 use db::Db;
-use dualbench_common::{Failure, Result};
+use dualbench_common::{stdio, Failure, Result};
 use std::path::PathBuf;
 
 /// Flags of `dualbench experiment`.

@@ -253,10 +253,10 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
         .map(|sink| {
             let path = cli.records.clone().unwrap_or_default();
             let warn = move |e: &std::io::Error| {
-                eprintln!(
+                dualbench_common::stdio::note(&format!(
                     "dualbench: warning: writing records to {} failed ({e}); the run goes on and its report is whole, but the file ends before this point",
                     path.display()
-                )
+                ))
             };
             let (batches, writer) = report::records::spawn_writer(sink, warn)
                 .map_err(|e| Failure::runtime(format!("starting the records writer: {e}")))?;
@@ -264,37 +264,39 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             Ok::<_, Failure>(writer)
         })
         .transpose()?;
+    // The observers' flags are checked (and their threads started) before anything is
+    // said: a usage error is then the run's one line, not the second after the notice.
+    let observers = Observers::start(&observe_config(&cli, &plan)?)?;
     if demo && !cli.quiet {
-        eprintln!(
+        dualbench_common::stdio::note(&format!(
             "No URL given: benchmarking the built-in server at {} ({}-c {}{}).",
             urls.join(" and "),
             if plan.targets.len() > 1 { "1:1, " } else { "" },
             plan.concurrency,
             plan.max_slots
                 .map_or(String::new(), |n| format!(", -n {n}"))
-        );
+        ));
     }
     if cli.verbosity >= 2 {
         for (t, req) in plan.targets.iter().zip(&plan.requests) {
-            eprintln!(
+            dualbench_common::stdio::note(&format!(
                 "---- request to {} ----\n{}",
                 t.label(),
                 logged_request(req)
-            );
+            ));
         }
     }
     if let Some(w) = config::unused_bind(&plan) {
-        eprintln!("{w}");
+        dualbench_common::stdio::note(&w);
     }
     let per_worker = config::connections_needed(plan.concurrency, plan.targets.len())
         .div_ceil(plan.workers as u64);
     if per_worker > config::connections_per_worker(machine.fd_limit) {
-        eprintln!(
+        dualbench_common::stdio::note(&format!(
             "warning: -c {} may need about {per_worker} open files in each of {} workers, over the open-file limit ({}): add workers with --workers or raise the limit with ulimit -n",
             plan.concurrency, plan.workers, machine.fd_limit
-        );
+        ));
     }
-    let observers = Observers::start(&observe_config(&cli, &plan)?)?;
     let mut progress = AbProgress::new(&cli, &plan);
     let mut measured = engine::run(plan.clone(), &mut progress);
     // The workers' senders are gone with them; with this one gone too, the records writer
@@ -323,7 +325,7 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     };
     match (observed, ended) {
         (Err(o), Err(e)) => {
-            eprintln!("dualbench: {o}");
+            dualbench_common::stdio::note(&format!("dualbench: {o}"));
             Err(e)
         }
         (Err(o), Ok(())) => Err(o),
@@ -446,10 +448,10 @@ fn start_builtin() -> Result<(dualbench_serve::ServerHandle, Vec<String>)> {
                 Family::V6 => "[::1]:0".parse().expect("literal"),
             });
         } else {
-            eprintln!(
+            dualbench_common::stdio::note(&format!(
                 "This host has no {f} loopback: running on {} only.",
                 if f == Family::V4 { "IPv6" } else { "IPv4" }
-            );
+            ));
         }
     }
     if listen.is_empty() {
@@ -654,14 +656,14 @@ impl AbProgress {
         let on = !cli.quiet && std::io::stderr().is_terminal();
         let step = plan.max_slots.filter(|&n| n >= 150).map(|n| n / 10);
         if on {
-            eprintln!(
+            dualbench_common::stdio::note(&format!(
                 "Benchmarking {} (be patient)",
                 plan.targets
                     .iter()
                     .map(|t| t.label())
                     .collect::<Vec<_>>()
                     .join(", ")
-            );
+            ));
         }
         AbProgress {
             on,
@@ -680,13 +682,13 @@ impl Progress for AbProgress {
         match self.step {
             Some(step) => {
                 while step > 0 && done >= self.next && self.next > 0 {
-                    eprintln!("Completed {} requests", self.next);
+                    dualbench_common::stdio::note(&format!("Completed {} requests", self.next));
                     self.next += step;
                 }
             }
             None if elapsed >= self.last_print + Duration::from_secs(1) => {
                 self.last_print = elapsed;
-                eprintln!("Completed {done} requests");
+                dualbench_common::stdio::note(&format!("Completed {done} requests"));
             }
             None => {}
         }

@@ -96,24 +96,24 @@ impl Observers {
             std::thread::sleep(Duration::from_millis(100));
             let s = h.stop().map_err(|f| f.context("--capture"))?;
             if !quiet {
-                eprintln!(
+                dualbench_common::stdio::note(&format!(
                     "capture: {} packets ({} dropped by the kernel) on {} -> {}",
                     s.packets,
                     s.kernel_drops,
                     s.iface,
                     path.display()
-                );
+                ));
             }
         }
         if let Some((h, path, written)) = self.monitor {
             h.stop()
                 .map_err(|f| f.context(format!("--monitor (samples in {})", path.display())))?;
             if !quiet {
-                eprintln!(
+                dualbench_common::stdio::note(&format!(
                     "monitor: {} samples -> {}",
                     written.load(Ordering::Relaxed),
                     path.display()
-                );
+                ));
             }
         }
         Ok(())

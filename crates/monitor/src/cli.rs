@@ -77,7 +77,7 @@ pub fn main(cli: MonitorCli) -> Result<()> {
     });
     let handle = start_with_sink(config, Some(sink)).inspect_err(|_| output.discard())?;
     if let Some(warning) = handle.warning() {
-        eprintln!("dualbench: warning: {warning}");
+        dualbench_common::stdio::note(&format!("dualbench: warning: {warning}"));
     }
     while !stop.load(Ordering::Relaxed) && !handle.is_finished() {
         std::thread::sleep(Duration::from_millis(20));

@@ -21,6 +21,7 @@ mod system;
 pub mod units;
 
 use clap::{Args, Subcommand, ValueEnum};
+use dualbench_common::stdio::print;
 use dualbench_common::{clock, Failure, Result};
 use shaping::Emulator;
 use state::{Loaded, State, StateFile};
@@ -119,11 +120,10 @@ pub fn main(cli: TestbedCli) -> Result<()> {
             system::require(system::Needs::Down)?;
             if let Some(dir) = leftover(&which) {
                 state::remove_leftover(&dir)?;
-                println!(
-                    "removed the logs a rolled-back `up` left in {}",
+                return print(&format!(
+                    "removed the logs a rolled-back `up` left in {}\n",
                     dir.display()
-                );
-                return Ok(());
+                ));
             }
             let dir = resolve(&which)?;
             match state::read(&dir)? {
@@ -201,12 +201,11 @@ fn down_unreadable(which: &Which, dir: &Path, why: &str) -> Result<()> {
         [] => format!("no namespace named db-{name}-<node> was left"),
         list => format!("namespaces {}", list.join(", ")),
     };
-    println!(
-        "{} was not a dualbench testbed state file ({why}); removed testbed '{name}' by its names instead: {processes}, {namespaces}, and {}",
+    print(&format!(
+        "{} was not a dualbench testbed state file ({why}); removed testbed '{name}' by its names instead: {processes}, {namespaces}, and {}\n",
         state_file.display(),
         dir.display()
-    );
-    Ok(())
+    ))
 }
 
 /// Read and check a topology file: one line with file, line, key on any mistake.
@@ -342,8 +341,7 @@ fn up(mut args: UpArgs) -> Result<()> {
     };
     let plan = plan::plan(&topology, &settings);
     if args.dry_run {
-        print!("{}", plan::render(&plan, &state_dir));
-        return Ok(());
+        return print(&plan::render(&plan, &state_dir));
     }
     if StateFile::exists(&state_dir) {
         return Err(Failure::usage(format!(
@@ -355,18 +353,19 @@ fn up(mut args: UpArgs) -> Result<()> {
     refuse_strangers(&plan, &args.which.state_dir)?;
     build(&plan, &args, &state_dir)?;
     let l = &plan.layout;
+    let mut out = String::new();
     for link in &l.links {
         if let Some(line) = status::wire_notice(link, why_wire(args.delay_by, emulator)) {
-            println!("{line}");
+            out += &format!("{line}\n");
         }
     }
-    println!(
-        "testbed {name} is up: {}, {}; `dualbench testbed status --name {name}{}` shows it",
+    out += &format!(
+        "testbed {name} is up: {}, {}; `dualbench testbed status --name {name}{}` shows it\n",
         plural(l.nodes.len(), "node"),
         plural(l.links.len(), "link"),
         state_dir_flag(&args.which.state_dir)
     );
-    Ok(())
+    print(&out)
 }
 
 /// Apply the plan with a fresh state file; on failure or interruption, roll back.
@@ -613,7 +612,7 @@ fn show_status(which: &Which) -> Result<()> {
                 .map(|l| read_stats(l.wire_stats.as_deref()))
                 .collect(),
         };
-    print!("{}", status::render(&file.state, &live));
+    print(&status::render(&file.state, &live))?;
     let problems = status::problems(&file.state, &live);
     let name = &file.state.testbed;
     if !file.state.complete {
@@ -665,7 +664,7 @@ fn exec(args: ExecArgs) -> Result<()> {
         // As a shell does: 127 for a command not found, 126 for one that cannot run. These
         // are the command's exit codes, not dualbench's own 1 or 2, so the line is printed
         // here and the process ends with the shell's code.
-        eprintln!("dualbench: testbed exec: {why}");
+        dualbench_common::stdio::note(&format!("dualbench: testbed exec: {why}"));
         std::process::exit(code);
     }
     system::own_hostname(node.name.as_bytes())

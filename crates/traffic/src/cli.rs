@@ -9,6 +9,7 @@ use crate::script::{self, Script};
 use crate::signals::Stop;
 use crate::{send, sink};
 use clap::{Args, Subcommand};
+use dualbench_common::stdio::note;
 use dualbench_common::{Failure, Family, Result};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -145,7 +146,7 @@ fn send_main(a: SendArgs) -> Result<()> {
     let (script, counting) = load_source(&a)?;
     let plans = plan(&script, limit_ns)?;
     for (flow, line, at) in crate::plan::late_starts(&script, limit_ns) {
-        say(&format!(
+        note(&format!(
             "dualbench: warning: flow {flow} (line {line}) starts at {} s, not before --duration {}: it is not sent",
             readable(at),
             readable(a.duration.unwrap_or_default())
@@ -182,7 +183,7 @@ fn send_main(a: SendArgs) -> Result<()> {
     // Failures one line per flow; a stop request one line for all the flows it cut short;
     // flows cut at their end with data unsent one line for all.
     for line in failure_lines(&summary) {
-        say(&line);
+        note(&line);
     }
     let cut = summary
         .flows
@@ -190,7 +191,7 @@ fn send_main(a: SendArgs) -> Result<()> {
         .filter(|f| f.status == "interrupted")
         .count();
     if let (Some(reason), true) = (&summary.interrupted, cut > 0) {
-        say(&format!(
+        note(&format!(
             "dualbench traffic: {reason}: {} stopped early",
             count(cut as u64, "flow")
         ));
@@ -201,7 +202,7 @@ fn send_main(a: SendArgs) -> Result<()> {
             (b, f) if b == f => "the flow fell behind its schedule: more than this machine, or the path, carries in time",
             _ => "the path took no more data before the flow's end, or the flow fell behind its schedule",
         };
-        say(&format!(
+        note(&format!(
             "dualbench traffic: {} cut with data unsent ({why}): {} ({} payload bytes) never written, {} bytes queued in the kernel and dropped",
             count(c.flows, "flow"),
             count(c.unwritten_messages, "message"),
@@ -210,7 +211,7 @@ fn send_main(a: SendArgs) -> Result<()> {
         ));
     }
     let t = &summary.total;
-    say(&format!(
+    note(&format!(
         "dualbench traffic: sent {} of {} in {}, {} failed, {:.3} Mbit/s IP",
         t.sent,
         count(t.scheduled, "scheduled message"),
@@ -427,7 +428,7 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         None => None,
     };
     let shown: Vec<String> = bound.addrs.iter().map(|a| a.to_string()).collect();
-    say(&format!(
+    note(&format!(
         "dualbench traffic sink: listening on {}",
         shown.join(" ")
     ));
@@ -442,7 +443,7 @@ fn sink_main(a: SinkArgs) -> Result<()> {
     )?;
     let summary = sink::summary::summarize(&run, stop.reason());
     let t = &summary.total.traffic;
-    say(&format!(
+    note(&format!(
         "dualbench traffic sink: received {} in {}, {} lost",
         count(t.messages, "message"),
         count(summary.flows.len() as u64, "flow"),
@@ -456,12 +457,6 @@ fn sink_main(a: SinkArgs) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// One line on stderr. A closed terminal (EIO) or a reader gone (EPIPE) must not stop the
-/// command: `eprintln!` panicked there, before the summary was written, leaving `-o` empty.
-pub(crate) fn say(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// `1 flow`, `2 flows`.

@@ -115,7 +115,7 @@ pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
         analyze(reader, port).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     analysis.file = path.display().to_string();
     if let Some(line) = describe_skipped(&analysis) {
-        eprintln!("dualbench: warning: {line}");
+        dualbench_common::stdio::note(&format!("dualbench: warning: {line}"));
     }
     Ok(analysis)
 }

@@ -41,7 +41,7 @@ pub fn write_reports(db: &Db, which: &[String], out: &Path) -> Result<Vec<PathBu
     for e in experiments {
         let layout = layout(&e);
         if let Some(note) = &layout.note {
-            crate::stdio::note(note);
+            dualbench_common::stdio::note(note);
         }
         let report = study::build(db, &e, layout)?;
         written.extend(write_pair(
@@ -109,7 +109,7 @@ pub fn write_comparison(
 ) -> Result<Vec<PathBuf>> {
     let layout = layout(ea);
     if let Some(note) = &layout.note {
-        crate::stdio::note(note);
+        dualbench_common::stdio::note(note);
     }
     let c = compare::build(db, ea, eb, &layout)?;
     let stem = format!("compare-{}-{}-vs-{}-{}", ea.name, ea.id, eb.name, eb.id);

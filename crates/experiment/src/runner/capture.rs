@@ -7,7 +7,7 @@
 
 use super::testbed;
 use crate::plan::Testbed;
-use crate::stdio::note;
+use dualbench_common::stdio::note;
 use dualbench_common::{Failure, Result};
 use std::os::unix::process::CommandExt;
 use std::path::Path;

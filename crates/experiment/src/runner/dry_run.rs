@@ -9,7 +9,7 @@ use super::{
 use crate::db::Db;
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::site;
-use crate::stdio::note;
+use dualbench_common::stdio::note;
 use dualbench_common::Result;
 use std::collections::HashSet;
 use std::path::Path;
@@ -80,7 +80,7 @@ pub(super) fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<(
             );
         }
     }
-    crate::stdio::print(&out)
+    dualbench_common::stdio::print(&out)
 }
 
 /// For a plan with background traffic: how many times it is started (once per round —

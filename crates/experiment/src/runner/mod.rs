@@ -19,7 +19,7 @@ pub use progress::{clock, Progress};
 use crate::db::{Db, RunRecord};
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::{self, site};
-use crate::stdio::note;
+use dualbench_common::stdio::note;
 use dualbench_common::{clock::unix_ns, shell_word, Failure, Result};
 use exec::Outcome;
 use std::collections::HashSet;

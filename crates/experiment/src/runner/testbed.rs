@@ -101,7 +101,7 @@ impl Drop for Session {
                 self.name.clone(),
             ];
             if let Err(e) = run_to_end(&self.dualbench, &args, "taking the testbed down") {
-                crate::stdio::note(&format!("dualbench: {e}"));
+                dualbench_common::stdio::note(&format!("dualbench: {e}"));
             }
         }
     }

@@ -393,7 +393,7 @@ impl Sink {
 
     /// Say once, when it happens, that the MGEN log stops; measuring goes on.
     fn log_failed(&mut self, e: io::Error) {
-        crate::cli::say(&format!(
+        dualbench_common::stdio::note(&format!(
             "dualbench traffic sink: writing the MGEN log {}: {e}; the log stops here (its last line may be cut), the sink goes on measuring",
             self.log_name
         ));

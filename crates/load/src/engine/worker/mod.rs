@@ -648,7 +648,7 @@ impl Worker {
 #[cold]
 fn log_status(status: u16, verbosity: u8) {
     if let Some(line) = status_line(status, verbosity) {
-        eprintln!("{line}");
+        dualbench_common::stdio::note(&line);
     }
 }
 

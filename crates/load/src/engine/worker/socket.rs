@@ -221,8 +221,8 @@ fn log_head(read: &[u8]) {
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map_or(read.len(), |i| i + 4);
-    eprintln!(
+    dualbench_common::stdio::note(&format!(
         "LOG: header received:\n{}",
         String::from_utf8_lossy(&read[..end])
-    );
+    ));
 }

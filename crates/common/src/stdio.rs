@@ -1,9 +1,10 @@
-//! Standard output and error of the experiment commands. A reader that stops early
-//! (`dualbench results export … | head -1`) closes the pipe: the command then ends quietly,
-//! as `head` asked, instead of failing on the write; progress notes on a closed stderr are
-//! dropped the same way (there is nowhere left to say anything).
+//! Standard output and error of every command. A reader that stops early (`dualbench
+//! results export … | head -1`) closes the pipe: the command then ends quietly, as `head`
+//! asked, instead of failing on the write; a stdout that cannot take the output (a full
+//! disk) is a failure naming it. Notes on a closed or full stderr are dropped (there is
+//! nowhere left to say anything): `print!` and `eprintln!` panicked there.
 
-use dualbench_common::{Failure, Result};
+use crate::{Failure, Result};
 use std::io::{ErrorKind, Write};
 
 /// Write `text` to stdout; a closed stdout ends the output quietly, any other error is a
