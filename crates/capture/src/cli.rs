@@ -55,6 +55,7 @@ pub struct AnalyzeCli {
     /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Report format: text (the tables), json (one document) or csv (a row per connection).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Only the per-family summary, not every connection (text and JSON; CSV has a row per

@@ -122,6 +122,24 @@ fn a_negative_number_is_a_value_out_of_range_not_an_unknown_flag() {
         "dualbench: invalid value '-1' for '--count <N>': invalid digit found in string (see 'dualbench capture --help')",
     );
     assert!(!Path::new("cl3-never.pcap").exists());
+    // Every out-of-range priority gets the wire's own line (-1 got "not in 0..=255").
+    for priority in ["-1", "100"] {
+        exactly(
+            &dualbench(&[
+                "wire",
+                "--a",
+                "cl3nosuch0",
+                "--b",
+                "cl3nosuch1",
+                "--rt-priority",
+                priority,
+            ]),
+            2,
+            &format!(
+                "dualbench: --rt-priority {priority}: give 1 to 99, or 0 for normal scheduling"
+            ),
+        );
+    }
 }
 
 /// "invalid UTF-8 was detected in one or more arguments" did not say which one.

@@ -40,7 +40,7 @@ pub struct WireCli {
     pub buffers: usize,
     /// Run under SCHED_FIFO at this priority (1-99) so a busy machine does not delay frames; 0 = normal scheduling.
     #[arg(long = "rt-priority", value_name = "N", default_value_t = 50)]
-    pub rt_priority: u8,
+    pub rt_priority: i64,
     /// Busy-wait for the last MICROSECONDS before a frame is due, instead of sleeping.
     #[arg(long = "spin-us", value_name = "MICROSECONDS", default_value_t = 200)]
     pub spin_us: u64,
@@ -71,7 +71,7 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
             cli.buffers
         )));
     }
-    if cli.rt_priority > 99 {
+    if !(0..=99).contains(&cli.rt_priority) {
         return Err(Failure::usage(format!(
             "--rt-priority {}: give 1 to 99, or 0 for normal scheduling",
             cli.rt_priority
@@ -105,7 +105,7 @@ pub fn config_from_cli(cli: WireCli) -> Result<WireConfig> {
         duration_ns,
         buffers: cli.buffers,
         spin_ns: cli.spin_us * 1_000,
-        rt_priority: cli.rt_priority,
+        rt_priority: u8::try_from(cli.rt_priority).unwrap_or(0),
     })
 }
 
