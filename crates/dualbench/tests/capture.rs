@@ -886,18 +886,30 @@ fn keep_alive_head_requests_are_answered() {
             Some("20"),
             "{run:?}"
         );
-        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
-        let sum = |k: &str| of.iter().map(|r| r[k].parse::<u32>().unwrap()).sum::<u32>();
-        assert_eq!(
-            (sum("requests"), sum("responses")),
-            (20, 20),
-            "{family}: {of:?}"
-        );
-        assert!(
-            of.iter().all(|r| r["close"] == "normal"),
-            "{family}: {of:?}"
-        );
+        every_connection_normal(&rows, family, 20);
     }
+}
+
+/// `family`'s connections in analyze's CSV `rows` all closed normally, carrying `n`
+/// requests and `n` responses between them; how many connections they were.
+#[track_caller]
+fn every_connection_normal(
+    rows: &[std::collections::HashMap<String, String>],
+    family: &str,
+    n: u32,
+) -> usize {
+    let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
+    let sum = |k: &str| of.iter().map(|r| r[k].parse::<u32>().unwrap()).sum::<u32>();
+    assert_eq!(
+        (sum("requests"), sum("responses")),
+        (n, n),
+        "{family}: {of:?}"
+    );
+    assert!(
+        of.iter().all(|r| r["close"] == "normal"),
+        "{family}: {of:?}"
+    );
+    of.len()
 }
 
 /// Keep-alive POSTs (`run -k -p`) of a text body that holds HTTP requests itself, echoed
@@ -924,18 +936,8 @@ fn request_bodies_are_not_read_for_requests() {
     for family in ["ipv4", "ipv6"] {
         let field = |k: &str| run.get(&format!("families.{family}.{k}")).cloned();
         assert_eq!(field("close.normal").as_deref(), Some("4"), "{run:?}");
-        let of: Vec<_> = rows.iter().filter(|r| r["family"] == family).collect();
-        assert_eq!(of.len().to_string(), field("connections").unwrap());
-        let sum = |k: &str| of.iter().map(|r| r[k].parse::<u32>().unwrap()).sum::<u32>();
-        assert_eq!(
-            (sum("requests"), sum("responses")),
-            (4, 4),
-            "{family}: {of:?}"
-        );
-        assert!(
-            of.iter().all(|r| r["close"] == "normal"),
-            "{family}: {of:?}"
-        );
+        let connections = every_connection_normal(&rows, family, 4);
+        assert_eq!(connections.to_string(), field("connections").unwrap());
     }
 }
 
