@@ -20,6 +20,12 @@ fn experiment() -> Experiment {
     }
 }
 
+/// `assemble` of `runs` under `spec`, in `order`, with no description and no facts of
+/// the machine.
+fn assemble_with(spec: ReportSpec, runs: Vec<StoredRun>, order: &AxisOrder) -> Result<Report> {
+    assemble(experiment(), spec, String::new(), runs, Vec::new(), order)
+}
+
 pub(crate) fn report() -> Report {
     report_of(vec![
         stored("nginx", 1, 100.0, 90.0),
@@ -177,15 +183,7 @@ fn single_family(repeat: i64, rps: f64) -> StoredRun {
 #[test]
 fn a_single_family_plan_without_a_report_section_names_its_column() {
     let runs = vec![single_family(1, 100.0), single_family(2, 110.0)];
-    let r = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap();
+    let r = assemble_with(ReportSpec::default(), runs, &AxisOrder::default()).unwrap();
     let md = crate::report::markdown::render(&r);
     assert!(
         md.contains("### requests/s\n\n| ipv4 |\n|---:|\n| 105.0 ± 63.5 |\n"),
@@ -198,15 +196,7 @@ fn a_single_family_plan_without_a_report_section_names_its_column() {
 
 #[test]
 fn an_experiment_without_runs_has_no_broken_tables() {
-    let r = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        vec![],
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap();
+    let r = assemble_with(ReportSpec::default(), vec![], &AxisOrder::default()).unwrap();
     let md = crate::report::markdown::render(&r);
     assert!(
         md.contains("No runs are stored for this experiment yet."),
@@ -272,15 +262,7 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
         run.id += "v6";
         runs.push(run);
     }
-    let r = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap();
+    let r = assemble_with(ReportSpec::default(), runs, &AxisOrder::default()).unwrap();
     assert!(r.differences[0].rows.iter().all(|row| !row.by_ratio));
     assert!(!crate::report::markdown::render(&r).contains('†'));
 }
@@ -337,15 +319,7 @@ fn rows_are_grouped_by_the_row_keys_in_the_plans_order() {
             runs.push(run);
         }
     }
-    let r = assemble(
-        experiment(),
-        plan.report.clone(),
-        String::new(),
-        runs,
-        Vec::new(),
-        &AxisOrder::of(&plan),
-    )
-    .unwrap();
+    let r = assemble_with(plan.report.clone(), runs, &AxisOrder::of(&plan)).unwrap();
     let rows: Vec<String> = r.tables[0].rows.iter().map(|(k, _)| k.join(" ")).collect();
     assert_eq!(
         rows,
@@ -394,15 +368,7 @@ fn one_family_runs_take_the_plans_place_among_the_selectors() {
         }
     }
     runs.reverse();
-    let r = assemble(
-        experiment(),
-        plan.report.clone(),
-        String::new(),
-        runs,
-        Vec::new(),
-        &AxisOrder::of(&plan),
-    )
-    .unwrap();
+    let r = assemble_with(plan.report.clone(), runs, &AxisOrder::of(&plan)).unwrap();
     let rows: Vec<String> = r.tables[0].rows.iter().map(|(k, _)| k.join(" ")).collect();
     assert_eq!(rows, ["-", "1:1"]);
 }
@@ -431,15 +397,7 @@ fn partly_captured() -> Report {
         metrics: vec!["capture_delay_ms".into(), "rps".into()],
         ..ReportSpec::default()
     };
-    assemble(
-        experiment(),
-        spec,
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap()
+    assemble_with(spec, runs, &AxisOrder::default()).unwrap()
 }
 
 #[test]
@@ -514,15 +472,7 @@ fn each_family_keeps_its_colour_in_every_chart() {
         one_family("nginx", 1, "ipv4", 100.0),
         total_only,
     ];
-    let r = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap();
+    let r = assemble_with(ReportSpec::default(), runs, &AxisOrder::default()).unwrap();
     let colours = |chart: &Chart| -> Vec<(String, &str)> {
         chart
             .series
@@ -581,16 +531,9 @@ fn a_histogram_that_does_not_decode_fails_the_report_naming_run_and_phase() {
         stored("nginx", 1, 100.0, 90.0),
         with_histogram(stored("nginx", 2, 110.0, 80.0), "AAAA"),
     ];
-    let err = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .err()
-    .expect("the report fails");
+    let err = assemble_with(ReportSpec::default(), runs, &AxisOrder::default())
+        .err()
+        .expect("the report fails");
     let line = err.to_string();
     assert!(
         line.starts_with(
@@ -606,15 +549,7 @@ fn a_histogram_that_does_not_decode_fails_the_report_naming_run_and_phase() {
         phase: "connect".into(),
         ..ReportSpec::default()
     };
-    assert!(assemble(
-        experiment(),
-        spec,
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default()
-    )
-    .is_ok());
+    assert!(assemble_with(spec, runs, &AxisOrder::default()).is_ok());
 }
 
 #[test]
@@ -740,15 +675,7 @@ fn a_study_of_one_family_says_so_under_ipv6_minus_ipv4_in_both_formats() {
             r
         })
         .collect();
-    let r = assemble(
-        experiment(),
-        ReportSpec::default(),
-        String::new(),
-        runs,
-        vec![],
-        &AxisOrder::default(),
-    )
-    .unwrap();
+    let r = assemble_with(ReportSpec::default(), runs, &AxisOrder::default()).unwrap();
     let md = crate::report::markdown::render(&r);
     let section = md
         .split("## IPv6 − IPv4\n\n")
