@@ -337,12 +337,24 @@ mod tests {
 
     /// The flows of `script` run against a simulated clock, the run ending at `end_s`.
     fn sim_run(script: &str, duration_ns: Option<u64>, end_s: u64) -> SendRun {
+        sim_run_with(script, duration_ns, end_s, |p| {
+            Sent(Family::of_addr(&p.dst), p.proto)
+        })
+    }
+
+    /// [`sim_run`], each flow sending through the transmitter `tx` makes for it.
+    fn sim_run_with<T: Transmit>(
+        script: &str,
+        duration_ns: Option<u64>,
+        end_s: u64,
+        tx: impl Fn(&crate::plan::FlowPlan) -> T,
+    ) -> SendRun {
         let t0 = 1_000;
         let flows = plan(&parse(script).unwrap(), duration_ns)
             .unwrap()
             .into_iter()
             .map(|p| {
-                let mut tx = Sent(Family::of_addr(&p.dst), p.proto);
+                let mut tx = tx(&p);
                 let mut pacer = FlowPacer::new(p.phases.clone(), 1);
                 let stats = crate::send::flow::run_flow(
                     &mut pacer,
@@ -397,24 +409,7 @@ mod tests {
     fn a_count_ended_flow_is_on_until_its_last_scheduled_message() {
         let s = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [10 100] COUNT 3\n5 OFF 1\n";
         for failing in [vec![], vec![1], vec![2]] {
-            let t0 = 1_000;
-            let p = plan(&parse(s).unwrap(), None).unwrap().remove(0);
-            let mut pacer = FlowPacer::new(p.phases.clone(), 1);
-            let stats = crate::send::flow::run_flow(
-                &mut pacer,
-                t0,
-                0,
-                &mut Sim(t0),
-                &mut FailSome(failing.clone()),
-                &AtomicBool::new(false),
-            );
-            let run = SendRun {
-                t0_ns: t0,
-                end_ns: t0 + 5_000_000_000,
-                flows: vec![FlowResult { plan: p, stats }],
-                cpu_user_s: 0.0,
-                cpu_sys_s: 0.0,
-            };
+            let run = sim_run_with(s, None, 5, |_| FailSome(failing.clone()));
             let f = &summarize(&run, "x.mgn", Counting::Payload, 5, None).flows[0];
             let sent = 3 - failing.len() as u64;
             assert_eq!((f.sent, f.active_s), (sent, 0.3), "failing {failing:?}");
@@ -515,25 +510,7 @@ mod tests {
     #[test]
     fn a_flow_its_count_ends_early_has_the_rate_it_sent_at() {
         let s = "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [100 1000] COUNT 50\n4 OFF 1\n";
-        let t0 = 1_000;
-        let p = plan(&parse(s).unwrap(), None).unwrap().remove(0);
-        let mut tx = Sent(Family::V4, p.proto);
-        let mut pacer = FlowPacer::new(p.phases.clone(), 1);
-        let stats = crate::send::flow::run_flow(
-            &mut pacer,
-            t0,
-            0,
-            &mut Sim(t0),
-            &mut tx,
-            &AtomicBool::new(false),
-        );
-        let run = SendRun {
-            t0_ns: t0,
-            end_ns: t0 + 4_000_000_000,
-            flows: vec![FlowResult { plan: p, stats }],
-            cpu_user_s: 0.0,
-            cpu_sys_s: 0.0,
-        };
+        let run = sim_run(s, None, 4);
         let s = summarize(&run, "x.mgn", Counting::Ip, 5, None);
         assert_eq!((s.flows[0].scheduled, s.flows[0].sent), (50, 50));
         assert_eq!(s.flows[0].active_s, 0.5);
