@@ -2,6 +2,17 @@
 
 use std::time::Duration;
 
+/// A duration flag's value in seconds, range unchecked: a plain number is seconds as
+/// written (`-1`, `1e-12`, `inf` too, so that the flag's own range check names them, as
+/// MGEN-style and `wire` flags always did); a number and its unit (`1500ms`, `10s`, `2m`)
+/// is read by [`parse_duration`], as `run -t`, `monitor` and `capture` read theirs.
+pub fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) => Ok(s),
+        Err(_) => parse_duration(text).map(|d| d.as_secs_f64()),
+    }
+}
+
 /// Parse `1s`, `250ms`, `2m`, `1.5` (seconds): a number and its unit written together,
 /// with no whitespace anywhere (`10 ms` and ` 1s` are refused, as `run -t` refuses them),
 /// and a duration other than zero at least 1 ns (`1e-12s` would round to zero).
@@ -40,6 +51,20 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plain numbers pass as written, for the flag's own range check; units are read.
+    #[test]
+    fn seconds_are_plain_numbers_or_durations() {
+        assert_eq!(parse_seconds("1.5"), Ok(1.5));
+        assert_eq!(parse_seconds("1500ms"), Ok(1.5));
+        assert_eq!(parse_seconds("2m"), Ok(120.0));
+        assert_eq!(parse_seconds("-1"), Ok(-1.0));
+        assert_eq!(parse_seconds("1e-12"), Ok(1e-12));
+        assert_eq!(
+            parse_seconds("10 s"),
+            Err("'10 s' is not a duration: no spaces (write '10s'; e.g. 1s, 500ms, 2m)".into())
+        );
+    }
 
     #[test]
     fn units_and_bare_seconds() {

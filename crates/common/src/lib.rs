@@ -23,7 +23,7 @@ pub mod sockdiag;
 pub mod stdio;
 pub mod timer;
 
-pub use duration::parse_duration;
+pub use duration::{parse_duration, parse_seconds};
 pub use error::{panic_message, Failure, FailureKind, Result};
 pub use family::Family;
 pub use netns::Netns;

@@ -1328,3 +1328,83 @@ fn a_send_whose_path_dies_ends_at_its_duration_and_counts_what_it_cut() {
     assert_cut(&dead, &err, 2);
     let _ = stop_sink(sink);
 }
+
+/// `--duration 10s` failed with "invalid float literal" where `run -t`, `monitor` and
+/// `capture` take units: a unit is read now (`1500ms` plans what `1.5` does), a plain
+/// number is still seconds as in MGEN, and garbage or a space is one line, exit 2.
+#[test]
+fn send_and_sink_durations_take_units() {
+    let dir = scratch("units");
+    let path = dir.join("open.mgn");
+    std::fs::write(&path, "0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [10 100]\n").unwrap();
+    let dry = |duration: &str| {
+        bin()
+            .args(["traffic", "send"])
+            .arg(&path)
+            .args(["--duration", duration, "--dry-run"])
+            .output()
+            .unwrap()
+    };
+    let plan = |duration: &str| {
+        let o = dry(duration);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let line = "flow 1 UDP IPv4 -> 127.0.0.1:9 0.000s..1.500s PERIODIC 10.000 msg/s x 100 B: \
+                payload 0.008 / ip 0.010 / wire 0.013 Mbit/s\n";
+    assert_eq!(plan("1500ms"), line);
+    assert_eq!(plan("1.5"), line);
+    assert!(plan("10s").contains(" 0.000s..10.000s "), "{}", plan("10s"));
+    for (given, why) in [
+        ("abc", "'abc' is not a duration (try 1s, 500ms, 2m)"),
+        (
+            "10 s",
+            "'10 s' is not a duration: no spaces (write '10s'; e.g. 1s, 500ms, 2m)",
+        ),
+    ] {
+        let o = dry(given);
+        assert!(o.stdout.is_empty());
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "dualbench: invalid value '{given}' for '--duration <DURATION>': {why} \
+                 (see 'dualbench traffic send --help')\n"
+            )
+        );
+        assert_eq!(o.status.code(), Some(2));
+    }
+    // The sink: refused before it binds anything.
+    let o = bin()
+        .args([
+            "traffic",
+            "sink",
+            "--listen",
+            "127.0.0.1:0",
+            "--window",
+            "abc",
+        ])
+        .output()
+        .unwrap();
+    one_line(
+        &o,
+        2,
+        "dualbench: invalid value 'abc' for '--window <DURATION>': 'abc' is not a duration (try 1s, 500ms, 2m)",
+    );
+    // A value with a unit is range-checked as a plain one, with the same message.
+    let o = bin()
+        .args([
+            "traffic",
+            "sink",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "0ms",
+        ])
+        .output()
+        .unwrap();
+    one_line(
+        &o,
+        2,
+        "dualbench: --duration 0: give a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)",
+    );
+}

@@ -378,3 +378,41 @@ fn a_second_wire_on_the_same_interface_is_refused() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stats.directions.a_to_b.counters.duplicated, 0);
 }
+
+/// `--duration 10s` failed with "invalid float literal" where `run -t`, `monitor` and
+/// `capture` take units; garbage or a space is refused in one line naming the flag and the
+/// form to write, exit 2, before any interface is looked up (`10s` itself is checked by the
+/// unit test `a_duration_takes_a_unit_or_plain_seconds`: it needs real interfaces here).
+#[test]
+fn a_duration_that_is_not_one_is_refused_in_one_line() {
+    for (given, why) in [
+        ("abc", "'abc' is not a duration (try 1s, 500ms, 2m)"),
+        (
+            "10 s",
+            "'10 s' is not a duration: no spaces (write '10s'; e.g. 1s, 500ms, 2m)",
+        ),
+    ] {
+        let out = bin()
+            .args(["wire", "--a", "nosuch-wire0", "--b", "nosuch-wire1"])
+            .args(["--duration", given])
+            .output()
+            .unwrap();
+        assert_eq!(
+            support::stderr(&out),
+            format!(
+                "dualbench: invalid value '{given}' for '--duration <DURATION>': {why} \
+                 (see 'dualbench wire --help')\n"
+            )
+        );
+        assert_eq!(out.status.code(), Some(2));
+    }
+    // With a unit the value is read, and then the missing interface is what is refused.
+    let out = bin()
+        .args(["wire", "--a", "nosuch-wire0", "--b", "nosuch-wire1"])
+        .args(["--duration", "10s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = support::stderr(&out);
+    assert!(err.contains("\"nosuch-wire0\" not found"), "{err}");
+}

@@ -34,8 +34,10 @@ enum TrafficCommand {
 struct SendArgs {
     /// An MGEN script file, a profile (*.toml) or a preset name: C1B, C2B, ... C6B.
     source: String,
-    /// Stop every flow after this many seconds (required unless every flow has OFF or COUNT).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    /// Stop every flow after this long (required unless every flow has OFF or COUNT):
+    /// seconds as in MGEN (60, 1.5) or a number and its unit (500ms, 10s, 2m).
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true,
+          value_parser = dualbench_common::parse_seconds)]
     duration: Option<f64>,
     /// IPv4 destination ADDR/PORT for profile flows (repeat for several; replaces the profile's).
     #[arg(long = "dst4", value_name = "ADDR/PORT")]
@@ -75,20 +77,23 @@ struct SinkArgs {
     /// Address to receive on, UDP and TCP alike: 127.0.0.1:5000, [::1]:5000, ::1/5000.
     #[arg(long, required = true, num_args = 1.., value_name = "ADDR:PORT")]
     listen: Vec<String>,
-    /// Stop after this many seconds (SIGINT/SIGTERM/SIGHUP stop it earlier).
+    /// Stop after this long: seconds (600, 1.5) or a number and its unit (500ms, 10m, 1h);
+    /// SIGINT/SIGTERM/SIGHUP stop it earlier.
     #[arg(
         long,
         default_value_t = 3600.0,
-        value_name = "SECONDS",
-        allow_negative_numbers = true
+        value_name = "DURATION",
+        allow_negative_numbers = true,
+        value_parser = dualbench_common::parse_seconds
     )]
     duration: f64,
-    /// Width of the rate-over-time windows.
+    /// Width of the rate-over-time windows: seconds (1, 0.5) or a number and its unit (100ms, 1s).
     #[arg(
         long,
         default_value_t = 1.0,
-        value_name = "SECONDS",
-        allow_negative_numbers = true
+        value_name = "DURATION",
+        allow_negative_numbers = true,
+        value_parser = dualbench_common::parse_seconds
     )]
     window: f64,
     /// Write the JSON summary here instead of stdout.

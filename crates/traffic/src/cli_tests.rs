@@ -216,3 +216,75 @@ fn windows_are_bounded_per_flow() {
     );
     assert!(check_windows(s(3600.0), s(0.01)).is_err());
 }
+
+#[derive(clap::Parser)]
+struct Top {
+    #[command(subcommand)]
+    command: TrafficCommand,
+}
+
+fn parsed(args: &[&str]) -> std::result::Result<TrafficCommand, String> {
+    use clap::Parser;
+    let all = ["traffic"].iter().chain(args);
+    Top::try_parse_from(all)
+        .map(|t| t.command)
+        .map_err(|e| e.to_string())
+}
+
+/// `--duration 10s` (send and sink) and `--window 1s` failed with "invalid float literal"
+/// where `run -t`, `monitor` and `capture` take units; a unit is read now, and a plain
+/// number is still seconds, as in MGEN.
+#[test]
+fn durations_take_a_unit_or_plain_seconds() {
+    let send = |d: &str| match parsed(&["send", "C1B", "--duration", d]) {
+        Ok(TrafficCommand::Send(a)) => Ok(a.duration.unwrap()),
+        Ok(_) => unreachable!(),
+        Err(e) => Err(e),
+    };
+    assert_eq!(send("1500ms"), Ok(1.5));
+    assert_eq!(send("1500ms"), send("1.5"));
+    assert_eq!(send("10s"), Ok(10.0));
+    assert_eq!(send("2m"), Ok(120.0));
+    assert_eq!(send("-1"), Ok(-1.0));
+    let sink = |args: &[&str]| match parsed(&[&["sink", "--listen", "127.0.0.1:0"], args].concat())
+    {
+        Ok(TrafficCommand::Sink(a)) => Ok((a.duration, a.window)),
+        Ok(_) => unreachable!(),
+        Err(e) => Err(e),
+    };
+    assert_eq!(sink(&[]), Ok((3600.0, 1.0)));
+    assert_eq!(
+        sink(&["--duration", "10m", "--window", "250ms"]),
+        Ok((600.0, 0.25))
+    );
+    assert_eq!(
+        sink(&["--duration", "600", "--window", "0.25"]),
+        Ok((600.0, 0.25))
+    );
+    // The range check and its message hold for a value with a unit too.
+    let e = seconds("--window", sink(&["--window", "0s"]).unwrap().1).unwrap_err();
+    assert_eq!(
+        e.message,
+        "--window 0: give a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)"
+    );
+    for (flag, given, why) in [
+        (
+            "--duration",
+            "abc",
+            "'abc' is not a duration (try 1s, 500ms, 2m)",
+        ),
+        (
+            "--window",
+            "10 s",
+            "'10 s' is not a duration: no spaces (write '10s'; e.g. 1s, 500ms, 2m)",
+        ),
+    ] {
+        let e = sink(&[flag, given]).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "error: invalid value '{given}' for '{flag} <DURATION>': {why}"
+            )),
+            "{e}"
+        );
+    }
+}

@@ -32,8 +32,9 @@ pub struct WireCli {
     /// Write JSON counters here every second and at exit.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
-    /// Stop after this many seconds (default: run until SIGTERM/SIGINT/SIGHUP).
-    #[arg(long, value_name = "SECONDS")]
+    /// Stop after this long: seconds (10, 1.5) or a number and its unit (500ms, 10s, 2m, 1h);
+    /// default: run until SIGTERM/SIGINT/SIGHUP.
+    #[arg(long, value_name = "DURATION", value_parser = dualbench_common::parse_seconds)]
     pub duration: Option<f64>,
     /// Frame buffers shared by both directions (64 KiB+ each, backed only as used).
     #[arg(long, value_name = "N", default_value_t = 8192)]
@@ -228,6 +229,46 @@ mod tests {
             let e = d(given).err().unwrap();
             assert_eq!(e.exit_code(), 2);
             assert_eq!(e.message, format!("--duration {shown}: {why}"), "{given}");
+        }
+    }
+
+    /// `--duration 10s` failed with "invalid float literal" where `run -t`, `monitor` and
+    /// `capture` take units; a unit is read now, and a plain number is still seconds.
+    #[test]
+    fn a_duration_takes_a_unit_or_plain_seconds() {
+        let d = |s: &str| config(&["--a", "x", "--b", "y", "--duration", s]);
+        assert_eq!(d("1500ms").unwrap().duration_ns, Some(1_500_000_000));
+        assert_eq!(
+            d("1500ms").unwrap().duration_ns,
+            d("1.5").unwrap().duration_ns
+        );
+        assert_eq!(d("10s").unwrap().duration_ns, Some(10_000_000_000));
+        assert_eq!(d("10").unwrap().duration_ns, Some(10_000_000_000));
+        assert_eq!(d("2m").unwrap().duration_ns, Some(120_000_000_000));
+        assert_eq!(d("250us").unwrap().duration_ns, Some(250_000));
+        // The range check holds for a value with a unit too.
+        let e = d("0s").err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "--duration 0: give a number of seconds of at least 0.000000001 (1 ns) and below 1e9"
+        );
+        for (given, why) in [
+            ("abc", "'abc' is not a duration (try 1s, 500ms, 2m)"),
+            (
+                "10 s",
+                "'10 s' is not a duration: no spaces (write '10s'; e.g. 1s, 500ms, 2m)",
+            ),
+        ] {
+            let e = d(given).err().unwrap();
+            assert_eq!(e.exit_code(), 2);
+            assert!(
+                e.message.starts_with(&format!(
+                    "error: invalid value '{given}' for '--duration <DURATION>': {why}"
+                )),
+                "{}",
+                e.message
+            );
         }
     }
 }
