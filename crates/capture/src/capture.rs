@@ -277,7 +277,12 @@ impl Session {
                 if created {
                     let _ = std::fs::remove_file(path);
                 }
-                return Err(Failure::runtime(format!("writing {}: {e}", path.display())));
+                // Found before any packet, as an output that cannot be created is: the
+                // file named cannot be written (`-w /dev/full`), a usage error.
+                return Err(Failure::usage(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )));
             }
         };
         let stats = CaptureStats {

@@ -1124,3 +1124,286 @@ fn server_software_is_printed_as_ab_prints_it() {
     assert_eq!(doc["target"]["server_software"], "Apache/2.4.62 (Debian)");
     server.join().unwrap();
 }
+
+/// `dualbench run ARGS` in `dir`, its exit code, stdout and stderr.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin()
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A folder of its own for one test.
+fn own_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dualbench-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// An output that cannot be written, found before any request is sent, is a usage error
+/// (exit 2) whichever flag names it: `--capture-out /dev/full` was exit 1 (its header
+/// write called a failure of the run) where `--records /dev/full` and every unopenable
+/// path were exit 2.
+#[test]
+fn an_output_unwritable_before_the_run_is_exit_2_for_every_flag() {
+    let s = Server::start();
+    let url = &s.urls("/")[0];
+    let dir = own_dir("unwritable");
+    let me = std::process::id().to_string();
+    let enospc = "No space left on device (os error 28)";
+    let enoent = "No such file or directory (os error 2)";
+    for (args, want) in [
+        (
+            vec!["--records", "/dev/full"],
+            format!("dualbench: cannot write records to /dev/full: {enospc}\n"),
+        ),
+        (
+            vec!["--capture", "lo", "--capture-out", "/dev/full"],
+            format!("dualbench: --capture: cannot write /dev/full: {enospc}\n"),
+        ),
+        (
+            vec!["-e", "no/such/e.csv"],
+            format!("dualbench: -e: cannot write no/such/e.csv: {enoent}\n"),
+        ),
+        (
+            vec!["-g", "no/such/g.tsv"],
+            format!("dualbench: -g: cannot write no/such/g.tsv: {enoent}\n"),
+        ),
+        (
+            vec!["--records", "no/such/r.csv"],
+            format!("dualbench: cannot write records to no/such/r.csv: {enoent}\n"),
+        ),
+        (
+            vec!["--monitor", &me, "--monitor-out", "no/such/m.jsonl"],
+            format!("dualbench: --monitor: cannot write samples to no/such/m.jsonl: {enoent}\n"),
+        ),
+        (
+            vec!["--capture", "lo", "--capture-out", "no/such/c.pcap"],
+            format!("dualbench: --capture: cannot create no/such/c.pcap: {enoent}\n"),
+        ),
+    ] {
+        let mut all = vec!["-q", "-n", "5"];
+        all.extend(&args);
+        all.push(url);
+        let (code, stdout, stderr) = run_in(&dir, &all);
+        assert_eq!(
+            (code, stderr.as_str()),
+            (Some(2), want.as_str()),
+            "{args:?}"
+        );
+        assert_eq!(stdout, "", "{args:?}: no run, no report");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An output that fails only when it is written after the run (`-e`, `-g` and the
+/// monitor's samples on `/dev/full`) is exit 1 after the whole report, naming its flag.
+#[test]
+fn an_output_that_fails_after_the_run_comes_after_the_report() {
+    let s = Server::start();
+    let url = &s.urls("/")[0];
+    let dir = own_dir("fails-after");
+    let me = std::process::id().to_string();
+    let enospc = "No space left on device (os error 28)";
+    for (args, want) in [
+        (
+            vec!["-e", "/dev/full"],
+            format!("dualbench: -e: writing /dev/full: {enospc}\n"),
+        ),
+        (
+            vec!["-g", "/dev/full"],
+            format!("dualbench: -g: writing /dev/full: {enospc}\n"),
+        ),
+        (
+            vec!["--monitor", &me, "--monitor-out", "/dev/full"],
+            format!("dualbench: --monitor (samples in /dev/full): writing a sample: {enospc}\n"),
+        ),
+    ] {
+        let mut all = vec!["-q", "-n", "5", "--format", "json"];
+        all.extend(&args);
+        all.push(url);
+        let (code, stdout, stderr) = run_in(&dir, &all);
+        assert_eq!(
+            (code, stderr.as_str()),
+            (Some(1), want.as_str()),
+            "{args:?}"
+        );
+        let doc: Value = serde_json::from_str(&stdout).expect("the whole report");
+        assert_eq!(doc["requests"]["completed"], 5, "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A records file that ran out of disk at the end of the run cost the `-e` and `-g` files
+/// (the run returned before writing them, leaving them empty): each output is finished
+/// whatever became of the others, and each failure is its own line.
+#[test]
+fn a_full_records_file_does_not_cost_the_ab_files() {
+    let s = Server::start();
+    let dir = own_dir("records-full-ab");
+    let full = dir.join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs (needs root)");
+    // 3000 records: fewer than one batch (8,192), all written when the run is over.
+    let (code, stdout, stderr) = run_in(
+        &dir,
+        &[
+            "-q",
+            "-k",
+            "-n",
+            "3000",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "--records",
+            "full/r.csv",
+            "-e",
+            "e.csv",
+            "-g",
+            "/dev/full",
+            &s.urls("/")[0],
+        ],
+    );
+    let _ = Command::new("umount").arg(&full).status();
+    let csv = std::fs::read_to_string(dir.join("e.csv")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            Some(1),
+            "dualbench: writing records to full/r.csv: No space left on device (os error 28)\n\
+             dualbench: -g: writing /dev/full: No space left on device (os error 28)\n"
+        )
+    );
+    let doc: Value = serde_json::from_str(&stdout).expect("the whole report");
+    assert_eq!(doc["requests"]["completed"], 3000);
+    assert_eq!(csv.lines().count(), 102, "-e's header and 101 rows");
+    assert_eq!(csv.lines().next(), Some("Percentage served,Time in ms"));
+}
+
+/// `--capture-out -` created a file named `-` (`dualbench capture -w -` writes to stdout,
+/// but a run's stdout carries its report): refused before anything is created, as is `-`
+/// for the run's other outputs.
+#[test]
+fn an_output_named_dash_is_refused_before_anything_is_created() {
+    let dir = own_dir("dash");
+    let me = std::process::id().to_string();
+    for (args, flag) in [
+        (
+            vec!["--capture", "lo", "--capture-out", "-"],
+            "--capture-out",
+        ),
+        (vec!["-e", "-"], "-e"),
+        (vec!["-g", "-"], "-g"),
+        (vec!["--records", "-", "-e", "e.csv"], "--records"),
+        (
+            vec!["--monitor", &me, "--monitor-out", "-"],
+            "--monitor-out",
+        ),
+    ] {
+        let mut all = vec!["-q", "-n", "5"];
+        all.extend(&args);
+        all.push("http://127.0.0.1:1/");
+        let (code, stdout, stderr) = run_in(&dir, &all);
+        let want = format!("dualbench: {flag} -: stdout carries the report; give a file name\n");
+        assert_eq!(
+            (code, stderr.as_str()),
+            (Some(2), want.as_str()),
+            "{args:?}"
+        );
+        assert_eq!(stdout, "");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 0, "{args:?} created a file");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A zero where a count is needed says what to give, not only what is wrong.
+#[test]
+fn a_zero_count_says_what_to_give() {
+    let dir = own_dir("zero");
+    std::fs::write(dir.join("empty.txt"), "# nothing yet\n").unwrap();
+    let url = "http://127.0.0.1:1/";
+    for (args, want) in [
+        (
+            vec!["-n", "0", url],
+            "-n needs at least 1 request: give -n 1 or more, or leave -n out and give -t for a time limit",
+        ),
+        (
+            vec!["-n", "0", "-t", "1", url],
+            "-n needs at least 1 request: give -n 1 or more, or leave -n out and give -t for a time limit",
+        ),
+        (
+            vec!["-c", "0", url],
+            "-c needs at least 1: give -c 1 or more (the requests in flight at once)",
+        ),
+        (
+            vec!["-k", "--pipeline", "0", url],
+            "--pipeline needs at least 1: give --pipeline 1 or more (1 sends one request at a time on each connection)",
+        ),
+        (
+            vec!["--workers", "0", url],
+            "--workers needs at least 1: give --workers 1 or more, or leave it out for the default",
+        ),
+        (
+            vec!["--address-list", "empty.txt"],
+            "empty.txt: the address list has no addresses: give one address, host:port or URL per line",
+        ),
+    ] {
+        let (code, stdout, stderr) = run_in(&dir, &args);
+        assert_eq!(
+            (code, stderr.as_str()),
+            (Some(2), format!("dualbench: {want}\n").as_str()),
+            "{args:?}"
+        );
+        assert_eq!(stdout, "");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A report that could not be written (stdout on a full disk) left the records file with
+/// its header alone and the `-e` file empty: the run returned before finishing them.
+#[test]
+fn a_report_with_nowhere_to_go_still_finishes_the_files() {
+    let s = Server::start();
+    let dir = own_dir("report-full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full is needed for this test");
+    let out = bin()
+        .current_dir(&dir)
+        .args(["run", "-q", "-n", "5", "--records", "r.csv", "-e", "e.csv"])
+        .arg(&s.urls("/")[0])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let records = std::fs::read_to_string(dir.join("r.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.join("e.csv")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (
+            Some(1),
+            "dualbench: writing the report: No space left on device (os error 28)\n"
+        )
+    );
+    assert_eq!(records.lines().count(), 6, "the header and 5 records");
+    assert_eq!(csv.lines().count(), 102, "-e's header and 101 rows");
+}

@@ -208,7 +208,9 @@ pub fn main(cli: RunCli) -> Result<()> {
 /// to stderr; records, `-e` and `-g` files to theirs).
 pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     cli.refused.check()?;
-    distinct_outputs(&output_files(&cli))?;
+    let files = output_files(&cli);
+    no_stdout_outputs(&files)?;
+    distinct_outputs(&files)?;
     if !matches!(cli.format.as_str(), "text" | "json") {
         return Err(Failure::usage(format!(
             "bad --format '{}': use text or json",
@@ -309,8 +311,13 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     let samples = std::mem::take(&mut measured.samples);
     let fatal = measured.fatal.take();
     let summary = summarize(&plan, &settings, measured, cores);
-    output(&cli, &summary, &held_records, records, report)?;
-    ab_files.write(samples, summary.meta.start_unix_ns)?;
+    // Each output is finished whatever became of the others: a report with nowhere to go
+    // (stdout on a full disk) or a full records file does not cost the `-e` and `-g` files.
+    let written = [
+        write_report(&cli, &summary, report),
+        finish_records(&cli, records, &held_records),
+        ab_files.write(samples, summary.meta.start_unix_ns),
+    ];
     let ended = match (&fatal, &summary.meta.interrupted) {
         (Some(f), _) => Err(f
             .clone()
@@ -323,14 +330,17 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             .nothing_completed()
             .map_or(Ok(()), |line| Err(Failure::runtime(line))),
     };
-    match (observed, ended) {
-        (Err(o), Err(e)) => {
-            dualbench_common::stdio::note(&format!("dualbench: {o}"));
-            Err(e)
-        }
-        (Err(o), Ok(())) => Err(o),
-        (Ok(()), ended) => ended,
+    let mut failures: Vec<Failure> = std::iter::once(observed)
+        .chain(written)
+        .chain(std::iter::once(ended))
+        .filter_map(Result::err)
+        .collect();
+    // The last is the run's one line (and exit code); those before it are said first.
+    let last = failures.pop();
+    for f in failures {
+        dualbench_common::stdio::note(&format!("dualbench: {f}"));
     }
+    last.map_or(Ok(()), Err)
 }
 
 fn observe_config(cli: &RunCli, plan: &Plan) -> Result<ObserveConfig> {
@@ -404,6 +414,18 @@ fn output_files(cli: &RunCli) -> Vec<(&'static str, PathBuf)> {
     .into_iter()
     .filter_map(|(flag, path)| path.map(|p| (flag, p)))
     .collect()
+}
+
+/// `-` is stdout for `dualbench capture -w -`, but a run's stdout carries its report: an
+/// output named `-` (which would be a file of that name) is a usage error before anything
+/// is created.
+fn no_stdout_outputs(files: &[(&'static str, PathBuf)]) -> Result<()> {
+    match files.iter().find(|(_, path)| path.as_os_str() == "-") {
+        Some((flag, _)) => Err(Failure::usage(format!(
+            "{flag} -: stdout carries the report; give a file name"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Two outputs in one file would be written over each other (`-e x -g x` left the CSV's
@@ -543,13 +565,7 @@ fn ab_report_flags(cli: &RunCli) -> report::AbFlags {
     }
 }
 
-fn output(
-    cli: &RunCli,
-    summary: &RunSummary,
-    held_records: &[crate::record::Record],
-    records: Option<RecordWriter>,
-    out: &mut dyn Write,
-) -> Result<()> {
+fn write_report(cli: &RunCli, summary: &RunSummary, out: &mut dyn Write) -> Result<()> {
     let flags = ab_report_flags(cli);
     let text = match cli.format.as_str() {
         "json" => report::json::to_string_with(summary, flags),
@@ -557,7 +573,16 @@ fn output(
     };
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
-        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))?;
+        .map_err(|e| Failure::runtime(format!("writing the report: {e}")))
+}
+
+/// The records the writer thread was not handed (what the workers still held), then the
+/// file closed.
+fn finish_records(
+    cli: &RunCli,
+    records: Option<RecordWriter>,
+    held_records: &[crate::record::Record],
+) -> Result<()> {
     if let (Some(writer), Some(path)) = (records, &cli.records) {
         writer
             .join()
@@ -602,26 +627,36 @@ impl AbFiles {
         })
     }
 
+    /// Both files are written whatever became of the other; a failure names its flag.
     fn write(self, mut samples: Vec<crate::record::AbSample>, start_unix_ns: u64) -> Result<()> {
         use report::ab_files;
         ab_files::sort_by_total(&mut samples);
-        let failed = |path: &PathBuf, e: std::io::Error| {
-            Failure::runtime(format!("writing {}: {e}", path.display()))
-        };
-        if let Some((file, path)) = self.csv {
-            let mut out = std::io::BufWriter::new(file);
-            ab_files::write_percentages(&samples, &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|e| failed(&path, e))?;
+        let csv = write_ab_file(self.csv, "-e", |out| {
+            ab_files::write_percentages(&samples, out)
+        });
+        let gnuplot = write_ab_file(self.gnuplot, "-g", |out| {
+            ab_files::write_gnuplot(&samples, start_unix_ns, &local_time, out)
+        });
+        if let (Err(e), Err(_)) = (&csv, &gnuplot) {
+            dualbench_common::stdio::note(&format!("dualbench: {e}"));
         }
-        if let Some((file, path)) = self.gnuplot {
-            let mut out = std::io::BufWriter::new(file);
-            ab_files::write_gnuplot(&samples, start_unix_ns, &local_time, &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|e| failed(&path, e))?;
-        }
-        Ok(())
+        gnuplot.and(csv)
     }
+}
+
+/// One of ab's files, if asked for: written by `body`, flushed, a failure naming its flag.
+fn write_ab_file(
+    file: Option<(std::fs::File, PathBuf)>,
+    flag: &str,
+    body: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let Some((file, path)) = file else {
+        return Ok(());
+    };
+    let mut out = std::io::BufWriter::new(file);
+    body(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::runtime(format!("{flag}: writing {}: {e}", path.display())))
 }
 
 /// Unix seconds in this machine's local time (the `TZ` environment variable or

@@ -201,7 +201,11 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         }
     }
     let max_slots = match (cli.requests, time_limit_s) {
-        (Some(0), _) => return Err(Failure::usage("-n needs at least 1 request")),
+        (Some(0), _) => {
+            return Err(Failure::usage(
+                "-n needs at least 1 request: give -n 1 or more, or leave -n out and give -t for a time limit",
+            ))
+        }
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
         (None, None) => Some(1),
@@ -209,7 +213,9 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let default_c = if open { 100 } else { 1 };
     let mut concurrency = cli.concurrency.unwrap_or(default_c) as usize;
     if concurrency == 0 {
-        return Err(Failure::usage("-c needs at least 1"));
+        return Err(Failure::usage(
+            "-c needs at least 1: give -c 1 or more (the requests in flight at once)",
+        ));
     }
     if concurrency > MAX_CONCURRENCY {
         return Err(Failure::usage(format!(
@@ -222,7 +228,9 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
         }
     }
     if cli.pipeline == 0 {
-        return Err(Failure::usage("--pipeline needs at least 1"));
+        return Err(Failure::usage(
+            "--pipeline needs at least 1: give --pipeline 1 or more (1 sends one request at a time on each connection)",
+        ));
     }
     if cli.pipeline > MAX_PIPELINE {
         return Err(Failure::usage(format!(
@@ -244,7 +252,9 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     let needed = connections_needed(concurrency, targets.len());
     let loopback = targets.iter().all(|t| t.addr.ip().is_loopback());
     if cli.workers == Some(0) {
-        return Err(Failure::usage("--workers needs at least 1"));
+        return Err(Failure::usage(
+            "--workers needs at least 1: give --workers 1 or more, or leave it out for the default",
+        ));
     }
     let workers = cli
         .workers

@@ -438,7 +438,7 @@ pub fn parse_address_list(
     }
     if out.is_empty() {
         return Err(Failure::usage(format!(
-            "{file}: the address list has no addresses"
+            "{file}: the address list has no addresses: give one address, host:port or URL per line"
         )));
     }
     Ok(out)
