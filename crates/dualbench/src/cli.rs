@@ -271,7 +271,7 @@ mod tests {
         );
         assert_eq!(
             usage_line(&["dualbench", "traffic", "send", "--duration", "x", "s.mgn"]),
-            "invalid value 'x' for '--duration <SECONDS>': invalid float literal (see 'dualbench traffic send --help')"
+            "invalid value 'x' for '--duration <DURATION>': 'x' is not a duration (try 1s, 500ms, 2m) (see 'dualbench traffic send --help')"
         );
         assert_eq!(
             usage_line(&["dualbench", "nosuch"]),
