@@ -1002,27 +1002,35 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
     }
 }
 
-#[test]
-fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
-    if !is_root() {
-        return;
-    }
-    let bed = Bed::new("d");
+/// Bring up hosts `a` and `b` on one link, run `while_whole`, then delete b's namespace
+/// from outside, by its exact name (the namespace is this test's own); its name.
+fn up_and_lose_b(bed: &Bed, while_whole: impl FnOnce()) -> String {
     let file = topology(
         &bed,
         "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n",
         "",
     );
     bed.up_ok(&file);
-    let healthy = bed.status();
-    assert!(healthy.status.success(), "{}", stderr(&healthy));
-    // Deleted from outside, by its exact name (the namespace is this test's own).
+    while_whole();
     let b = format!("db-{}-b", bed.name);
     assert!(Command::new("ip")
         .args(["netns", "del", &b])
         .status()
         .unwrap()
         .success());
+    b
+}
+
+#[test]
+fn status_of_a_testbed_that_lost_a_namespace_says_degraded_and_fails() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("d");
+    let b = up_and_lose_b(&bed, || {
+        let healthy = bed.status();
+        assert!(healthy.status.success(), "{}", stderr(&healthy));
+    });
     let status = bed.status();
     let report = stdout(&status);
     assert_eq!(status.status.code(), Some(1), "{report}");
@@ -1056,19 +1064,7 @@ fn exec_into_a_node_whose_namespace_is_gone_is_one_line_and_exit_1() {
         return;
     }
     let bed = Bed::new("hy5");
-    let file = topology(
-        &bed,
-        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n",
-        "",
-    );
-    bed.up_ok(&file);
-    // Deleted from outside, by its exact name (the namespace is this test's own).
-    let b = format!("db-{}-b", bed.name);
-    assert!(Command::new("ip")
-        .args(["netns", "del", &b])
-        .status()
-        .unwrap()
-        .success());
+    let b = up_and_lose_b(&bed, || {});
     // `ip netns exec` said "Cannot open network namespace ..." and exited 255.
     let out = bed.exec("b", &["true"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
