@@ -1006,7 +1006,7 @@ fn down_removes_a_testbed_whose_state_file_is_unreadable_by_its_names() {
 /// from outside, by its exact name (the namespace is this test's own); its name.
 fn up_and_lose_b(bed: &Bed, while_whole: impl FnOnce()) -> String {
     let file = topology(
-        &bed,
+        bed,
         "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n",
         "",
     );
