@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener};
 use std::process::{Command, Output};
+use std::sync::{Arc, Condvar, Mutex};
 use support::{
     bin, json_of, read_head, run_flags, run_json, run_json_nothing_completed, serve_each, v4,
 };
@@ -518,4 +519,85 @@ fn a_million_connections_to_open_still_end_at_the_time_limit() {
         .unwrap();
     assert!(refused > 0, "{doc}");
     assert_eq!(v4(&doc, "failed"), refused, "every request is classified");
+}
+
+/// A server that serves at most `slots` connections at once over `listeners`, as Apache
+/// prefork does with `MaxRequestWorkers` processes: a further connection waits unaccepted
+/// until one of those ends. Each connection gets `200 ok` kept alive for every request.
+fn serve_at_most(listeners: Vec<TcpListener>, slots: usize) {
+    let free = Arc::new((Mutex::new(slots), Condvar::new()));
+    for l in &listeners {
+        l.set_nonblocking(true).unwrap();
+    }
+    // One acceptor for both listeners: a slot taken waits for whichever family connects.
+    std::thread::spawn(move || loop {
+        let (lock, freed) = &*free;
+        let mut n = freed.wait_while(lock.lock().unwrap(), |n| *n == 0).unwrap();
+        *n -= 1;
+        drop(n);
+        let mut s = loop {
+            if let Some((s, _)) = listeners.iter().find_map(|l| l.accept().ok()) {
+                break s;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        };
+        s.set_nonblocking(false).unwrap();
+        let free = Arc::clone(&free);
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while let Some(head) = read_head(&mut s, &mut seen) {
+                seen.drain(..head);
+                let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                if s.write_all(ok).is_err() {
+                    break;
+                }
+            }
+            drop(s);
+            let (lock, freed) = &*free;
+            *lock.lock().unwrap() += 1;
+            freed.notify_one();
+        });
+    });
+}
+
+/// With keep-alive over an IPv4 and an IPv6 target, a worker holds at most its share of
+/// `-c` connections open: a slot whose target has no free connection waits for one
+/// (starting at most a window of slots out of order) or takes an idle one to the other
+/// target. Each target used to keep its own idle connections, so more than `-c` were
+/// open, and against a server with `-c` processes the extra ones waited unaccepted until
+/// their requests timed out (3 of 2,000 here, and the run took the 2 s timeout).
+#[test]
+fn keep_alive_over_two_families_holds_at_most_c_connections() {
+    let (a, b) = support::listeners();
+    let port = a.local_addr().unwrap().port();
+    serve_at_most(vec![a, b], 4);
+    let (url4, url6) = (
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://[::1]:{port}/"),
+    );
+    for flags in [
+        "-k -c 4 -n 2000 -s 2 --workers 2",
+        "-k -c 4 -n 2000 -s 2 --workers 1",
+        "-k -c 1 -n 500 -s 2",
+        "-k -c 4 -n 400 -s 2 --rate 2000",
+        "-k -c 4 -n 2000 -s 2 --ratio 3:1",
+    ] {
+        let doc = run_flags(flags, &[&url4, &url6]);
+        let n: u64 = flags.split(' ').nth(4).unwrap().parse().unwrap();
+        // --ratio is IPv6:IPv4, as ANMA's.
+        let (n4, n6) = if flags.contains("3:1") {
+            (n / 4, n * 3 / 4)
+        } else {
+            (n / 2, n / 2)
+        };
+        assert_eq!(v4(&doc, "completed"), n4, "{flags}: {doc}");
+        assert_eq!(doc["families"]["ipv6"]["completed"], n6, "{flags}");
+        assert_eq!(doc["requests"]["failed"], 0, "{flags}");
+        let c = flags.split(' ').nth(2).unwrap().parse::<u64>().unwrap();
+        let peak = doc["generator"]["connections_peak"].as_u64().unwrap();
+        assert!(
+            (1..=c).contains(&peak),
+            "{flags}: {peak} connections open at once"
+        );
+    }
 }

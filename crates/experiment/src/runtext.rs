@@ -104,6 +104,8 @@ struct Generator {
     cpu_sys_s: f64,
     #[serde(default)]
     cores: u64,
+    #[serde(default)]
+    connections_peak: u64,
 }
 
 /// One family's object; histograms by phase (`ttfb` is the engine's `waiting`).
@@ -192,6 +194,7 @@ fn summary(doc: Doc) -> Result<RunSummary> {
         cpu_user_s: doc.generator.cpu_user_s,
         cpu_sys_s: doc.generator.cpu_sys_s,
         cores: doc.generator.cores,
+        connections_peak: doc.generator.connections_peak,
     };
     Ok(RunSummary {
         meta,
@@ -338,6 +341,7 @@ mod tests {
             cpu_user_s: 0.31,
             cpu_sys_s: 0.27,
             cores: 4,
+            connections_peak: 5,
         };
         RunSummary {
             meta,

@@ -288,11 +288,13 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
             ));
         }
     }
-    if let Some(w) = config::unused_bind(&plan) {
+    for w in [config::unused_bind(&plan), config::few_connections(&plan)]
+        .into_iter()
+        .flatten()
+    {
         dualbench_common::stdio::note(&w);
     }
-    let per_worker = config::connections_needed(plan.concurrency, plan.targets.len())
-        .div_ceil(plan.workers as u64);
+    let per_worker = config::connections_needed(plan.concurrency).div_ceil(plan.workers as u64);
     if per_worker > config::connections_per_worker(machine.fd_limit) {
         dualbench_common::stdio::note(&format!(
             "warning: -c {} may need about {per_worker} open files in each of {} workers, over the open-file limit ({}): add workers with --workers or raise the limit with ulimit -n",
@@ -547,6 +549,7 @@ fn summarize(plan: &Plan, s: &Settings, m: Measured, cores: usize) -> RunSummary
         cpu_user_s: m.cpu_user_s,
         cpu_sys_s: m.cpu_sys_s,
         cores: cores as u64,
+        connections_peak: m.connections_peak,
     };
     RunSummary {
         meta,

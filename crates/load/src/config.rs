@@ -54,10 +54,10 @@ pub const FD_RESERVE: u64 = 64;
 /// The most workers chosen on their own to fit connections under the open-file limit.
 const MAX_AUTO_WORKERS: usize = 256;
 
-/// Connections a plan may hold open at once, about: `-c`, or with keep-alive and
-/// targets in both families, a set per family.
-pub fn connections_needed(concurrency: usize, targets: usize) -> u64 {
-    concurrency as u64 * (targets as u64).min(2)
+/// Connections a plan holds open at once at most: `-c` (each worker at most its share,
+/// over all its targets).
+pub fn connections_needed(concurrency: usize) -> u64 {
+    concurrency as u64
 }
 
 /// Connections one worker may hold at most under the open-file limit.
@@ -249,7 +249,7 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
             "-s needs {MIN_TIMEOUT_S} to {MAX_TIMEOUT_S} seconds (a day)"
         )));
     }
-    let needed = connections_needed(concurrency, targets.len());
+    let needed = connections_needed(concurrency);
     let loopback = targets.iter().all(|t| t.addr.ip().is_loopback());
     if cli.workers == Some(0) {
         return Err(Failure::usage(
@@ -453,10 +453,6 @@ fn check_body_framing(cli: &RunCli, body_len: Option<usize>) -> Result<()> {
     }
 }
 
-/// Every `--bind` source address must be one of this host's: the kernel refuses the
-/// others (EADDRNOTAVAIL), which mid-run would read like a shortage of ports. Checked the
-/// way the workers bind them. A link-local IPv6 source needs its destination's zone, so it
-/// is left to the run.
 /// A warning for `--bind` addresses of a family the run has no target in: they go unused,
 /// which a run meant to spread its connections over them would not notice otherwise.
 pub fn unused_bind(plan: &Plan) -> Option<String> {
@@ -473,6 +469,55 @@ pub fn unused_bind(plan: &Plan) -> Option<String> {
     })
 }
 
+/// A warning for keep-alive when a worker's slots go to more targets than it has
+/// connections: they cannot stay open to each, so connections are closed and opened
+/// between targets (a worker holds at most its share of `-c`), which a keep-alive run
+/// would not expect.
+pub fn few_connections(plan: &Plan) -> Option<String> {
+    let w = plan.workers;
+    let cycle = plan.interleave.cycle();
+    // A worker's slots: whole cycles in closed loop, every w-th slot in open loop, which
+    // are the cycle's positions p with p = index (mod gcd(cycle, w)).
+    let stride = if plan.arrival == Arrival::Closed {
+        1
+    } else {
+        gcd(cycle.len(), w)
+    };
+    let short = (0..w).find_map(|index| {
+        let share = plan.concurrency / w + usize::from(index < plan.concurrency % w);
+        let mut seen = vec![false; plan.targets.len()];
+        for &t in cycle.iter().skip(index % stride).step_by(stride) {
+            seen[t] = true;
+        }
+        let targets = seen.iter().filter(|&&s| s).count();
+        (share < targets).then_some((share, targets))
+    });
+    let (share, targets) = short.filter(|_| plan.keepalive)?;
+    let workers = match w {
+        1 => String::new(),
+        w => format!(" in a worker of {w}"),
+    };
+    Some(format!(
+        "warning: -k over {targets} targets with {share} connection{}{workers}: they cannot \
+         stay open to every target, so some requests open a new one; give -c {} or more to \
+         keep one open to each",
+        if share == 1 { "" } else { "s" },
+        targets * w
+    ))
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Every `--bind` source address must be one of this host's: the kernel refuses the
+/// others (EADDRNOTAVAIL), which mid-run would read like a shortage of ports. Checked the
+/// way the workers bind them. A link-local IPv6 source needs its destination's zone, so it
+/// is left to the run.
 fn check_local(bind: &[Vec<IpAddr>; 2]) -> Result<()> {
     let link_local = |ip: &IpAddr| matches!(ip, IpAddr::V6(v6) if v6.is_unicast_link_local());
     for &ip in bind.iter().flatten().filter(|ip| !link_local(ip)) {
@@ -592,6 +637,37 @@ mod tests {
             "http://127.0.0.1:1/",
         ]);
         assert_eq!(unused_bind(&p), None);
+    }
+
+    #[test]
+    fn keep_alive_over_more_targets_than_connections_is_warned_of() {
+        // -n: ab's default of one request would take -c down to 1.
+        let run = |args: &str| {
+            let args: Vec<&str> = args.split(' ').collect();
+            let cli =
+                RunCli::try_parse_args(["run", "-n", "100"].iter().chain(&args).copied()).unwrap();
+            plan(&cli, &cli.urls, machine(2, 20_000)).unwrap().0
+        };
+        let (v4, v6) = ("http://127.0.0.1:1/", "http://[::1]:1/");
+        let p = run(&format!("-k -c 1 {v4} {v6}"));
+        assert_eq!(
+            few_connections(&p).as_deref(),
+            Some("warning: -k over 2 targets with 1 connection: they cannot stay open to every target, so some requests open a new one; give -c 2 or more to keep one open to each")
+        );
+        let p = run(&format!("-k -c 3 --workers 2 {v4} {v6}"));
+        assert_eq!(
+            few_connections(&p).as_deref(),
+            Some("warning: -k over 2 targets with 1 connection in a worker of 2: they cannot stay open to every target, so some requests open a new one; give -c 4 or more to keep one open to each")
+        );
+        for fine in [
+            format!("-k -c 2 --workers 1 {v4} {v6}"),
+            format!("-k -c 1 {v4}"),
+            format!("-c 1 {v4} {v6}"),
+            // Open loop hands worker 0 every IPv4 slot and worker 1 every IPv6 one.
+            format!("-k -c 2 --workers 2 --rate 10 {v4} {v6}"),
+        ] {
+            assert_eq!(few_connections(&run(&fine)), None, "{fine}");
+        }
     }
 
     /// `--family 6` over an IPv4 URL and an IPv6 one sent nothing to the first, yet the

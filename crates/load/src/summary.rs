@@ -302,6 +302,9 @@ pub struct RunMeta {
     pub cpu_sys_s: f64,
     /// CPU cores available to the generator.
     pub cores: u64,
+    /// The most connections the generator had open at once: the sum of each worker's
+    /// most (at most `concurrency` with keep-alive).
+    pub connections_peak: u64,
 }
 
 impl RunMeta {

@@ -31,8 +31,8 @@ pub struct Plan {
     pub requests: Vec<Vec<u8>>,
     /// The method is HEAD (responses have no body).
     pub head: bool,
-    /// Requests in flight at most, in closed and open loop (with keep-alive over several
-    /// targets, each target's idle connections stay open, so more connections may be).
+    /// Requests in flight at most, in closed and open loop; with keep-alive also the
+    /// connections open at most, over all targets.
     pub concurrency: usize,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = none.
     pub pipeline: usize,
@@ -152,6 +152,8 @@ pub struct Measured {
     pub document_length: Option<u64>,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
+    /// The sum of the workers' most connections open at once.
+    pub connections_peak: u64,
     /// Why the run stopped early, if it did.
     pub interrupted: Option<String>,
     /// A fatal error that stopped the run (the figures cover what was measured before it).
@@ -278,6 +280,7 @@ fn merge(
     let mut families: Option<[FamilyStats; 2]> = None;
     let (mut server_software, mut cpu_user_s, mut cpu_sys_s) = (String::new(), 0.0, 0.0);
     let mut fatal = None;
+    let mut connections_peak = 0;
     for r in results {
         if let Some(all) = families.as_mut() {
             for (a, b) in all.iter_mut().zip(&r.families) {
@@ -296,6 +299,7 @@ fn merge(
         samples.extend(r.samples);
         cpu_user_s += r.cpu_user_s;
         cpu_sys_s += r.cpu_sys_s;
+        connections_peak += r.peak_conns as u64;
         if fatal.is_none() {
             fatal = r.fatal;
         }
@@ -328,6 +332,7 @@ fn merge(
         document_length: None,
         cpu_user_s,
         cpu_sys_s,
+        connections_peak,
         interrupted,
         fatal,
     }

@@ -124,6 +124,7 @@ struct Generator {
     cores: u64,
     cpu_fraction: f64,
     bound: bool,
+    connections_peak: u64,
 }
 
 /// One `<family>` object (also `total`).
@@ -283,6 +284,7 @@ impl Generator {
             cores: m.cores,
             cpu_fraction: round(fraction, 4),
             bound: crate::report::text::generator_bound(m, secs),
+            connections_peak: m.connections_peak,
         }
     }
 }

@@ -227,6 +227,7 @@ pub fn meta(families: &[Family]) -> RunMeta {
         cpu_user_s: 0.05,
         cpu_sys_s: 0.08,
         cores: 2,
+        connections_peak: 2,
     }
 }
 

@@ -4,9 +4,11 @@
 //! The loop: take the slots that are due from the schedule (closed loop: while fewer than
 //! the worker's share of `-c` are in flight; open loop: at their intended times, or late,
 //! keeping those times, once there is room), put each on a ready connection to its target
-//! or open a new one, then drive sockets: connected → request written → response parsed →
-//! record. Here: the loop, the dispatch of slots onto connections, deadlines, a complete
-//! response's record and the worker's result; [`socket`]: each connection's socket I/O.
+//! or open a new one (with keep-alive, while the worker holds fewer than its share of
+//! `-c`; else the slot waits, see [`Deferred`]), then drive sockets: connected → request
+//! written → response parsed → record. Here: the loop, the dispatch of slots onto
+//! connections, deadlines, a complete response's record and the worker's result;
+//! [`socket`]: each connection's socket I/O.
 
 mod socket;
 
@@ -44,6 +46,23 @@ struct Ready {
     failed: bool,
 }
 
+/// A slot, and, when it waits, a slot that found no connection to its target free while
+/// the worker had all the connections it may open (keep-alive: its share of `-c`). It
+/// waits until one to its target is free: opening one more would hold more than `-c`
+/// open, and a server that gives each connection a process (Apache prefork) would leave
+/// the extra ones waiting for a process until another's keep-alive ran out. The slots
+/// behind it start meanwhile on the connections that are free, so at most the worker's
+/// `defer_window` slots start out of order; at that, or when no connection to its target
+/// will come free, an idle connection to another target is closed for it.
+#[derive(Debug, Clone, Copy)]
+struct Deferred {
+    slot: u64,
+    target: usize,
+    /// Open loop: the schedule's intended start (closed loop: unused, a waiting slot
+    /// starts when it is sent).
+    intended_ns: u64,
+}
+
 fn token(key: usize, id: u64) -> Token {
     Token(key | (((id >> 8) as usize) << 32))
 }
@@ -56,6 +75,9 @@ const MAX_TICK_NS: u64 = 50_000_000;
 /// How many slots a dispatch starts between readings of the clock and the stop flag: a
 /// million connections to open (`-c 1000000`) stop at `-t` or Ctrl-C, not after the last.
 const DISPATCH_BATCH: usize = 1024;
+/// The fewest slots that may wait for a connection to their target (see [`Deferred`]),
+/// whatever the worker's share of `-c`.
+const MIN_DEFER_WINDOW: usize = 16;
 /// The poll token of the worker's timer (connections use their slab keys).
 const TIMER: Token = Token(usize::MAX);
 /// Records a worker keeps before it hands them to the records writer (when there is one):
@@ -80,6 +102,8 @@ pub struct WorkerResult {
     pub window_ns: Option<u64>,
     /// When this worker's loop first ran: the start of its first request in closed loop.
     pub began_ns: u64,
+    /// The most connections this worker had open at once.
+    pub peak_conns: usize,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub fatal: Option<Failure>,
@@ -94,6 +118,17 @@ pub struct Worker {
     conns: Slab<Conn>,
     /// Per target: connections that can take another request now.
     ready: Vec<Vec<usize>>,
+    /// Per target: connections open (or opening).
+    open: Vec<usize>,
+    /// Keep-alive: the most connections this worker has open at once, its share of `-c`
+    /// (`usize::MAX` without keep-alive, where a connection ends with its request).
+    max_conns: usize,
+    /// Slots waiting for a connection to their target, oldest first: they fell due when
+    /// every connection the worker may have was open, none to their target free.
+    deferred: VecDeque<Deferred>,
+    /// How many slots may wait in `deferred` before a connection to another target is
+    /// closed to open one to the oldest's target.
+    defer_window: usize,
     deadlines: Deadlines,
     schedule: Schedule,
     schedule_done: bool,
@@ -123,6 +158,7 @@ impl Worker {
             1
         };
         let ntargets = plan.targets.len();
+        let defer_window = share.max(MIN_DEFER_WINDOW);
         let keep = match (plan.keep_records, &plan.record_batches) {
             (false, _) => 0,
             (true, Some(_)) => RECORD_BATCH,
@@ -158,6 +194,10 @@ impl Worker {
             timer,
             conns: Slab::with_capacity(share.max(1)),
             ready: vec![Vec::new(); ntargets],
+            open: vec![0; ntargets],
+            max_conns: if plan.keepalive { share } else { usize::MAX },
+            deferred: VecDeque::new(),
+            defer_window,
             deadlines: Deadlines::with_capacity(cap.max(1)),
             schedule,
             schedule_done: cap == 0,
@@ -205,7 +245,7 @@ impl Worker {
                 self.shared.drain.store(true, Ordering::Relaxed);
                 self.count_unsent(now);
             }
-            if self.schedule_done && self.in_flight == 0 {
+            if self.schedule_done && self.in_flight == 0 && self.deferred.is_empty() {
                 break;
             }
             // The poll itself has no timeout: the timer wakes it for what is due, or ticks
@@ -270,10 +310,14 @@ impl Worker {
         t
     }
 
-    /// Start every slot that is due and has room. In open loop, slots that fall due while
-    /// every connection is busy stay in the schedule (it hands them out one at a time, each
-    /// with its intended time) and start late when room frees up; nothing queues per slot.
+    /// Start every slot that is due and has room: first those waiting for a connection to
+    /// their target, then new ones. In open loop, slots that fall due while every
+    /// connection is busy stay in the schedule (it hands them out one at a time, each with
+    /// its intended time) and start late when room frees up; nothing queues per slot.
     fn dispatch(&mut self, mut now: u64) -> Result<(), Failure> {
+        if !self.deferred.is_empty() {
+            self.start_deferred(now)?;
+        }
         let mut started = 0;
         while self.in_flight < self.cap && !self.schedule_done {
             started += 1;
@@ -302,23 +346,95 @@ impl Worker {
                 Pace::Go { intended_ns } => {
                     let slot = self.schedule.issued() - 1;
                     if self.owns(slot) {
-                        let intended = if self.plan.arrival == Arrival::Closed {
-                            now
-                        } else {
-                            intended_ns
+                        let target = self.plan.interleave.pick(slot);
+                        let d = Deferred {
+                            slot,
+                            target,
+                            intended_ns,
                         };
-                        self.start(slot, intended, now)?;
+                        if !self.start(d, now)? {
+                            self.deferred.push_back(d);
+                            if self.deferred.len() >= self.defer_window {
+                                // The window is full: its oldest slot takes a connection
+                                // from another target, or, with none idle, the worker
+                                // waits for one to end.
+                                if !self.start_deferred(now)? {
+                                    break;
+                                }
+                            }
+                        }
                     }
                 }
             }
         }
+        if self.schedule_done && !self.deferred.is_empty() {
+            // Nothing new will come to free a connection to the waiting slots' targets.
+            self.start_deferred(now)?;
+        }
         Ok(())
     }
 
+    /// Start the waiting slots that can start now, oldest first: on a free connection to
+    /// their target, or on a connection opened for them, closing an idle one to another
+    /// target when the window is full, when the schedule is done, or (open loop, where a
+    /// slot waits in real time) when no connection to the target is busy, so none will
+    /// come free. False when the window is still full.
+    fn start_deferred(&mut self, now: u64) -> Result<bool, Failure> {
+        let mut i = 0;
+        while i < self.deferred.len() && self.in_flight < self.cap {
+            let d = self.deferred[i];
+            if self.start(d, now)? {
+                self.deferred.remove(i);
+                continue;
+            }
+            let busy = self.open[d.target] > self.ready[d.target].len();
+            let must = i == 0 && self.deferred.len() >= self.defer_window
+                || self.schedule_done && !busy
+                || self.plan.arrival != Arrival::Closed && !busy;
+            if must {
+                if let Some(idle) = self.idle_elsewhere(d.target) {
+                    self.close(idle, None, now);
+                    let started = self.start(d, now)?;
+                    debug_assert!(started, "a connection was closed to make room");
+                    self.deferred.remove(i);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        Ok(self.deferred.len() < self.defer_window)
+    }
+
+    /// An idle connection (nothing in flight on it) to a target other than `target`, from
+    /// the target with the most free connections.
+    fn idle_elsewhere(&self, target: usize) -> Option<usize> {
+        let mut best: Option<(usize, usize)> = None;
+        for (t, keys) in self.ready.iter().enumerate() {
+            if t == target || best.is_some_and(|(n, _)| n >= keys.len()) {
+                continue;
+            }
+            let idle = keys.iter().rev().find(|&&k| {
+                let c = &self.conns[k];
+                c.pending.is_empty() && c.phase == Phase::Open
+            });
+            if let Some(&k) = idle {
+                best = Some((keys.len(), k));
+            }
+        }
+        best.map(|(_, k)| k)
+    }
+
     /// End the schedule. Open loop: this worker's slots that fell due by `now` but never
-    /// started are counted as unsent.
+    /// started (waiting for a connection, or still in the schedule) are counted as unsent.
     fn count_unsent(&mut self, now: u64) {
-        if self.plan.arrival != Arrival::Closed && !self.schedule_done {
+        let open_loop = self.plan.arrival != Arrival::Closed;
+        for d in std::mem::take(&mut self.deferred) {
+            if open_loop {
+                let f = self.plan.targets[d.target].family;
+                self.out.families[f.index()].unsent += 1;
+            }
+        }
+        if open_loop && !self.schedule_done {
             while let Pace::Go { .. } = self.schedule.pace(now) {
                 let slot = self.schedule.issued() - 1;
                 if self.owns(slot) {
@@ -339,15 +455,17 @@ impl Worker {
         (slot / self.owner_block) % self.plan.workers as u64 == self.index as u64
     }
 
-    fn start(&mut self, slot: u64, intended: u64, now: u64) -> Result<(), Failure> {
-        let target = self.plan.interleave.pick(slot);
-        let family = self.plan.targets[target].family;
-        if now.saturating_sub(intended) > LATE_NS {
-            self.out.families[family.index()].late += 1;
-        }
-        self.in_flight += 1;
+    /// Start slot `d` on a free connection to its target, or on a new one while the worker
+    /// has fewer than it may open. False, and nothing done, when it has to wait.
+    fn start(&mut self, d: Deferred, now: u64) -> Result<bool, Failure> {
+        let target = d.target;
+        let intended = if self.plan.arrival == Arrival::Closed {
+            now
+        } else {
+            d.intended_ns
+        };
         let pending = Pending {
-            slot,
+            slot: d.slot,
             intended_ns: intended,
             start_ns: now,
             connect_ns: 0,
@@ -367,7 +485,8 @@ impl Worker {
                     c.in_ready = true;
                     self.ready[target].push(key);
                 }
-                self.arm_deadline(key, slot, now);
+                self.begin(target, intended, now);
+                self.arm_deadline(key, d.slot, now);
                 // A connection still connecting sends what is queued when its connect
                 // completes; driving it now would take it for connected.
                 if self.conns[key].phase == Phase::Open {
@@ -379,10 +498,23 @@ impl Worker {
                         },
                     );
                 }
-                return Ok(());
+                return Ok(true);
             }
         }
-        self.connect(target, pending, now).map(|_| ())
+        if self.conns.len() >= self.max_conns {
+            return Ok(false);
+        }
+        self.begin(target, intended, now);
+        self.connect(target, pending, now).map(|_| true)
+    }
+
+    /// A request starts: it is in flight, and late if it starts over 1 ms after its time.
+    fn begin(&mut self, target: usize, intended: u64, now: u64) {
+        if now.saturating_sub(intended) > LATE_NS {
+            let family = self.plan.targets[target].family;
+            self.out.families[family.index()].late += 1;
+        }
+        self.in_flight += 1;
     }
 
     /// Open a connection for `pending`: the new connection's key, or None when opening it
@@ -439,6 +571,8 @@ impl Worker {
             self.ready[target].push(key);
         }
         entry.insert(c);
+        self.open[target] += 1;
+        self.out.peak_conns = self.out.peak_conns.max(self.conns.len());
         self.arm_deadline(key, pending.slot, now);
         Ok(Some(key))
     }
@@ -532,11 +666,7 @@ impl Worker {
 
     /// Close a connection; its pending requests end with `outcome` (if any remain).
     fn close(&mut self, key: usize, outcome: Option<Outcome>, now: u64) {
-        let mut c = self.conns.remove(key);
-        if c.in_ready {
-            self.ready[c.target].retain(|&k| k != key);
-        }
-        self.lifetime(&c, now);
+        let mut c = self.remove(key, now);
         let o = outcome.unwrap_or(Outcome::ProtocolError);
         let got = Got {
             status: c.parser.status,
@@ -555,6 +685,17 @@ impl Worker {
             );
         }
         self.spare_queues.push(queue);
+    }
+
+    /// Take connection `key` out of the worker's tables; its lifetime ends `now`.
+    fn remove(&mut self, key: usize, now: u64) -> Conn {
+        let c = self.conns.remove(key);
+        if c.in_ready {
+            self.ready[c.target].retain(|&k| k != key);
+        }
+        self.open[c.target] -= 1;
+        self.lifetime(&c, now);
+        c
     }
 
     fn lifetime(&mut self, c: &Conn, now: u64) {

@@ -181,11 +181,7 @@ impl Worker {
     /// answered before a request was fully written: send the requests still queued again,
     /// together on one new connection as they were on the old.
     pub(super) fn retry(&mut self, key: usize, now: u64) {
-        let mut c = self.conns.remove(key);
-        if c.in_ready {
-            self.ready[c.target].retain(|&k| k != key);
-        }
-        self.lifetime(&c, now);
+        let mut c = self.remove(key, now);
         let target = c.target;
         let mut queue = std::mem::take(&mut c.pending);
         let mut on = None;
