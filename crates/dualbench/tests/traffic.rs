@@ -400,13 +400,15 @@ fn send_and_sink_write_their_summaries_when_stderr_is_gone() {
         child.wait().unwrap().code()
     };
     let out = dir.join("send.json");
-    assert_eq!(run(send_cmd(bin(), &[path.as_os_str()], &out)), Some(0));
+    // Nothing listens there: every message is answered with an ICMP port unreachable, so
+    // nothing was delivered (exit 1), and the summary says so.
+    assert_eq!(run(send_cmd(bin(), &[path.as_os_str()], &out)), Some(1));
     let v = report(&out);
     let f = &v["flows"][0];
     assert_eq!(f["scheduled"], 20, "{f}");
     assert_eq!(
-        f["sent"].as_u64().unwrap() + f["failed"].as_u64().unwrap(),
-        20,
+        (&f["sent"], &f["rejected"]),
+        (&20.into(), &20.into()),
         "{f}"
     );
     let out = dir.join("sink.json");
@@ -806,7 +808,14 @@ fn unreachable_destinations_are_reported_per_flow() {
                   1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
     let path = dir.join("unreach.mgn");
     std::fs::write(&path, script).unwrap();
-    let (v, stderr) = send_in_ns(&ns, &path, &dir);
+    let out = dir.join("send.json");
+    let o = send_cmd(ns.dualbench(), &[path.as_os_str()], &out)
+        .output()
+        .unwrap();
+    let stderr = stderr(&o);
+    // No flow delivered anything.
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let v = report(&out);
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
     assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
@@ -819,15 +828,16 @@ fn unreachable_destinations_are_reported_per_flow() {
         );
         assert_eq!(f["errors"]["unreachable"], 100, "{f}");
     }
-    // Nobody listens on ::1/5000 in the namespace: the ICMP port unreachable comes back as
-    // refused sends, counted, and the flow goes on to its end.
-    assert_eq!(flows[2]["status"], "completed");
-    assert_eq!(flows[2]["scheduled"], 100);
+    // Nobody listens on ::1/5000 in the namespace: every message goes out and comes back
+    // as an ICMP port unreachable, each counted against the message it answers.
+    let f = &flows[2];
+    assert_eq!(f["status"], "refused", "{f}");
     assert_eq!(
-        flows[2]["sent"].as_u64().unwrap() + flows[2]["failed"].as_u64().unwrap(),
-        100
+        [&f["scheduled"], &f["sent"], &f["failed"], &f["rejected"]],
+        [&Value::from(100), &100.into(), &0.into(), &100.into()],
+        "{f}"
     );
-    assert!(flows[2]["errors"]["refused"].as_u64().unwrap() > 0);
+    assert_eq!(f["icmp"]["refused"], 100, "{f}");
     assert!(
         stderr.contains("flow 1 (UDP to 198.18.0.1:5000): unreachable: 100 of 100 messages failed: Network is unreachable (os error 101)"),
         "{stderr}"

@@ -2,7 +2,9 @@
 //! (`127.0.0.1/5000`, `::1/5000`, `[::1]/5000`) or the usual `127.0.0.1:5000` / `[::1]:5000`,
 //! IP literals only. An IPv6 address may carry a zone, by interface name or index
 //! (`fe80::1%eth0/5000`, `[fe80::1%2]:5000`); a link-local address must, since it means
-//! nothing without its interface. Multicast is refused (the sink joins no group).
+//! nothing without its interface. Multicast is refused (the sink joins no group); so are,
+//! as destinations, the unspecified address (`0.0.0.0`, `::`: the kernel sends to this
+//! host's loopback instead) and IPv4's limited broadcast.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
@@ -14,6 +16,17 @@ pub fn parse_destination(t: &str) -> Result<SocketAddr, String> {
     )?;
     if addr.port() == 0 {
         return Err("port 0 is not a destination".into());
+    }
+    if addr.ip().is_unspecified() {
+        // A sink's wildcard `--listen 0.0.0.0:5000` copied into DST: connect() quietly
+        // takes it for this host's loopback, wherever the sink is.
+        return Err(format!(
+            "'{}' is the unspecified address, not a host: give the sink's address (127.0.0.1 or ::1 for this host)",
+            addr.ip()
+        ));
+    }
+    if addr.ip() == IpAddr::V4(std::net::Ipv4Addr::BROADCAST) {
+        return Err("'255.255.255.255' is the broadcast address, which is not supported: give a unicast address".into());
     }
     Ok(addr)
 }
@@ -172,6 +185,26 @@ mod tests {
         );
         assert!(parse_listen("[::1]:5000").is_ok());
         assert!(parse_listen("[::]:0").is_ok());
+    }
+
+    /// `DST 0.0.0.0/5000` (a sink's wildcard listen address copied) was sent to this host's
+    /// loopback, whatever the namespace, while the summary named 0.0.0.0; the broadcast
+    /// address failed every send with "Permission denied".
+    #[test]
+    fn unspecified_and_broadcast_destinations_are_refused() {
+        assert_eq!(
+            parse_destination("0.0.0.0/5000").unwrap_err(),
+            "'0.0.0.0' is the unspecified address, not a host: give the sink's address (127.0.0.1 or ::1 for this host)"
+        );
+        assert!(parse_destination("[::]:5000")
+            .unwrap_err()
+            .starts_with("'::' is the unspecified address"));
+        assert_eq!(
+            parse_destination("255.255.255.255/5000").unwrap_err(),
+            "'255.255.255.255' is the broadcast address, which is not supported: give a unicast address"
+        );
+        // A sink may listen on both.
+        assert!(parse_listen("0.0.0.0:5000").is_ok() && parse_listen("[::]:5000").is_ok());
     }
 
     #[test]

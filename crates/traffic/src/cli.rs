@@ -99,7 +99,8 @@ struct SinkArgs {
     /// Write the JSON summary here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Also write MGEN-style RECV log lines to this file (for trpr and friends).
+    /// Also write MGEN-style log lines to this file (RECV, and ACCEPT and DISCONNECT for
+    /// TCP connections), for trpr and friends.
     #[arg(long, value_name = "FILE")]
     mgen_log: Option<PathBuf>,
 }
@@ -216,8 +217,12 @@ fn send_main(a: SendArgs) -> Result<()> {
         ));
     }
     let t = &summary.total;
+    let rejected = match t.rejected {
+        0 => String::new(),
+        n => format!(", {n} answered with ICMP errors"),
+    };
     note(&format!(
-        "dualbench traffic: sent {} of {} in {}, {} failed, {:.3} Mbit/s IP",
+        "dualbench traffic: sent {} of {} in {}, {} failed{rejected}, {:.3} Mbit/s IP",
         t.sent,
         count(t.scheduled, "scheduled message"),
         count(t.flows, "flow"),
@@ -231,13 +236,15 @@ fn send_main(a: SendArgs) -> Result<()> {
     }
 }
 
-/// The one line of a run in which no flow sent a message though some were scheduled (every
-/// flow refused, unreachable, timed out...), with the reasons: such a run fails (exit 1).
-/// A stop by a signal is not a failure, and a run where some flows sent is not one either:
-/// its failed flows are in the summary and have a line each.
+/// The one line of a run in which no flow delivered a message though some were scheduled
+/// (every flow refused, unreachable, timed out..., or every message sent was answered with
+/// an ICMP error: UDP to a closed port), with the reasons: such a run fails (exit 1).
+/// A stop by a signal is not a failure, and a run where some flows delivered is not one
+/// either: its failed flows are in the summary and have a line each.
 fn nothing_sent(summary: &send::summary::SendSummary) -> Option<String> {
-    let scheduled = summary.total.scheduled;
-    if summary.total.sent > 0 || scheduled == 0 || summary.interrupted.is_some() {
+    let (scheduled, sent) = (summary.total.scheduled, summary.total.sent);
+    let delivered = sent.saturating_sub(summary.total.rejected);
+    if delivered > 0 || scheduled == 0 || summary.interrupted.is_some() {
         return None;
     }
     // Flows grouped by how they ended and why, in the order they come.
@@ -250,6 +257,7 @@ fn nothing_sent(summary: &send::summary::SendSummary) -> Option<String> {
         };
         let why = match &f.error {
             Some(e) => format!("{how} ({e})"),
+            None if all_rejected(f) => format!("{how} ({})", icmp_words(f)),
             None => how.to_string(),
         };
         match groups.iter_mut().find(|(w, _)| *w == why) {
@@ -261,11 +269,42 @@ fn nothing_sent(summary: &send::summary::SendSummary) -> Option<String> {
         .iter()
         .map(|(why, n)| format!("{} {why}", count(*n, "flow")))
         .collect();
+    let what = match sent {
+        0 => format!("0 of {} sent", count(scheduled, "scheduled message")),
+        _ => format!(
+            "{sent} of {} sent, and the network answered every one with an ICMP error",
+            count(scheduled, "scheduled message")
+        ),
+    };
     Some(format!(
-        "no flow delivered anything: 0 of {} sent; {}",
-        count(scheduled, "scheduled message"),
+        "no flow delivered anything: {what}; {}",
         reasons.join(", ")
     ))
+}
+
+/// Whether the network answered every message the flow sent with an ICMP error.
+fn all_rejected(f: &send::summary::FlowSummary) -> bool {
+    f.sent > 0 && f.rejected >= f.sent
+}
+
+/// A flow's ICMP errors in words: `ICMP port unreachable` for a closed port, `ICMP host
+/// unreachable (or TTL exceeded)` for a host or network that cannot be reached (Linux
+/// reports an expired TTL with the same error), with counts when a flow had several kinds.
+fn icmp_words(f: &send::summary::FlowSummary) -> String {
+    let name = |kind: &str| match kind {
+        "refused" => "ICMP port unreachable".to_string(),
+        "unreachable" => "ICMP host unreachable (or TTL exceeded)".to_string(),
+        other => format!("ICMP error: {other}"),
+    };
+    match f.icmp.len() {
+        1 => f.icmp.keys().map(|k| name(k)).collect(),
+        _ => f
+            .icmp
+            .iter()
+            .map(|(k, n)| format!("{} {n}", name(k)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// The script a source stands for, and the counting its rates use.
@@ -509,20 +548,25 @@ fn open_output(path: Option<&Path>) -> Result<Box<dyn Write>> {
 }
 
 /// One line per flow that failed: one that a failure ended (refused, unreachable, reset,
-/// timeout, other), and one that went on past failed sends (UDP to a closed port: each
-/// ICMP port unreachable fails a later send), which would otherwise pass unremarked.
+/// timeout, other), one that went on past failed sends, and one whose messages the network
+/// answered with ICMP errors (UDP to a closed port), which would otherwise pass unremarked.
 fn failure_lines(summary: &send::summary::SendSummary) -> Vec<String> {
-    let ended = |status: &str| !matches!(status, "completed" | "interrupted" | "cut");
+    let ended = |f: &send::summary::FlowSummary| {
+        !matches!(f.status.as_str(), "completed" | "interrupted" | "cut") && !all_rejected(f)
+    };
     summary
         .flows
         .iter()
-        .filter(|f| ended(&f.status) || f.failed > 0)
+        .filter(|f| ended(f) || f.failed > 0 || f.rejected > 0)
         .map(|f| {
+            if f.failed == 0 && f.rejected > 0 {
+                return rejected_line(f);
+            }
             let why = f
                 .error
                 .as_deref()
                 .map_or(String::new(), |e| format!(": {e}"));
-            let what = if ended(&f.status) {
+            let what = if ended(f) {
                 format!(
                     "{}: {} of {} failed",
                     f.status,
@@ -538,12 +582,41 @@ fn failure_lines(summary: &send::summary::SendSummary) -> Vec<String> {
                     kinds.join(", ")
                 )
             };
+            let rejected = match f.rejected {
+                0 => String::new(),
+                n => format!("; {n} of {} sent answered with {}", f.sent, icmp_words(f)),
+            };
             format!(
-                "dualbench traffic: flow {} ({} to {}): {what}{why}",
+                "dualbench traffic: flow {} ({} to {}): {what}{rejected}{why}",
                 f.flow, f.proto, f.dst
             )
         })
         .collect()
+}
+
+/// The line of a flow whose sends all left but which the network answered with ICMP
+/// errors: `refused: the network answered 50 of 50 sent messages with ICMP port
+/// unreachable (is a sink listening at 127.0.0.1:5000?)`.
+fn rejected_line(f: &send::summary::FlowSummary) -> String {
+    let status = if all_rejected(f) {
+        format!("{}: ", f.status)
+    } else {
+        String::new()
+    };
+    let hint = if f.icmp.contains_key("refused") {
+        format!(" (is a sink listening at {}?)", f.dst)
+    } else {
+        String::new()
+    };
+    format!(
+        "dualbench traffic: flow {} ({} to {}): {status}the network answered {} of {} sent messages with {}{hint}",
+        f.flow,
+        f.proto,
+        f.dst,
+        f.rejected,
+        f.sent,
+        icmp_words(f)
+    )
 }
 
 fn write_json(mut out: Box<dyn Write>, summary: &impl serde::Serialize) -> Result<()> {

@@ -288,3 +288,70 @@ fn durations_take_a_unit_or_plain_seconds() {
         );
     }
 }
+
+/// UDP to a port nobody listens on, over 127.0.0.1 and ::1 (ports bound, then closed, here):
+/// every message leaves and the peer answers each with ICMP port unreachable, which is
+/// counted per flow (`rejected`, `icmp`), gives the flow the status `refused` and a line,
+/// and, when no flow delivered anything, fails the run in one line. The run exited 0 with
+/// half of the messages `sent` and `completed`: each ICMP failed the next, innocent send.
+#[test]
+fn udp_to_a_closed_port_counts_every_message_the_peer_refused() {
+    let closed = |host: &str| {
+        let s = std::net::UdpSocket::bind(format!("{host}:0")).unwrap();
+        s.local_addr().unwrap()
+    };
+    let (v4, v6) = (closed("127.0.0.1"), closed("[::1]"));
+    let open = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let live = open.local_addr().unwrap();
+    let on = |flow: u32, dst: std::net::SocketAddr| {
+        format!(
+            "0 ON {flow} UDP DST {}/{} PERIODIC [200 100] COUNT 20\n",
+            dst.ip(),
+            dst.port()
+        )
+    };
+    let send = |script: &str| {
+        let plans = plan(&script::parse(script).unwrap(), None).unwrap();
+        let run = send::run(plans, send::SendOptions::default(), &Stop::manual());
+        send::summary::summarize(&run, "x.mgn", Counting::Ip, 0, None)
+    };
+    let summary = send(&format!("{}{}{}", on(1, v4), on(2, v6), on(3, live)));
+    let got: Vec<_> = summary
+        .flows
+        .iter()
+        .map(|f| {
+            (
+                f.status.as_str(),
+                f.sent,
+                f.failed,
+                f.rejected,
+                f.icmp.clone(),
+            )
+        })
+        .collect();
+    use std::collections::BTreeMap;
+    let refused = BTreeMap::from([("refused".to_string(), 20)]);
+    assert_eq!(
+        got,
+        [
+            ("refused", 20, 0, 20, refused.clone()),
+            ("refused", 20, 0, 20, refused),
+            ("completed", 20, 0, 0, BTreeMap::new()),
+        ]
+    );
+    assert_eq!(summary.total.rejected, 40);
+    assert_eq!(
+        failure_lines(&summary),
+        [
+            format!("dualbench traffic: flow 1 (UDP to {v4}): refused: the network answered 20 of 20 sent messages with ICMP port unreachable (is a sink listening at {v4}?)"),
+            format!("dualbench traffic: flow 2 (UDP to {v6}): refused: the network answered 20 of 20 sent messages with ICMP port unreachable (is a sink listening at {v6}?)"),
+        ]
+    );
+    assert_eq!(nothing_sent(&summary), None, "flow 3 delivered");
+    let summary = send(&format!("{}{}", on(1, v4), on(2, v6)));
+    assert_eq!(
+        nothing_sent(&summary).unwrap(),
+        "no flow delivered anything: 40 of 40 scheduled messages sent, and the network answered every one with an ICMP error; 2 flows refused (ICMP port unreachable)"
+    );
+    drop(open);
+}

@@ -1,13 +1,19 @@
 //! When each message of one flow is due: the flow's phases laid end to end, each phase a
 //! [`dualbench_pace::Schedule`] (constant rate for PERIODIC, seeded Poisson for POISSON)
-//! offset to the phase's start. BURST, which `pace` does not have, is built here on top of
-//! it: each on-period is a bounded inner schedule, and on-periods start every interval
-//! (REGULAR) or after seeded exponential gaps (RANDOM). A MOD that keeps the pattern (it
-//! changes COUNT, TOS or TTL) keeps the schedule too, as MGEN keeps its timer: one schedule
-//! covers such a run of phases, and each message belongs to the phase its time falls in.
-//! A phase's COUNT counts from the event that set it (as MGEN's does): once it is spent the
-//! flow skips to its next phase, where a MOD with a new COUNT resumes it, from the MOD's
-//! time. Pure: no clock, no sockets.
+//! offset to where the phase's pattern starts. BURST, which `pace` does not have, is built
+//! here on top of it: each on-period is a bounded inner schedule, and on-periods start
+//! every interval (REGULAR) or after seeded exponential gaps (RANDOM).
+//!
+//! As in MGEN, every stretch of a pattern opens with a message: at the flow's ON, at the
+//! start of each burst, and after a MOD that sets a new pattern one interval of that
+//! pattern (PERIODIC's, a POISSON draw, a BURST's inner one) after the flow's last message,
+//! or at the MOD's time if that has passed (MGEN computes the next message time from the
+//! last one with the new pattern). A MOD that keeps the pattern (it changes COUNT, TOS or
+//! TTL) keeps the schedule too, as MGEN keeps its timer: one schedule covers such a run of
+//! phases, and each message belongs to the phase its time falls in. A phase's COUNT
+//! counts from the event that set it (as MGEN's does): once it is spent the flow skips to
+//! its next phase, where a MOD with a new COUNT resumes it, from the MOD's time. Pure: no
+//! clock, no sockets.
 
 use crate::plan::Phase;
 use crate::script::{Burst, Pattern};
@@ -24,15 +30,51 @@ pub struct Slot {
     pub phase: usize,
 }
 
+/// One stretch of a pattern: a message at its origin, then the schedule's (whose first slot
+/// is that message for PERIODIC; a POISSON schedule's first slot is one draw later).
+struct Stretch {
+    /// Where it starts, ns since run start.
+    origin_ns: u64,
+    /// The message at the origin is still to come (POISSON: the schedule has no slot there).
+    lead: bool,
+    schedule: Schedule,
+}
+
+impl Stretch {
+    /// `arrival` from `origin_ns` until `end_ns`; none if that is empty.
+    fn new(arrival: Arrival, origin_ns: u64, end_ns: u64) -> Option<Stretch> {
+        (origin_ns < end_ns).then(|| Stretch {
+            origin_ns,
+            lead: matches!(arrival, Arrival::Poisson { .. }),
+            schedule: Schedule::new(arrival, None, Some(end_ns - origin_ns)),
+        })
+    }
+
+    fn peek(&self) -> Option<u64> {
+        if self.lead {
+            return Some(self.origin_ns);
+        }
+        self.schedule.peek().map(|t| self.origin_ns + t)
+    }
+
+    fn take(&mut self) {
+        if !std::mem::take(&mut self.lead) {
+            self.schedule.take();
+        }
+    }
+}
+
 /// The intended times of one flow, in order.
 pub struct FlowPacer {
     phases: Vec<Phase>,
     seed: u64,
     phase: usize,
-    /// Start of the current on-period (ns since run start) and the schedule inside it.
-    current: Option<(u64, Schedule)>,
-    burst_rng: StdRng,
-    next_burst_ns: u64,
+    /// The current on-period (the whole run of phases unless BURST).
+    current: Option<Stretch>,
+    /// Draws burst lengths and gaps, and the first POISSON gap after a MOD.
+    rng: StdRng,
+    /// Where the next stretch starts: the next burst, or a new pattern's first message.
+    next_start_ns: u64,
     seq: u64,
     /// The sequence number the running COUNT counts from.
     count_base: u64,
@@ -45,14 +87,14 @@ pub struct FlowPacer {
 impl FlowPacer {
     /// `seed` makes POISSON and RANDOM/EXP bursts repeat; mix the flow id into it.
     pub fn new(phases: Vec<Phase>, seed: u64) -> FlowPacer {
-        let next_burst_ns = phases.first().map_or(0, |p| p.start_ns);
+        let next_start_ns = phases.first().map_or(0, |p| p.start_ns);
         let mut pacer = FlowPacer {
             phases,
             seed,
             phase: 0,
             current: None,
-            burst_rng: StdRng::seed_from_u64(seed ^ 0x6275_7273_7400),
-            next_burst_ns,
+            rng: StdRng::seed_from_u64(seed ^ 0x6275_7273_7400),
+            next_start_ns,
             seq: 0,
             count_base: 0,
             count_ended: false,
@@ -96,9 +138,8 @@ impl FlowPacer {
                 self.next_phase(false);
                 continue;
             }
-            if let Some((start, schedule)) = &self.current {
-                if let Some(t) = schedule.peek() {
-                    let at = start + t;
+            if let Some(stretch) = &self.current {
+                if let Some(at) = stretch.peek() {
                     // The schedule runs on into a later phase of the same pattern.
                     if self
                         .phases
@@ -118,8 +159,8 @@ impl FlowPacer {
     /// Take the next message.
     pub fn take(&mut self) -> Option<Slot> {
         let intended_ns = self.peek()?;
-        if let Some((_, schedule)) = self.current.as_mut() {
-            schedule.take();
+        if let Some(stretch) = self.current.as_mut() {
+            stretch.take();
         }
         let slot = Slot {
             seq: self.seq,
@@ -138,10 +179,13 @@ impl FlowPacer {
         let Some(phase) = self.phases.get(self.phase) else {
             return;
         };
-        if matches!(phase.pattern, Pattern::Burst(_)) && self.next_burst_ns < self.run_end() {
-            self.open_period();
-            if self.current.is_some() {
-                return;
+        if matches!(phase.pattern, Pattern::Burst(_)) {
+            // The next burst that has room for a message (an EXP length may draw 0 ns).
+            while self.next_start_ns < self.run_end() {
+                self.open_period();
+                if self.current.is_some() {
+                    return;
+                }
             }
         }
         while self.phase < self.run_last() {
@@ -181,38 +225,34 @@ impl FlowPacer {
         self.count_ended
     }
 
-    /// Move on to the next phase (a MOD's) with a schedule of its own from its start. A
-    /// flow that was `sending` takes MGEN's rule into a new PERIODIC rate: its first
-    /// message comes one new interval after the last one, or at the MOD's time if that
-    /// has passed (a flow its COUNT held starts at the MOD's time).
+    /// Move on to the next phase (a MOD's) with a schedule of its own. A flow that was
+    /// `sending` follows MGEN's rule into a new pattern: its first message comes one
+    /// interval of that pattern after the last one, or at the MOD's time if that has
+    /// passed; a flow its COUNT held starts at the MOD's time.
     fn next_phase(&mut self, sending: bool) {
         self.current = None;
         self.step();
         let Some(next) = self.phases.get(self.phase) else {
             return;
         };
-        let (start_ns, periodic) = (next.start_ns, next.pattern.periodic_rate());
-        self.next_burst_ns = start_ns;
+        let (start_ns, pattern) = (next.start_ns, next.pattern.clone());
+        self.next_start_ns = match (sending, self.last_ns) {
+            (true, Some(last)) => start_ns.max(last.saturating_add(self.first_gap_ns(&pattern))),
+            _ => start_ns,
+        };
         self.open_period();
-        if let (true, Some(last), Some(rate)) = (sending, self.last_ns, periodic) {
-            let first = last.saturating_add((1e9 / rate) as u64);
-            if first > start_ns {
-                self.open_from(first);
-            }
-        }
     }
 
-    /// Start the current PERIODIC phase's schedule at `start_ns`, after its start; none if
-    /// that is at or past the end of its run.
-    fn open_from(&mut self, start_ns: u64) {
-        let end_ns = self.run_end();
-        let arrival = arrival(&self.phases[self.phase].pattern, self.seed);
-        self.current = (start_ns < end_ns).then(|| {
-            (
-                start_ns,
-                Schedule::new(arrival, None, Some(end_ns - start_ns)),
-            )
-        });
+    /// The time from a message to the next of `pattern` (a POISSON gap is drawn).
+    fn first_gap_ns(&mut self, pattern: &Pattern) -> u64 {
+        match pattern {
+            Pattern::Periodic { rate, .. } => (1e9 / rate) as u64,
+            Pattern::Poisson { rate, .. } => {
+                let u: f64 = self.rng.gen_range(f64::MIN_POSITIVE..1.0);
+                (-u.ln() / rate * 1e9) as u64
+            }
+            Pattern::Burst(b) => self.first_gap_ns(&b.inner),
+        }
     }
 
     /// Build the schedule for the next on-period of the run of phases from the current one
@@ -222,32 +262,24 @@ impl FlowPacer {
             return;
         };
         let end_ns = self.run_end();
+        let start = self.next_start_ns;
         let seed = self
             .seed
             .wrapping_add(self.phase as u64 * 7919)
-            .wrapping_add(self.next_burst_ns);
+            .wrapping_add(start);
         match &phase.pattern {
             Pattern::Periodic { .. } | Pattern::Poisson { .. } => {
-                let schedule = Schedule::new(
-                    arrival(&phase.pattern, seed),
-                    None,
-                    Some(end_ns - phase.start_ns),
-                );
-                self.current = Some((phase.start_ns, schedule));
-                self.next_burst_ns = end_ns;
+                self.current = Stretch::new(arrival(&phase.pattern, seed), start, end_ns);
+                self.next_start_ns = end_ns;
             }
             Pattern::Burst(b) => {
-                let start = self.next_burst_ns;
                 if start >= end_ns {
                     return;
                 }
                 let (on_ns, gap_ns) = self.draw_burst(b);
                 let len = on_ns.min(end_ns - start);
-                self.current = Some((
-                    start,
-                    Schedule::new(arrival(&b.inner, seed), None, Some(len)),
-                ));
-                self.next_burst_ns = start + gap_ns.max(on_ns).max(1);
+                self.current = Stretch::new(arrival(&b.inner, seed), start, start + len);
+                self.next_start_ns = start + gap_ns.max(on_ns).max(1);
             }
         }
     }
@@ -256,7 +288,7 @@ impl FlowPacer {
     fn draw_burst(&mut self, b: &Burst) -> (u64, u64) {
         let mut draw = |mean_s: f64, random: bool| -> u64 {
             let s = if random {
-                -self.burst_rng.gen_range(f64::MIN_POSITIVE..1.0f64).ln() * mean_s
+                -self.rng.gen_range(f64::MIN_POSITIVE..1.0f64).ln() * mean_s
             } else {
                 mean_s
             };

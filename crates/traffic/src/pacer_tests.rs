@@ -164,3 +164,84 @@ fn a_new_periodic_rate_follows_the_last_message_by_its_interval() {
         [0, 100, 200, 300, 400, 500]
     );
 }
+
+/// The intended times (ns) of flow 1 of a script, with the run limited to 10 s.
+fn times_ns(s: &str) -> Vec<u64> {
+    let mut p = pacer_for(s, 1, 10);
+    std::iter::from_fn(|| p.take())
+        .map(|s| s.intended_ns)
+        .collect()
+}
+
+/// MGEN's rule holds for every pattern a MOD sets, not only PERIODIC: the first message
+/// comes one interval of the new pattern after the last one (a POISSON gap is drawn), or
+/// at the MOD's time if that has passed. A POISSON pattern began at the MOD's time plus
+/// a gap, with nothing at the MOD's time even when the last message was long before.
+#[test]
+fn a_mod_to_poisson_follows_the_last_message_by_one_drawn_gap() {
+    let on = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n";
+    // 1 message/s on average: the drawn gap runs well past the MOD 100 ns after 0.5 s.
+    let t = times_ns(&format!("{on}0.5000001 MOD 1 POISSON [1 100]\n9 OFF 1\n"));
+    assert_eq!(t[..6], [0, 1, 2, 3, 4, 5].map(|i| i * 100_000_000));
+    // The pacer's first draw (its own generator: flow 1's seed is 43 in `pacer_for`).
+    let mut rng = StdRng::seed_from_u64(43 ^ 0x6275_7273_7400);
+    let u: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+    let first = 500_000_000 + (-u.ln() * 1e9) as u64;
+    assert_eq!(t[6], first);
+    // Then the POISSON schedule of phase 1 from there: its first slot is one gap on.
+    let seed = 43u64.wrapping_add(7919).wrapping_add(first);
+    let gap = Schedule::new(Arrival::Poisson { rate: 1.0, seed }, None, None)
+        .peek()
+        .unwrap();
+    assert_eq!(t[7], first + gap);
+    // A gap of about 1 µs has passed by a MOD at 0.55 s: the first comes at its time.
+    let t = times_ns(&format!(
+        "{on}0.55 MOD 1 POISSON [1000000 100]\n0.5500005 OFF 1\n"
+    ));
+    assert_eq!(t[6], 550_000_000, "{t:?}");
+    assert!(t[7..].iter().all(|&x| x > 550_000_000 && x < 550_000_500));
+}
+
+/// A MOD to BURST opens its first on-period where its first message falls: one inner
+/// interval after the last message (0.5 s + 50 ms), or at the MOD's time if that has
+/// passed; bursts then follow every interval from there. They began at the MOD's time.
+#[test]
+fn a_mod_to_burst_starts_its_bursts_from_the_last_message() {
+    let on = "0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n";
+    let burst = "BURST [REGULAR 1 PERIODIC [20 100] FIXED 0.2]";
+    let ms = |t: Vec<u64>| -> Vec<u64> { t.iter().map(|x| x / 1_000_000).collect() };
+    let before = [0, 100, 200, 300, 400, 500];
+    let mut want = before.to_vec();
+    for s in [550, 1550, 2550] {
+        want.extend([s, s + 50, s + 100, s + 150]);
+    }
+    assert_eq!(
+        ms(times_ns(&format!("{on}0.52 MOD 1 {burst}\n2.9 OFF 1\n"))),
+        want
+    );
+    let mut want = before.to_vec();
+    for s in [580, 1580, 2580] {
+        want.extend([s, s + 50, s + 100, s + 150]);
+    }
+    assert_eq!(
+        ms(times_ns(&format!("{on}0.58 MOD 1 {burst}\n2.9 OFF 1\n"))),
+        want
+    );
+}
+
+/// As in MGEN, a POISSON flow sends its first message at its ON, and a burst of POISSON
+/// messages opens with one at the burst's start (the first came one drawn gap later).
+#[test]
+fn poisson_stretches_open_with_a_message() {
+    let t = times_ns("1 ON 1 UDP DST ::1/5000 POISSON [10 100]\n3 OFF 1\n");
+    assert_eq!(t[0], 1_000_000_000);
+    assert!(t[1..]
+        .iter()
+        .all(|&x| x > 1_000_000_000 && x < 3_000_000_000));
+    let t =
+        times_ns("0 ON 1 UDP DST ::1/5000 BURST [REGULAR 1 POISSON [50 100] FIXED 0.2]\n3 OFF 1\n");
+    for s in [0, 1_000_000_000, 2_000_000_000] {
+        assert!(t.contains(&s), "no message at {s}: {t:?}");
+    }
+    assert!(t.iter().all(|&x| x % 1_000_000_000 < 200_000_000), "{t:?}");
+}

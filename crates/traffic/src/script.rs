@@ -94,14 +94,6 @@ pub struct Burst {
 }
 
 impl Pattern {
-    /// The rate of a PERIODIC pattern (messages per second).
-    pub fn periodic_rate(&self) -> Option<f64> {
-        match self {
-            Pattern::Periodic { rate, .. } => Some(*rate),
-            _ => None,
-        }
-    }
-
     pub fn size(&self) -> u64 {
         match self {
             Pattern::Periodic { size, .. } | Pattern::Poisson { size, .. } => *size,

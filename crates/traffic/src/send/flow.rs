@@ -130,6 +130,12 @@ pub trait Transmit {
     fn cut(&mut self) -> Option<u64> {
         None
     }
+    /// At the flow's end: the messages that left but that the network answered with an
+    /// ICMP error (UDP: port unreachable is `Refused`, host or net unreachable
+    /// `Unreachable`), by kind, as far as they came back by then.
+    fn rejected(&mut self) -> Vec<(ErrorKind, u64)> {
+        Vec::new()
+    }
 }
 
 /// What a cut flow left unsent.
@@ -170,6 +176,8 @@ pub struct SendStats {
     pub cut: Option<Cut>,
     /// The flow ended because its last COUNT was spent, not at its end in time.
     pub count_ended: bool,
+    /// Sent messages the network answered with an ICMP error, by kind (UDP).
+    pub rejected: Vec<(ErrorKind, u64)>,
 }
 
 impl Default for SendStats {
@@ -187,6 +195,7 @@ impl Default for SendStats {
             last_intended: None,
             cut: None,
             count_ended: false,
+            rejected: Vec::new(),
         }
     }
 }
@@ -309,6 +318,7 @@ pub fn run_flow(
     stats.interrupted = stop.load(Ordering::Relaxed) && (gave_up || pacer.peek().is_some());
     stats.scheduled = pacer.issued() - stopped_unsent;
     stats.count_ended = pacer.count_ended();
+    stats.rejected = tx.rejected();
     stats
 }
 

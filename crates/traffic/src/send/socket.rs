@@ -2,6 +2,11 @@
 //! TCP connection that writes a batch of framed messages as one buffer. Both write the
 //! [`Header`](crate::message::Header) into each message and set TOS/TTL per phase.
 //!
+//! A UDP socket asks for ICMP errors on its error queue (IP_RECVERR / IPV6_RECVERR), so
+//! each datagram the network answers with one (port or host unreachable) is counted as
+//! [`Transmit::rejected`], rather than failing a later, innocent send that carries the
+//! error; the send is then made again.
+//!
 //! Sends never block: each call is non-blocking (`MSG_DONTWAIT`), and when the kernel takes
 //! nothing the transmit polls for room in slices of at most [`POLL_SLICE_NS`], giving up at
 //! the flow's end, after a stall, or on a stop request ([`Wait`]). A cut TCP flow is
@@ -24,6 +29,9 @@ use std::time::Duration;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Longest single wait for room in a socket, so a stop request is noticed within it.
 pub const POLL_SLICE_NS: u64 = 100_000_000;
+/// How long a UDP flow the peer refused waits at its end for the ICMP errors of its last
+/// datagrams.
+const LAST_ICMP_WAIT_MS: libc::c_int = 20;
 
 fn error(e: &io::Error, fatal: bool) -> SendError {
     SendError {
@@ -52,6 +60,9 @@ pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
             };
             sock.set_reuse_address(true)?;
             sock.bind(&SockAddr::from(SocketAddr::new(any, port)))?;
+        }
+        if plan.proto == Proto::Udp {
+            recv_errors(&sock, family)?;
         }
         if let Some(bytes) = plan.txbuffer {
             sock.set_send_buffer_size(bytes)?;
@@ -93,6 +104,91 @@ pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
     Ok(sock)
 }
 
+/// Queue the ICMP errors the socket's datagrams bring back, one by one (IP_RECVERR).
+fn recv_errors(sock: &Socket, family: Family) -> io::Result<()> {
+    let (level, name) = match family {
+        Family::V4 => (libc::IPPROTO_IP, libc::IP_RECVERR),
+        Family::V6 => (libc::IPPROTO_IPV6, libc::IPV6_RECVERR),
+    };
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt reads sizeof(int) bytes from &on.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Take every error queued on `sock`, adding the ICMP ones to `counts` by kind; how many
+/// ICMP errors there were. Taking the last one also clears the error a send would report.
+fn drain_icmp(sock: &Socket, counts: &mut Vec<(ErrorKind, u64)>) -> u64 {
+    let mut taken = 0;
+    loop {
+        let mut data = [0u8; 64];
+        let mut ctrl = [0u64; 64];
+        let mut iov = libc::iovec {
+            iov_base: data.as_mut_ptr().cast(),
+            iov_len: data.len(),
+        };
+        // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctrl.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&ctrl);
+        // SAFETY: msg points at iov and ctrl, which live across the call.
+        let rc = unsafe {
+            libc::recvmsg(
+                sock.as_raw_fd(),
+                &mut msg,
+                libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+            )
+        };
+        if rc < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return taken;
+        }
+        // SAFETY: the CMSG macros walk the control data recvmsg filled in, within
+        // msg_controllen; each header's data is read unaligned.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let ours = matches!(
+                    ((*c).cmsg_level, (*c).cmsg_type),
+                    (libc::IPPROTO_IP, libc::IP_RECVERR) | (libc::IPPROTO_IPV6, libc::IPV6_RECVERR)
+                );
+                if ours {
+                    let ee: libc::sock_extended_err =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                    if matches!(
+                        ee.ee_origin,
+                        libc::SO_EE_ORIGIN_ICMP | libc::SO_EE_ORIGIN_ICMP6
+                    ) {
+                        let kind = ErrorKind::of(&io::Error::from_raw_os_error(ee.ee_errno as i32));
+                        match counts.iter_mut().find(|(k, _)| *k == kind) {
+                            Some((_, n)) => *n += 1,
+                            None => counts.push((kind, 1)),
+                        }
+                        taken += 1;
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+    }
+}
+
 fn apply_phase(sock: &Socket, family: Family, phase: &Phase) -> io::Result<()> {
     if let Some(tos) = phase.tos {
         match family {
@@ -116,6 +212,8 @@ pub struct UdpTx {
     flow: u32,
     run: u32,
     bufs: Vec<Vec<u8>>,
+    /// ICMP errors taken off the socket's error queue so far, by kind.
+    rejected: Vec<(ErrorKind, u64)>,
 }
 
 impl UdpTx {
@@ -132,6 +230,7 @@ impl UdpTx {
             flow: plan.flow,
             run,
             bufs: vec![vec![0u8; largest]; MAX_BATCH],
+            rejected: Vec::new(),
         }
     }
 }
@@ -178,6 +277,11 @@ impl Transmit for UdpTx {
                 )
             };
             if rc >= 0 {
+                if (rc as usize) < n {
+                    // An ICMP error may have stopped the batch (sendmmsg drops the error
+                    // once a datagram has left): count it before the queue fills.
+                    drain_icmp(&self.sock, &mut self.rejected);
+                }
                 return BatchResult {
                     sent: rc as usize,
                     ..BatchResult::default()
@@ -194,6 +298,9 @@ impl Transmit for UdpTx {
                         };
                     }
                 }
+                // The error came with ICMP errors for datagrams sent before: they are
+                // counted, and this one, which did not leave, goes again.
+                _ if drain_icmp(&self.sock, &mut self.rejected) > 0 => {}
                 _ => {
                     return BatchResult {
                         sent: 0,
@@ -207,6 +314,23 @@ impl Transmit for UdpTx {
 
     fn bytes(&self, size: u64) -> Bytes {
         message_bytes(Proto::Udp, self.family, size)
+    }
+
+    fn rejected(&mut self) -> Vec<(ErrorKind, u64)> {
+        drain_icmp(&self.sock, &mut self.rejected);
+        if !self.rejected.is_empty() {
+            // The peer refuses this flow: give the error for its last datagrams a moment
+            // to come back (over loopback it is already here, unless softirqs lag).
+            let mut pfd = libc::pollfd {
+                fd: self.sock.as_raw_fd(),
+                events: 0,
+                revents: 0,
+            };
+            // SAFETY: one pollfd that lives across the call; POLLERR is always reported.
+            unsafe { libc::poll(&mut pfd, 1, LAST_ICMP_WAIT_MS) };
+            drain_icmp(&self.sock, &mut self.rejected);
+        }
+        std::mem::take(&mut self.rejected)
     }
 }
 

@@ -53,6 +53,11 @@ pub struct FlowSummary {
     pub sent: u64,
     pub failed: u64,
     pub errors: BTreeMap<String, u64>,
+    /// Of `sent`, the messages the network answered with an ICMP error (UDP: a closed
+    /// port, an unreachable host), counted until the flow's end; `icmp` splits them by
+    /// kind (refused, unreachable).
+    pub rejected: u64,
+    pub icmp: BTreeMap<String, u64>,
     pub bytes: Bytes,
     pub active_s: f64,
     pub rate_bps: Rates,
@@ -96,6 +101,8 @@ pub struct Aggregate {
     pub scheduled: u64,
     pub sent: u64,
     pub failed: u64,
+    /// Of `sent`, the messages the network answered with an ICMP error.
+    pub rejected: u64,
     pub bytes: Bytes,
     pub rate_bps: Rates,
     /// Fraction of the whole run's bytes.
@@ -201,6 +208,7 @@ fn add(agg: &mut Aggregate, f: &FlowSummary) {
     agg.scheduled += f.scheduled;
     agg.sent += f.sent;
     agg.failed += f.failed;
+    agg.rejected += f.rejected;
     agg.bytes.add(f.bytes);
 }
 
@@ -226,6 +234,12 @@ fn flow_summary(f: &FlowResult, run: &SendRun) -> FlowSummary {
             .iter()
             .map(|(k, n)| (format!("{k:?}").to_lowercase(), *n))
             .collect(),
+        rejected: s.rejected.iter().map(|(_, n)| n).sum(),
+        icmp: s
+            .rejected
+            .iter()
+            .map(|(k, n)| (format!("{k:?}").to_lowercase(), *n))
+            .collect(),
         bytes: s.bytes,
         active_s: round6(active_ns(f, run) as f64 / 1e9),
         rate_bps: Rates::of(&s.bytes, active_ns(f, run) as f64 / 1e9),
@@ -244,12 +258,19 @@ fn cut_summary(c: &Cut, t0_ns: u64) -> CutSummary {
     }
 }
 
+/// How the flow ended; a flow the network answered with an ICMP error for every message
+/// it sent (UDP to a closed port) ran to its end but delivered nothing: `refused` (or
+/// `unreachable`), the most common kind, as for a TCP flow whose connect was refused.
 fn status(s: &SendStats) -> String {
-    match (s.ended_by, s.interrupted, s.cut.is_some()) {
-        (Some(kind), _, _) => format!("{kind:?}").to_lowercase(),
-        (None, true, _) => "interrupted".into(),
-        (None, false, true) => "cut".into(),
-        (None, false, false) => "completed".into(),
+    let rejected: u64 = s.rejected.iter().map(|(_, n)| n).sum();
+    let all_rejected = s.sent > 0 && rejected >= s.sent;
+    let most = s.rejected.iter().max_by_key(|(_, n)| *n).map(|(k, _)| *k);
+    match (s.ended_by, s.interrupted, s.cut.is_some(), most) {
+        (Some(kind), _, _, _) => format!("{kind:?}").to_lowercase(),
+        (None, true, _, _) => "interrupted".into(),
+        (None, false, true, _) => "cut".into(),
+        (None, false, false, Some(kind)) if all_rejected => format!("{kind:?}").to_lowercase(),
+        (None, false, false, _) => "completed".into(),
     }
 }
 
@@ -269,7 +290,7 @@ fn active_window(f: &FlowResult, run: &SendRun) -> Option<(u64, u64)> {
 }
 
 /// How long the flow was meant to be on: 0 if it sent nothing; its planned window (cut
-/// short by a stop); for a flow its COUNT ended, or a COUNT-only flow, the intended time of
+/// short by a stop; for a flow that fell behind, to its cut, up to 1 s past its end); for a flow its COUNT ended, or a COUNT-only flow, the intended time of
 /// its last message plus one mean gap of that message's pattern (never past the planned
 /// window). A COUNT reached long before the flow's OFF or `--duration` must not spread its
 /// messages over the idle rest; and the schedule, not when sends happened to leave or
@@ -297,6 +318,12 @@ fn active_ns(f: &FlowResult, run: &SendRun) -> u64 {
             Some(last) if f.stats.count_ended => last.min(planned),
             _ => planned,
         }
+    };
+    // A flow that fell behind sent on past its end until it was cut: its messages left
+    // over that longer time, and its rate is over it.
+    let end = match f.stats.cut {
+        Some(c) if c.behind => end.max(c.at_ns.saturating_sub(run.t0_ns)),
+        _ => end,
     };
     end.saturating_sub(start)
 }
@@ -503,6 +530,33 @@ mod tests {
             summarize(&fixed_run(), "x", Counting::Ip, 5, None).cut,
             None
         );
+    }
+
+    /// A flow that fell behind its schedule sends for up to 1 s past its end before it is
+    /// cut: its rate is over the time its messages left, to the cut. It was over its
+    /// planned window: `PERIODIC [10000000 1000]` for 0.5 s read 5.1 Gbit/s of payload
+    /// where its 319,040 messages left over 1.5 s (1.7 Gbit/s, as the sink measured).
+    #[test]
+    fn a_flow_that_fell_behind_has_its_rate_over_the_time_it_sent() {
+        let mut run = fixed_run();
+        run.end_ns = run.t0_ns + 3_000_000_000;
+        run.flows[0].stats.cut = Some(Cut {
+            at_ns: run.t0_ns + 3_000_000_000,
+            unwritten_messages: 10,
+            unwritten_bytes: 10_000,
+            queued_bytes: None,
+            behind: true,
+        });
+        let s = summarize(&run, "x.mgn", Counting::Ip, 5, None);
+        assert_eq!(
+            (s.flows[0].status.as_str(), s.flows[0].active_s),
+            ("cut", 3.0)
+        );
+        assert_eq!(s.flows[0].rate_bps.payload, 480_000.0);
+        // Cut at its end by a path that took nothing: its planned window still.
+        run.flows[0].stats.cut.as_mut().unwrap().behind = false;
+        let s = summarize(&run, "x.mgn", Counting::Ip, 5, None);
+        assert_eq!(s.flows[0].active_s, 2.0);
     }
 
     /// A COUNT that ends a flow long before its OFF: the rate is over the time it sent,

@@ -59,6 +59,30 @@ pub fn listen_line(unix_ns: u64, proto: Proto, port: u16) -> String {
     )
 }
 
+/// A TCP connection's life at the receiver, as MGEN logs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    /// The sink accepted it.
+    Accept,
+    /// It ended before the sink did: the sender closed or reset it, or the sink dropped
+    /// it as foreign.
+    Disconnect,
+}
+
+/// `<time> ACCEPT src>addr/port dstPort>port` (or `DISCONNECT`), MGEN's receiver-side lines
+/// for a TCP connection from `src` to the sink's port `dst_port`.
+pub fn connection_line(unix_ns: u64, event: Connection, src: &SocketAddr, dst_port: u16) -> String {
+    let name = match event {
+        Connection::Accept => "ACCEPT",
+        Connection::Disconnect => "DISCONNECT",
+    };
+    format!(
+        "{} {name} src>{} dstPort>{dst_port}\n",
+        time_of_day(unix_ns),
+        slash(src)
+    )
+}
+
 /// `<time> START dualbench <version>` / `<time> STOP`.
 pub fn start_line(unix_ns: u64) -> String {
     format!(
@@ -99,6 +123,15 @@ mod tests {
         assert_eq!(
             listen_line(recv, Proto::Tcp, 6000),
             "00:26:46.020576 LISTEN proto>TCP port>6000\n"
+        );
+        assert_eq!(
+            connection_line(recv, Connection::Accept, &src, 6000),
+            "00:26:46.020576 ACCEPT src>2001:2::1/6001 dstPort>6000\n"
+        );
+        let v4: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        assert_eq!(
+            connection_line(recv, Connection::Disconnect, &v4, 5000),
+            "00:26:46.020576 DISCONNECT src>127.0.0.1/40000 dstPort>5000\n"
         );
     }
 }

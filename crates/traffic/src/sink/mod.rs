@@ -1,7 +1,8 @@
 //! `dualbench traffic sink`: listens for UDP and TCP on every `--listen` address (both
 //! protocols on each port, either family), and in one event loop reads messages, hands
-//! them to [`stats::SinkStats`] and, if asked, writes MGEN `RECV` lines (a write error
-//! there is said once and ends only the log). It runs until its duration limit or
+//! them to [`stats::SinkStats`] and, if asked, writes MGEN log lines (`RECV`, and
+//! `ACCEPT`/`DISCONNECT` for TCP connections; a write error there is said once and ends
+//! only the log). It runs until its duration limit or
 //! SIGINT/SIGTERM/SIGHUP, then returns what it measured.
 
 pub mod mgen_log;
@@ -275,6 +276,13 @@ impl Sink {
             let token = self.next_token;
             self.next_token += 1;
             let local = stream.local_addr().unwrap_or(peer);
+            let now = self.unix_now();
+            self.write_log(mgen_log::connection_line(
+                now,
+                mgen_log::Connection::Accept,
+                &peer,
+                local.port(),
+            ));
             if self
                 .poll
                 .registry()
@@ -319,6 +327,13 @@ impl Sink {
         if open {
             self.conns.insert(token, conn);
         } else {
+            let now = self.unix_now();
+            self.write_log(mgen_log::connection_line(
+                now,
+                mgen_log::Connection::Disconnect,
+                &conn.peer,
+                conn.local.port(),
+            ));
             self.close(conn);
         }
     }
@@ -381,6 +396,11 @@ impl Sink {
             };
             self.write_log(mgen_log::recv_line(&r));
         }
+    }
+
+    /// The wall-clock time now, for log lines (from the monotonic clock, as `RECV` times).
+    fn unix_now(&self) -> u64 {
+        (monotonic_ns() as i128 + self.unix_offset).max(0) as u64
     }
 
     fn write_log(&mut self, line: String) {
@@ -450,5 +470,99 @@ mod tests {
             e.message
         );
         assert_eq!(bind_failure(a, "UDP", &errno(libc::ENOBUFS)).exit_code(), 1);
+    }
+
+    /// The MGEN log in a buffer the test reads after the run.
+    #[derive(Clone, Default)]
+    struct SharedLog(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for SharedLog {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A TCP connection is logged as MGEN's receiver logs it: `ACCEPT` when the sink takes
+    /// it, its `RECV`s, `DISCONNECT` when the sender closes it. The log had only `RECV`s.
+    #[test]
+    fn the_mgen_log_has_accept_and_disconnect_for_tcp() {
+        let listen: Vec<SocketAddr> =
+            vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()];
+        let bound = bind(&listen).unwrap();
+        let addrs = bound.addrs.clone();
+        let log = SharedLog::default();
+        let stop = Stop::manual();
+        let sink = {
+            let (stop, log) = (stop.clone(), log.clone());
+            std::thread::spawn(move || {
+                let config = SinkConfig {
+                    duration_ns: 5_000_000_000,
+                    window_ns: 1_000_000_000,
+                    mgen_log: Some(("test.log".into(), Box::new(log))),
+                };
+                run(config, bound, &stop).unwrap().stats.foreign
+            })
+        };
+        let mut srcs = Vec::new();
+        for (i, addr) in addrs.iter().enumerate() {
+            let mut client = std::net::TcpStream::connect(addr).unwrap();
+            srcs.push(client.local_addr().unwrap());
+            let mut msg = [0u8; 40];
+            let h = Header {
+                flow: i as u32 + 1,
+                seq: 0,
+                len: 40,
+                sent_ns: monotonic_ns(),
+                proto: Proto::Tcp,
+                run: 7,
+            };
+            h.emit(&mut msg);
+            client.write_all(&msg).unwrap();
+            drop(client);
+            // One connection at a time (the sink has logged its end, within 5 s), so the
+            // log's order is fixed.
+            let disconnects = |log: &SharedLog| {
+                String::from_utf8_lossy(&log.0.lock().unwrap())
+                    .matches(" DISCONNECT ")
+                    .count()
+            };
+            for _ in 0..500 {
+                if disconnects(&log) > i {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        stop.any.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(sink.join().unwrap(), 0, "foreign");
+        let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        // Time of day dropped: what each line says, in order.
+        let events: Vec<String> = text
+            .lines()
+            .map(|l| l.split_once(' ').unwrap().1.to_string())
+            .filter(|l| !l.starts_with("RECV") || l.contains("proto>TCP"))
+            .map(|l| l.split(" sent>").next().unwrap().to_string())
+            .collect();
+        let mut want = vec![format!("START dualbench {}", env!("CARGO_PKG_VERSION"))];
+        for a in &addrs {
+            want.push(format!("LISTEN proto>UDP port>{}", a.port()));
+            want.push(format!("LISTEN proto>TCP port>{}", a.port()));
+        }
+        for (i, (src, dst)) in srcs.iter().zip(&addrs).enumerate() {
+            let (s, d) = (format!("{}/{}", src.ip(), src.port()), dst.port());
+            want.push(format!("ACCEPT src>{s} dstPort>{d}"));
+            want.push(format!(
+                "RECV proto>TCP flow>{} seq>0 src>{s} dst>{}/{d}",
+                i + 1,
+                dst.ip()
+            ));
+            want.push(format!("DISCONNECT src>{s} dstPort>{d}"));
+        }
+        want.push("STOP".into());
+        assert_eq!(events, want);
     }
 }

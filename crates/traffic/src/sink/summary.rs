@@ -211,7 +211,11 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
     if t.messages > 0 {
         t.first_s = round6(first.saturating_sub(start_ns) as f64 / 1e9);
         t.last_s = round6(last.saturating_sub(start_ns) as f64 / 1e9);
-        t.rate_bps = Rates::of(&t.bytes, (covered_until - first as f64) / 1e9);
+        // A rate needs a flow with two messages: a lone message covers no time of its
+        // own, so flows of one message each have none (0), as one such flow has.
+        if accs.iter().any(|a| a.messages > 1) {
+            t.rate_bps = Rates::of(&t.bytes, (covered_until - first as f64) / 1e9);
+        }
         t.delay_us = Micros::of(&delay);
         t.jitter_us = Some(round3(jitter_sum / accs.len() as f64 / 1e3));
     }

@@ -177,3 +177,33 @@ fn a_groups_rate_is_its_flows_rates_summed_when_they_run_at_once() {
     let summary = summarize(&run_with(s), None);
     assert_eq!(summary.total.traffic.rate_bps.payload, 40_960.0);
 }
+
+/// Flows of one message each have no rate, as one such flow has none: two single messages
+/// 136 µs apart (two `COUNT 1` flows sent at once) made the total 11.8 Mbit/s while each
+/// flow read 0. A flow with messages to time keeps its rate with a lone one beside it.
+#[test]
+fn flows_of_one_message_have_no_rate_together_either() {
+    let a: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+    let b: SocketAddr = "[::1]:4001".parse().unwrap();
+    let mut s = SinkStats::new(START, 1_000_000_000);
+    steady(&mut s, a, 1, 0, 1);
+    let h = Header {
+        flow: 2,
+        seq: 0,
+        len: 512,
+        sent_ns: START,
+        proto: Proto::Udp,
+        run: 7,
+    };
+    s.record(Proto::Udp, b, b, &h, 512, START + 136_000);
+    let summary = summarize(&run_with(s), None);
+    assert_eq!(summary.total.traffic.messages, 2);
+    assert_eq!(summary.total.traffic.rate_bps, Rates::default());
+    assert_eq!(summary.flows[0].traffic.rate_bps, Rates::default());
+    let mut s = SinkStats::new(START, 1_000_000_000);
+    steady(&mut s, a, 1, 0, 20);
+    steady(&mut s, b, 2, 0, 1);
+    let summary = summarize(&run_with(s), None);
+    // 21 messages of 512 B over the 2 s the first flow covered.
+    assert_eq!(summary.total.traffic.rate_bps.payload, 43_008.0);
+}
