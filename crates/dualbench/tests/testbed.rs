@@ -260,9 +260,14 @@ fn status_pids(bed: &Bed) -> Vec<u32> {
         .collect()
 }
 
-/// Whether a state file's text records a started service (a pid that is not null).
+/// Whether a state file's text records a started process (a service or wire whose pid
+/// is filled in; the `builder`'s pid is the `up`'s own).
 fn service_running(json: &str) -> bool {
-    json.contains("\"pid\": ") && !json.contains("\"pid\": null")
+    serde_json::from_str::<serde_json::Value>(json).is_ok_and(|state| {
+        state["objects"]
+            .as_array()
+            .is_some_and(|objects| objects.iter().any(|o| o["pid"].is_u64()))
+    })
 }
 
 /// Completed requests per family (IPv4, IPv6) from `dualbench run` output: the

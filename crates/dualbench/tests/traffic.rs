@@ -728,12 +728,16 @@ fn the_testbed_profile_aims_at_the_congestion_testbeds_receivers() {
         .filter_map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
             let node = w.get(2)?.strip_prefix("db-congestion-")?;
-            (w.get(3..5)? == ["addr", "add"] && node.starts_with("recv")).then(|| {
-                (
-                    node.to_string(),
-                    w[5].split('/').next().unwrap().to_string(),
-                )
-            })
+            // (each interface's link-local `fe80::N` is no address to aim at)
+            let link_local = w.get(5)?.starts_with("fe80:");
+            (w.get(3..5)? == ["addr", "add"] && node.starts_with("recv") && !link_local).then(
+                || {
+                    (
+                        node.to_string(),
+                        w[5].split('/').next().unwrap().to_string(),
+                    )
+                },
+            )
         })
         .collect();
     assert_eq!(receivers.len(), 8, "{plan}");

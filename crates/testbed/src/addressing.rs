@@ -1,7 +1,8 @@
 //! Every name and address in a testbed, derived from numbers alone (docs/testbed.md has
 //! the scheme): node N on subnet S has IPv4 `198.18.0.0 + 256·S + N` (a /24 per subnet,
 //! spilling into 198.19.x.y past subnet 255) and IPv6 `2001:2:0:S::N` (a /64 per subnet),
-//! where S and N are written with the same decimal digits in both families. A link's
+//! where S and N are written with the same decimal digits in both families, and the IPv6
+//! link-local address `fe80::N` on every link. A link's
 //! subnet is its own number, except that all links of a switch share the subnet of the
 //! switch's first link. The interface of link L is `ethL` in every namespace.
 
@@ -59,6 +60,16 @@ pub fn v6(subnet: u32, node: u32) -> Ipv6Addr {
     )
 }
 
+/// IPv6 link-local address of node `node` on every link: `fe80::N`. The testbed sets
+/// these instead of the kernel's (from random MACs) so routes can name them: an IPv6
+/// router asks neighbours from its link-local address, and a host whose next hop is that
+/// address learns it from the question, as an IPv4 host learns its gateway from an ARP
+/// request. A next hop at the router's global address needed a neighbour solicitation of
+/// its own, a round trip IPv4 never pays, before the first reply could go back.
+pub fn link_local(node: u32) -> Ipv6Addr {
+    Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, same_digits(node))
+}
+
 /// The subnet's networks: `198.18.S.0/24` and `2001:2:0:S::/64`.
 pub fn v4_network(subnet: u32) -> String {
     format!("{}/{V4_PREFIX_LEN}", v4(subnet, 0))
@@ -76,6 +87,9 @@ pub struct Interface {
     pub subnet: u32,
     pub v4: Option<Ipv4Addr>,
     pub v6: Option<Ipv6Addr>,
+    /// The IPv6 link-local address (`fe80::N`, the same on every link of node N).
+    #[serde(default)]
+    pub link_local: Option<Ipv6Addr>,
 }
 
 /// The subnet of every link, in link order.
@@ -110,6 +124,7 @@ pub fn interfaces(topology: &Topology) -> Vec<Vec<Interface>> {
                 subnet,
                 v4: addressed.then(|| v4(subnet, node.number)),
                 v6: addressed.then(|| v6(subnet, node.number)),
+                link_local: addressed.then(|| link_local(node.number)),
             });
         }
     }
@@ -131,6 +146,8 @@ mod tests {
         assert_eq!(v6(300, 250).to_string(), "2001:2:0:300::250");
         assert_eq!(v4_network(511), "198.19.255.0/24");
         assert_eq!(v6_network(7), "2001:2:0:7::/64");
+        assert_eq!(link_local(3).to_string(), "fe80::3");
+        assert_eq!(link_local(250).to_string(), "fe80::250");
     }
 
     #[test]

@@ -461,6 +461,7 @@ mod tests {
             topology_file: "lab.toml".into(),
             created_unix_ns: 0,
             complete: false,
+            builder: None,
             layout,
             objects: Vec::new(),
         };

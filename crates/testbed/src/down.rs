@@ -2,7 +2,8 @@
 //! only if its start time still matches (never a reused pid), then any process still inside
 //! one of our recorded namespaces (found by namespace identity, never by name) — then the
 //! hosts files, then the namespaces by their exact recorded names (their veths, bridges and
-//! qdiscs go with them). Whatever could not be removed stays in the state file.
+//! qdiscs go with them). Whatever could not be removed stays in the state file. An `up`
+//! still building the testbed is interrupted first, and rolls back itself.
 //!
 //! A state file that cannot be read lists nothing; [`down_unreadable`] then removes what
 //! the naming scheme gives the testbed alone: namespaces `db-<testbed>-<node>` (a node name
@@ -19,6 +20,38 @@ use std::time::Duration;
 
 /// How long services get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
+
+/// How long [`down_any`] waits for an `up` it interrupted to roll back (its services get
+/// [`GRACE`] there).
+const BUILDER_LIMIT: Duration = Duration::from_secs(15);
+
+/// Tear down the testbed of `state`, also one whose `up` still runs: that `up` is
+/// interrupted (SIGTERM, as Ctrl-C would) and rolls back what it made, then whatever is
+/// left goes; its pid is returned. Removing the testbed under a running `up` left two
+/// removers racing, and `up` blaming the services this stopped ("service 'web' on b
+/// exited at once (signal: 15 (SIGTERM))") or its own cleanup ("cannot remove
+/// .../state.json").
+pub fn down_any(state: StateFile) -> Result<Option<u32>> {
+    let Some(pid) = state.state.building() else {
+        return down(state, false).map(|()| None);
+    };
+    let (name, dir) = (state.state.testbed.clone(), state.dir.clone());
+    // SIGCONT too, in case it was suspended (Ctrl-Z): it could not roll back until resumed.
+    procs::signal(pid, libc::SIGTERM);
+    procs::signal(pid, libc::SIGCONT);
+    if !procs::wait_gone(&[pid], BUILDER_LIMIT).is_empty() {
+        return Err(Failure::runtime(format!(
+            "testbed '{name}' is still being built by `up` (pid {pid}), which did not end within {}s of SIGTERM: end it (`kill -KILL {pid}`), then run `down` again",
+            BUILDER_LIMIT.as_secs()
+        )));
+    }
+    if StateFile::exists(&dir) {
+        down(StateFile::load(&dir)?, false)?;
+    } else if state::is_leftover(&dir) {
+        state::remove_leftover(&dir)?;
+    }
+    Ok(Some(pid))
+}
 
 /// Tear down the testbed of `state`. On success the state directory is gone too, or, with
 /// `keep_logs` (a failed `up` rolling back), everything but its logs.

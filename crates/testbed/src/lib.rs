@@ -127,10 +127,21 @@ pub fn main(cli: TestbedCli) -> Result<()> {
             }
             let dir = resolve(&which)?;
             match state::read(&dir)? {
-                Loaded::Good(file) => down::down(*file, false),
+                Loaded::Good(file) => down_testbed(*file),
                 Loaded::Corrupt(why) => down_unreadable(&which, &dir, &why),
             }
         }
+    }
+}
+
+/// `down` of a testbed; one whose `up` still runs is stopped first (see [`down::down_any`]).
+fn down_testbed(file: StateFile) -> Result<()> {
+    let name = file.state.testbed.clone();
+    match down::down_any(file)? {
+        None => Ok(()),
+        Some(pid) => print(&format!(
+            "stopped the `up` that was still building testbed '{name}' (pid {pid}) and removed what it had made\n"
+        )),
     }
 }
 
@@ -344,10 +355,12 @@ fn up(mut args: UpArgs) -> Result<()> {
         return print(&plan::render(&plan, &state_dir));
     }
     if StateFile::exists(&state_dir) {
-        return Err(Failure::usage(format!(
-            "testbed '{name}' is already up (state in {}): run `dualbench testbed down --name {name}{}` first",
-            state_dir.display(),
-            state_dir_flag(&args.which.state_dir)
+        let there = StateFile::load(&state_dir).ok().map(|f| f.state);
+        return Err(Failure::usage(already_there(
+            there.as_ref(),
+            &name,
+            &state_dir,
+            &args.which.state_dir,
         )));
     }
     refuse_strangers(&plan, &args.which.state_dir)?;
@@ -368,14 +381,44 @@ fn up(mut args: UpArgs) -> Result<()> {
     print(&out)
 }
 
+/// Why `up` of testbed `name` is refused when its state file exists, in the words for what
+/// is there: a testbed that is up, one another `up` is still building (that `up` is told
+/// apart from a dead one by its recorded pid and start time), or what a killed `up` left.
+/// Each used to be "already up", also a half-built testbed whose `up` had been killed.
+fn already_there(there: Option<&State>, name: &str, dir: &Path, root: &Path) -> String {
+    let down = format!(
+        "`dualbench testbed down --name {name}{}`",
+        state_dir_flag(root)
+    );
+    let dir = dir.display();
+    match there {
+        Some(s) if s.complete => {
+            format!("testbed '{name}' is already up (state in {dir}): run {down} first")
+        }
+        Some(s) => match s.building() {
+            Some(pid) => format!(
+                "testbed '{name}' is being built by another `up` (pid {pid}; state in {dir}): wait for it, or stop it and remove what it made with {down}"
+            ),
+            None => format!(
+                "testbed '{name}' is left half-built by an `up` that never finished (state in {dir}): run {down} first"
+            ),
+        },
+        None => format!(
+            "testbed '{name}' already has a state file in {dir}, which cannot be read: run {down} first"
+        ),
+    }
+}
+
 /// Apply the plan with a fresh state file; on failure or interruption, roll back.
 fn build(plan: &plan::Plan, args: &UpArgs, state_dir: &Path) -> Result<()> {
     let name = &plan.layout.testbed;
     let state = State {
         testbed: name.clone(),
-        topology_file: args.file.clone(),
+        // Absolute, so `status` run from another directory names the file that was read.
+        topology_file: std::path::absolute(&args.file).unwrap_or_else(|_| args.file.clone()),
         created_unix_ns: clock::unix_ns(),
         complete: false,
+        builder: Some(state::Builder::this()),
         layout: plan.layout.clone(),
         objects: Vec::new(),
     };
@@ -611,10 +654,17 @@ fn show_status(which: &Which) -> Result<()> {
                 .iter()
                 .map(|l| read_stats(l.wire_stats.as_deref()))
                 .collect(),
+            builder_running: file.state.building(),
         };
     print(&status::render(&file.state, &live))?;
     let problems = status::problems(&file.state, &live);
     let name = &file.state.testbed;
+    if let Some(pid) = live.builder_running {
+        return Err(Failure::runtime(format!(
+            "testbed '{name}' is incomplete: its `up` (pid {pid}) is still building it; wait for it, or stop it and remove what it made with `dualbench testbed down --name {name}{}`",
+            state_dir_flag(&which.state_dir)
+        )));
+    }
     if !file.state.complete {
         return Err(Failure::runtime(format!(
             "testbed '{name}' is incomplete: its `up` never finished (it was killed, or still runs); once it no longer runs, take the testbed down (`dualbench testbed down --name {name}{}`) and bring it up again",
@@ -727,6 +777,51 @@ fn no_such_node(layout: &plan::Layout, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second `up` of a testbed whose first `up` was killed half-way said it was
+    /// "already up"; and of one whose first `up` still ran, too.
+    #[test]
+    fn up_of_a_testbed_that_is_there_says_in_what_state() {
+        let layout = plan::Layout {
+            testbed: "lab".into(),
+            nodes: Vec::new(),
+            links: Vec::new(),
+            services: Vec::new(),
+            hosts_file: String::new(),
+        };
+        let mut state = State {
+            testbed: "lab".into(),
+            topology_file: "lab.toml".into(),
+            created_unix_ns: 0,
+            complete: true,
+            builder: Some(state::Builder::this()),
+            layout,
+            objects: Vec::new(),
+        };
+        let (dir, root) = (Path::new("/tmp/st/lab"), Path::new("/tmp/st"));
+        let said = |s: Option<&State>| already_there(s, "lab", dir, root);
+        assert_eq!(
+            said(Some(&state)),
+            "testbed 'lab' is already up (state in /tmp/st/lab): run `dualbench testbed down --name lab --state-dir /tmp/st` first"
+        );
+        state.complete = false;
+        assert_eq!(
+            said(Some(&state)),
+            format!(
+                "testbed 'lab' is being built by another `up` (pid {}; state in /tmp/st/lab): wait for it, or stop it and remove what it made with `dualbench testbed down --name lab --state-dir /tmp/st`",
+                std::process::id()
+            )
+        );
+        state.builder = None;
+        assert_eq!(
+            said(Some(&state)),
+            "testbed 'lab' is left half-built by an `up` that never finished (state in /tmp/st/lab): run `dualbench testbed down --name lab --state-dir /tmp/st` first"
+        );
+        assert_eq!(
+            said(None),
+            "testbed 'lab' already has a state file in /tmp/st/lab, which cannot be read: run `dualbench testbed down --name lab --state-dir /tmp/st` first"
+        );
+    }
 
     #[test]
     fn the_state_dir_in_a_hint_is_one_shell_word() {

@@ -63,10 +63,12 @@ pub enum Op {
         ns: String,
         args: Vec<String>,
     },
+    /// A static route; `device` names the interface, which a link-local `via` needs.
     AddRoute {
         ns: String,
         network: String,
         via: IpAddr,
+        device: Option<String>,
     },
     WriteHosts {
         ns: String,
@@ -176,16 +178,27 @@ impl Op {
             }
             Op::LinkUp { ns, device } => strings(&["ip", "-n", ns, "link", "set", device, "up"]),
             Op::Tc { ns, args } => [strings(&["tc", "-n", ns]), args.clone()].concat(),
-            Op::AddRoute { ns, network, via } => strings(&[
-                "ip",
-                "-n",
+            Op::AddRoute {
                 ns,
-                "route",
-                "add",
                 network,
-                "via",
-                &via.to_string(),
-            ]),
+                via,
+                device,
+            } => {
+                let mut argv = strings(&[
+                    "ip",
+                    "-n",
+                    ns,
+                    "route",
+                    "add",
+                    network,
+                    "via",
+                    &via.to_string(),
+                ]);
+                if let Some(device) = device {
+                    argv.extend(strings(&["dev", device]));
+                }
+                argv
+            }
             Op::WriteHosts { ns, .. } => strings(&[
                 "write",
                 &etc_netns_dir(ns).join("hosts").display().to_string(),

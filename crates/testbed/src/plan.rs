@@ -215,8 +215,10 @@ fn sysctl(ns: &str, key: &str, value: &str) -> Op {
     }
 }
 
-/// DAD off everywhere addresses live; forwarding on in routers; no IPv6 at all in the
-/// layer-2 namespaces (switches, wires), so they send nothing of their own onto links.
+/// DAD off everywhere addresses live, and no link-local address of the kernel's making
+/// there (each interface gets `fe80::N`, see [`addressing::link_local`]); forwarding on in
+/// routers; no IPv6 at all in the layer-2 namespaces (switches, wires), so they send
+/// nothing of their own onto links.
 /// Each node's own sysctls (its `sysctl` table) follow the testbed's in its namespace.
 fn sysctls(layout: &Layout, ops: &mut Vec<Op>) {
     for node in &layout.nodes {
@@ -227,6 +229,7 @@ fn sysctls(layout: &Layout, ops: &mut Vec<Op>) {
         } else {
             ops.push(sysctl(ns, "net.ipv6.conf.all.accept_dad", "0"));
             ops.push(sysctl(ns, "net.ipv6.conf.default.accept_dad", "0"));
+            ops.push(sysctl(ns, "net.ipv6.conf.default.addr_gen_mode", "1"));
         }
         if node.kind == NodeKind::Router {
             ops.push(sysctl(ns, "net.ipv4.ip_forward", "1"));
@@ -331,7 +334,7 @@ fn first_link_of(layout: &Layout, node: &str) -> u32 {
 fn addresses_and_up(layout: &Layout, ops: &mut Vec<Op>) {
     for node in layout.nodes.iter().filter(|n| n.kind != NodeKind::Switch) {
         for i in &node.interfaces {
-            let (Some(v4), Some(v6)) = (i.v4, i.v6) else {
+            let (Some(v4), Some(v6), Some(ll)) = (i.v4, i.v6, i.link_local) else {
                 continue;
             };
             let ns = node.namespace.clone();
@@ -342,9 +345,15 @@ fn addresses_and_up(layout: &Layout, ops: &mut Vec<Op>) {
                 nodad: false,
             });
             ops.push(Op::AddAddress {
-                ns,
+                ns: ns.clone(),
                 device: i.device.clone(),
                 address: format!("{v6}/{}", addressing::V6_PREFIX_LEN),
+                nodad: true,
+            });
+            ops.push(Op::AddAddress {
+                ns,
+                device: i.device.clone(),
+                address: format!("{ll}/{}", addressing::V6_PREFIX_LEN),
                 nodad: true,
             });
         }
@@ -411,6 +420,7 @@ fn route_ops(topology: &Topology, layout: &Layout, ops: &mut Vec<Op>) {
                 ns: node.namespace.clone(),
                 network: addressing::v4_network(r.subnet),
                 via: IpAddr::V4(r.via_v4),
+                device: None,
             });
         }
         for r in &routes {
@@ -418,6 +428,7 @@ fn route_ops(topology: &Topology, layout: &Layout, ops: &mut Vec<Op>) {
                 ns: node.namespace.clone(),
                 network: addressing::v6_network(r.subnet),
                 via: IpAddr::V6(r.via_v6),
+                device: Some(r.device.clone()),
             });
         }
     }

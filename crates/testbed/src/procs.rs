@@ -67,7 +67,8 @@ pub fn pids_in(ns: &str) -> Vec<u32> {
         .collect()
 }
 
-fn signal(pid: u32, sig: libc::c_int) {
+/// Send `sig` to `pid` (one we identified by pid and start time).
+pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill(2) with a pid we identified; failure (already gone) is harmless.
     unsafe { libc::kill(pid as libc::pid_t, sig) };
 }
@@ -85,7 +86,8 @@ pub fn stop(pids: &[u32], grace: Duration) -> Vec<u32> {
     wait_gone(&left, Duration::from_secs(1))
 }
 
-fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
+/// Wait up to `limit` for every pid to end; the pids still running then.
+pub fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
     let start = Instant::now();
     loop {
         let left: Vec<u32> = pids.iter().copied().filter(|&p| is_running(p)).collect();

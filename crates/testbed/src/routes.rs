@@ -1,29 +1,38 @@
 //! Static routes for both families: for every host and router, the next hop towards every
 //! subnet it is not on, by breadth-first search over subnets where only routers forward.
-//! Pure: the same topology always gives the same routes in the same order.
+//! The IPv6 next hop is the neighbour's link-local address (`fe80::N`, so the interface
+//! is named too), the address it sends its neighbour solicitations from: see
+//! [`crate::addressing::link_local`]. Pure: the same topology always gives the same routes
+//! in the same order.
 
 use crate::addressing::Interface;
 use crate::model::{NodeKind, Topology};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// "To reach subnet S, send to this neighbour" (the neighbour's addresses on a shared subnet).
+/// "To reach subnet S, send to this neighbour through this interface" (the neighbour's
+/// IPv4 address and IPv6 link-local address on a shared subnet).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub subnet: u32,
     pub via_v4: Ipv4Addr,
     pub via_v6: Ipv6Addr,
+    pub device: String,
 }
 
-type Hop = (Ipv4Addr, Ipv6Addr);
+/// A neighbour's IPv4 and IPv6 link-local addresses, and our interface towards it.
+type Hop = (Ipv4Addr, Ipv6Addr, String);
+
+/// A member of a subnet: its IPv4 and IPv6 link-local addresses there.
+type Member = (usize, (Ipv4Addr, Ipv6Addr));
 
 /// The addressed members of each subnet: (node index, its addresses there), in link order.
-fn members(interfaces: &[Vec<Interface>]) -> BTreeMap<u32, Vec<(usize, Hop)>> {
-    let mut members: BTreeMap<u32, Vec<(usize, Hop)>> = BTreeMap::new();
+fn members(interfaces: &[Vec<Interface>]) -> BTreeMap<u32, Vec<Member>> {
+    let mut members: BTreeMap<u32, Vec<Member>> = BTreeMap::new();
     for (node, ifaces) in interfaces.iter().enumerate() {
         for i in ifaces {
-            if let (Some(v4), Some(v6)) = (i.v4, i.v6) {
-                members.entry(i.subnet).or_default().push((node, (v4, v6)));
+            if let (Some(v4), Some(ll)) = (i.v4, i.link_local) {
+                members.entry(i.subnet).or_default().push((node, (v4, ll)));
             }
         }
     }
@@ -51,17 +60,17 @@ fn routes_from(
     source: usize,
     topology: &Topology,
     interfaces: &[Vec<Interface>],
-    members: &BTreeMap<u32, Vec<(usize, Hop)>>,
+    members: &BTreeMap<u32, Vec<Member>>,
 ) -> Vec<Route> {
     let mut seen_subnet: Vec<u32> = subnets_of(source, interfaces);
     let mut seen_node = vec![false; topology.nodes.len()];
     seen_node[source] = true;
     let mut queue: VecDeque<(usize, Hop)> = VecDeque::new();
-    for subnet in seen_subnet.clone() {
-        for &(node, hop) in members.get(&subnet).into_iter().flatten() {
+    for i in &interfaces[source] {
+        for &(node, (v4, ll)) in members.get(&i.subnet).into_iter().flatten() {
             if !seen_node[node] && topology.nodes[node].kind == NodeKind::Router {
                 seen_node[node] = true;
-                queue.push_back((node, hop));
+                queue.push_back((node, (v4, ll, i.device.clone())));
             }
         }
     }
@@ -76,11 +85,12 @@ fn routes_from(
                 subnet,
                 via_v4: hop.0,
                 via_v6: hop.1,
+                device: hop.2.clone(),
             });
             for &(node, _) in members.get(&subnet).into_iter().flatten() {
                 if !seen_node[node] && topology.nodes[node].kind == NodeKind::Router {
                     seen_node[node] = true;
-                    queue.push_back((node, hop));
+                    queue.push_back((node, hop.clone()));
                 }
             }
         }
@@ -106,29 +116,29 @@ mod tests {
         let show = |n: usize| -> Vec<String> {
             all[n]
                 .iter()
-                .map(|r| format!("{} via {}", r.subnet, r.via_v6))
+                .map(|r| format!("{} via {} dev {}", r.subnet, r.via_v6, r.device))
                 .collect()
         };
         // c (node 1) goes through r1 (node 4) for everything.
         assert_eq!(
             show(0),
             [
-                "2 via 2001:2:0:1::4",
-                "4 via 2001:2:0:1::4",
-                "3 via 2001:2:0:1::4"
+                "2 via fe80::4 dev eth1",
+                "4 via fe80::4 dev eth1",
+                "3 via fe80::4 dev eth1"
             ]
         );
         // s reaches everything through r2 (node 5).
         assert_eq!(
             show(1),
             [
-                "2 via 2001:2:0:3::5",
-                "1 via 2001:2:0:3::5",
-                "4 via 2001:2:0:3::5"
+                "2 via fe80::5 dev eth3",
+                "1 via fe80::5 dev eth3",
+                "4 via fe80::5 dev eth3"
             ]
         );
         // r1 needs a route only to subnet 3, through r2.
-        assert_eq!(show(3), ["3 via 2001:2:0:2::5"]);
+        assert_eq!(show(3), ["3 via fe80::5 dev eth2"]);
         assert_eq!(all[3][0].via_v4, Ipv4Addr::new(198, 18, 2, 5));
     }
 

@@ -34,6 +34,31 @@ pub enum Object {
     },
 }
 
+/// The `up` process building a testbed, named exactly (pid and start time, as a service).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Builder {
+    pub pid: u32,
+    pub start_time: Option<u64>,
+}
+
+impl Builder {
+    /// This process.
+    pub fn this() -> Builder {
+        let pid = std::process::id();
+        Builder {
+            pid,
+            start_time: crate::procs::start_time(pid),
+        }
+    }
+
+    /// Whether it is still the same process, running.
+    pub fn is_running(&self) -> bool {
+        crate::procs::is_running(self.pid)
+            && self.start_time.is_some()
+            && crate::procs::start_time(self.pid) == self.start_time
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     pub testbed: String,
@@ -41,8 +66,20 @@ pub struct State {
     pub created_unix_ns: u64,
     /// True once `up` finished every step.
     pub complete: bool,
+    /// The `up` that builds it (absent from state files of older versions).
+    #[serde(default)]
+    pub builder: Option<Builder>,
     pub layout: Layout,
     pub objects: Vec<Object>,
+}
+
+impl State {
+    /// The pid of the `up` still building this testbed, if it is incomplete and that `up`
+    /// still runs.
+    pub fn building(&self) -> Option<u32> {
+        let builder = self.builder.filter(|b| !self.complete && b.is_running())?;
+        Some(builder.pid)
+    }
 }
 
 /// A state file on disk and its contents in memory, kept in step.
@@ -295,6 +332,7 @@ mod tests {
             topology_file: "lab.toml".into(),
             created_unix_ns: 0,
             complete: false,
+            builder: None,
             layout: Layout {
                 testbed: "lab".into(),
                 nodes: Vec::new(),

@@ -18,6 +18,8 @@ pub struct Liveness {
     pub process_running: Vec<bool>,
     /// Per link (in layout order): the wire emulator's last stats file, if any.
     pub wire_stats: Vec<Option<serde_json::Value>>,
+    /// The pid of the `up` still building an incomplete testbed, if it runs.
+    pub builder_running: Option<u32>,
 }
 
 /// One direction's shaping in words: `rate 100mbit (htb), queue 100p (pfifo), delay 40ms (wire)`.
@@ -135,7 +137,9 @@ pub fn render(state: &State, live: &Liveness) -> String {
     let l = &state.layout;
     let mut out = String::new();
     let found = problems(state, live);
-    let progress = if !state.complete {
+    let progress = if let (false, Some(pid)) = (state.complete, live.builder_running) {
+        format!("INCOMPLETE (still being built by `up`, pid {pid})")
+    } else if !state.complete {
         "INCOMPLETE (build was interrupted or failed: run down)".to_string()
     } else if found.is_empty() {
         "up".to_string()
@@ -388,9 +392,34 @@ mod tests {
             topology_file: "lab.toml".into(),
             created_unix_ns: 0,
             complete: true,
+            builder: None,
             layout,
             objects,
         }
+    }
+
+    /// While `up` still ran, the report's first line told the user the build "was
+    /// interrupted or failed: run down", and its last line to wait for it.
+    #[test]
+    fn an_incomplete_testbed_whose_up_still_runs_says_so() {
+        let mut state = built();
+        state.complete = false;
+        let mut live = Liveness {
+            namespace_exists: vec![true, true],
+            process_running: vec![true],
+            wire_stats: vec![None],
+            builder_running: Some(4242),
+        };
+        let first = |live: &Liveness| render(&state, live).lines().next().unwrap().to_string();
+        assert_eq!(
+            first(&live),
+            "testbed lab from lab.toml: INCOMPLETE (still being built by `up`, pid 4242)"
+        );
+        live.builder_running = None;
+        assert_eq!(
+            first(&live),
+            "testbed lab from lab.toml: INCOMPLETE (build was interrupted or failed: run down)"
+        );
     }
 
     #[test]
@@ -400,6 +429,7 @@ mod tests {
             namespace_exists: vec![a, b],
             process_running: vec![web],
             wire_stats: vec![None],
+            builder_running: None,
         };
         let healthy = render(&state, &live(true, true, true));
         assert!(
@@ -436,6 +466,7 @@ mod tests {
             namespace_exists: vec![true, true],
             process_running: vec![true],
             wire_stats: vec![None],
+            builder_running: None,
         };
         let text = render(&built(), &live);
         assert!(

@@ -1,0 +1,260 @@
+//! Testbeds built for real (root, and the `dualbench` binary: `DUALBENCH_BIN`, else the
+//! workspace's release build): what `up` leaves must work at once in both families, and
+//! the first exchange between two hosts must cost IPv6 no more than IPv4. Each testbed has
+//! a name of this process's own and a private state directory, and is taken down by the
+//! test that made it. Without root, or without a binary, the tests say so and pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid(2) has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The binary under test, if there is one.
+fn binary() -> Option<PathBuf> {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/dualbench");
+    std::env::var_os("DUALBENCH_BIN")
+        .map(PathBuf::from)
+        .or(Some(built))
+        .filter(|p| p.is_file())
+}
+
+/// A testbed of this process: its name, state root and topology file.
+struct Bed {
+    bin: PathBuf,
+    name: String,
+    root: PathBuf,
+}
+
+impl Bed {
+    fn new(bin: PathBuf, tag: &str, topology: &str) -> Bed {
+        // `DUALBENCH_TEST_PREFIX` (a few lowercase letters or digits) starts every name, so
+        // that several people testing on one machine can tell their testbeds apart.
+        let prefix = std::env::var("DUALBENCH_TEST_PREFIX").unwrap_or_default();
+        let name = format!("{prefix}{tag}{}", std::process::id() % 100_000);
+        let root = std::env::temp_dir().join(format!("{prefix}dualbench-testbed-live-{name}"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("topology.toml"), topology).unwrap();
+        Bed { bin, name, root }
+    }
+
+    fn testbed(&self, sub: &str) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.args(["testbed", sub, "--name", &self.name, "--state-dir"])
+            .arg(&self.root);
+        c
+    }
+
+    #[track_caller]
+    fn up(&self) {
+        // A relative file name, as users type it.
+        let out = self
+            .testbed("up")
+            .arg("topology.toml")
+            .current_dir(&self.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "up failed: {}", text(&out.stderr));
+    }
+
+    /// `ip ARGS` in node `node`'s namespace: its standard output.
+    fn ip(&self, node: &str, args: &[&str]) -> String {
+        let out = Command::new("ip")
+            .args(["-n", &format!("db-{}-{node}", self.name)])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "ip {args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    }
+
+    /// The round-trip time (ms) of one ping from `node` to `address`, answered within 3 s.
+    #[track_caller]
+    fn first_ping_ms(&self, node: &str, family: &str, address: &str) -> f64 {
+        let out = self
+            .testbed("exec")
+            .args([node, "ping", family, "-n", "-c", "1", "-W", "3", address])
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "ping {family} {address}: {stdout}");
+        let time = stdout
+            .split_once("time=")
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .and_then(|t| t.parse().ok());
+        time.unwrap_or_else(|| panic!("no time in {stdout}"))
+    }
+
+    /// The namespaces named for this testbed that exist.
+    fn namespaces(&self) -> Vec<String> {
+        let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        let prefix = format!("db-{}-", self.name);
+        text(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|ns| ns.starts_with(&prefix))
+            .map(String::from)
+            .collect()
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        let _ = self.testbed("down").output();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// client — r1 — server; the r1 — server link delays each frame by `delay_ms` each way.
+fn routed(delay_ms: u32) -> String {
+    format!(
+        "[[host]]\nname = \"client\"\n[[host]]\nname = \"server\"\n[[router]]\nname = \"r1\"\n\
+         [[link]]\na = \"client\"\nb = \"r1\"\n\
+         [[link]]\na = \"r1\"\nb = \"server\"\ndelay = \"{delay_ms}ms\"\n"
+    )
+}
+
+/// The first IPv6 ping across a router used to take one round trip of the far link more
+/// than the first IPv4 one (240 ms against 160 ms on `wan.toml`): the router asked the
+/// server for its address from its kernel-made link-local address, while the server's
+/// route back named the router's global address, for which it had to ask again before it
+/// could answer. IPv4's ARP request names the very gateway address the reply goes to.
+/// Routes now go via the router's `fe80::N`, the address it asks from.
+#[test]
+fn after_up_no_address_is_tentative_and_ipv6_pays_no_more_than_ipv4_for_a_first_packet() {
+    let Some(bin) = binary().filter(|_| is_root()) else {
+        eprintln!("skipped: needs root and the dualbench binary (DUALBENCH_BIN)");
+        return;
+    };
+    let bed = Bed::new(bin, "lv", &routed(40));
+    bed.up();
+    for node in ["client", "server", "r1"] {
+        assert_eq!(
+            bed.ip(node, &["-6", "addr", "show", "tentative"]),
+            "",
+            "{node}"
+        );
+    }
+    // `status` from another directory names the file that was read (it used to say
+    // `from topology.toml`, relative to wherever `up` ran).
+    let status = bed.testbed("status").current_dir("/").output().unwrap();
+    let head = format!(
+        "testbed {} from {}/topology.toml: up",
+        bed.name,
+        bed.root.display()
+    );
+    assert_eq!(text(&status.stdout).lines().next(), Some(head.as_str()));
+    // Each family's first packet: a neighbour exchange on each link (80 ms on the far
+    // one), then the echo (80 ms there and back).
+    let v4 = bed.first_ping_ms("client", "-4", "198.18.2.2");
+    let v6 = bed.first_ping_ms("client", "-6", "2001:2:0:2::2");
+    // The server learned r1 under the one IPv6 address its route names.
+    let server_v6_neighbours = bed.ip("server", &["-6", "neigh", "show", "dev", "eth2"]);
+    let addresses: Vec<&str> = server_v6_neighbours
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(addresses, ["fe80::3"], "{server_v6_neighbours}");
+    for (family, ms) in [("IPv4", v4), ("IPv6", v6)] {
+        assert!(
+            (150.0..200.0).contains(&ms),
+            "{family} first ping took {ms} ms, not 160"
+        );
+    }
+    let out = bed.testbed("down").output().unwrap();
+    assert!(out.status.success(), "down failed: {}", text(&out.stderr));
+    assert_eq!(bed.namespaces(), Vec::<String>::new());
+}
+
+/// `down` while `up` still ran (here: waiting for a service that never listens) removed
+/// the testbed under it: `up` then blamed the service `down` had stopped ("service 'web'
+/// on b exited at once (signal: 15 (SIGTERM))"), or failed its own cleanup ("cleanup
+/// failed too: cannot remove .../state.json: No such file or directory"). `down` now
+/// interrupts that `up`, which rolls back, and says so; `status` meanwhile says that `up`
+/// still builds the testbed.
+#[test]
+fn down_during_up_interrupts_the_up_and_says_so() {
+    let Some(bin) = binary().filter(|_| is_root()) else {
+        eprintln!("skipped: needs root and the dualbench binary (DUALBENCH_BIN)");
+        return;
+    };
+    let topology = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n\
+                    [[service]]\nhost = \"b\"\nname = \"web\"\ncommand = [\"sleep\", \"20\"]\nready = 8080\n";
+    let bed = Bed::new(bin, "ld", topology);
+    let up = bed
+        .testbed("up")
+        .arg(bed.root.join("topology.toml"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let state = bed.root.join(&bed.name).join("state.json");
+    let service_started = || {
+        let json = std::fs::read_to_string(&state).unwrap_or_default();
+        let state: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        let objects = state["objects"].as_array().cloned().unwrap_or_default();
+        objects
+            .iter()
+            .any(|o| o["kind"] == "process" && o["pid"].is_u64())
+    };
+    let started = (0..500).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        service_started()
+    });
+    assert!(started, "the service never started");
+    let root = bed.root.display().to_string();
+    let status = bed.testbed("status").output().unwrap();
+    assert_eq!(status.status.code(), Some(1));
+    assert_eq!(
+        text(&status.stdout).lines().next(),
+        Some(
+            format!(
+                "testbed {} from {root}/topology.toml: INCOMPLETE (still being built by `up`, pid {})",
+                bed.name,
+                up.id()
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        text(&status.stderr),
+        format!(
+            "dualbench: testbed '{n}' is incomplete: its `up` (pid {p}) is still building it; wait for it, or stop it and remove what it made with `dualbench testbed down --name {n} --state-dir {root}`\n",
+            n = bed.name,
+            p = up.id()
+        )
+    );
+    let down = bed.testbed("down").output().unwrap();
+    let up_pid = up.id();
+    let up = up.wait_with_output().unwrap();
+    assert_eq!(
+        (down.status.code(), text(&down.stdout), text(&down.stderr)),
+        (
+            Some(0),
+            format!(
+                "stopped the `up` that was still building testbed '{}' (pid {up_pid}) and removed what it had made\n",
+                bed.name
+            ),
+            String::new()
+        )
+    );
+    assert_eq!(up.status.code(), Some(1));
+    assert_eq!(
+        text(&up.stderr),
+        format!(
+            "dualbench: building testbed '{n}': interrupted by SIGTERM (everything made so far is removed; the logs are in {root}/{n}/logs, which `dualbench testbed down --name {n} --state-dir {root}` removes)\n",
+            n = bed.name
+        )
+    );
+    assert_eq!(bed.namespaces(), Vec::<String>::new());
+    assert!(
+        !bed.root.join(&bed.name).exists(),
+        "the state directory is left"
+    );
+}
