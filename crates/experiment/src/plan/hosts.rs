@@ -1,10 +1,12 @@
 //! The testbed hosts a plan names — `client`, `server`, and the HOST of every
-//! `dualbench testbed exec … HOST --` in `setup`, `services` and `background` — checked
-//! against the plan's topology when the plan is loaded, so a misspelt host is refused
-//! before any run (not found when its first testbed point starts).
+//! `dualbench testbed exec … HOST --` in `setup`, `services` and `background` — and the
+//! interface `load.capture` names on the capture host, checked against the plan's topology
+//! when the plan is loaded, so a misspelt host or interface is refused before any run (not
+//! found when its first testbed point starts).
 
-use super::{Locator, Testbed};
+use super::{CaptureHost, Locator, Testbed};
 use dualbench_common::Result;
+use dualbench_testbed::addressing;
 use dualbench_testbed::model::{self, NodeKind, Topology};
 use serde::Deserialize;
 use toml::Spanned;
@@ -26,7 +28,8 @@ struct PlanSpans {
     testbed: Option<CommandSpans>,
 }
 
-/// Parse the topology (`file` names it in errors) and check every host the plan names.
+/// Parse the topology (`file` names it in errors) and check every host the plan names,
+/// and `capture`'s interface (`load.capture`, on the host `load.capture_host` names).
 /// `must` says whether the plan brings this topology up: then a topology that does not
 /// parse is refused too; otherwise it is left to whoever brings it up.
 pub(super) fn check(
@@ -35,6 +38,7 @@ pub(super) fn check(
     file: &str,
     at: &Locator,
     must: bool,
+    capture: Option<&(String, CaptureHost)>,
 ) -> Result<()> {
     let topology = match model::parse(topology_text) {
         Ok(topology) => topology,
@@ -73,7 +77,43 @@ pub(super) fn check(
             return Err(at.error(command.span().start, key, &message));
         }
     }
-    Ok(())
+    match capture {
+        Some((iface, on)) => check_capture(&topology, t, iface, *on, at),
+        None => Ok(()),
+    }
+}
+
+/// `load.capture` must be an interface of the capture host: its `lo`, or `ethL` of each
+/// of its links L. Another name failed the first counted run, after the testbed was up and
+/// the warm-ups ran (`no interface named 'eth1'`).
+fn check_capture(
+    topology: &Topology,
+    t: &Testbed,
+    iface: &str,
+    on: CaptureHost,
+    at: &Locator,
+) -> Result<()> {
+    let (host, which) = match on {
+        CaptureHost::Client => (&t.client, "client"),
+        CaptureHost::Server => (&t.server, "server"),
+    };
+    let Some(index) = topology.nodes.iter().position(|n| &n.name == host) else {
+        return Ok(());
+    };
+    let mut devices = vec!["lo".to_string()];
+    devices.extend(
+        addressing::interfaces(topology)[index]
+            .iter()
+            .map(|i| i.device.clone()),
+    );
+    if devices.iter().any(|d| d == iface) {
+        return Ok(());
+    }
+    let message = format!(
+        "the {which} host {host:?} (load.capture_host) has no interface {iface:?} (its interfaces: {}); name one of them",
+        devices.join(", ")
+    );
+    Err(at.error_at("load.capture", &message))
 }
 
 /// The nodes a command can run in: hosts and routers (a switch has no namespace).

@@ -3,6 +3,7 @@
 //! product of the axes into an ordered list of runs lives in [`expand`].
 
 pub mod expand;
+mod extra_args;
 mod hosts;
 mod spec;
 
@@ -306,7 +307,13 @@ pub fn load(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read plan {}: {e}", path.display())))?;
     let mut plan = parse(&text, path)?;
+    extra_args::check_runs(&plan.load, &plan.axes, &Locator::new(&text, path))?;
     let uses_testbed = plan.axes.placement.contains(&Placement::Testbed);
+    let capture = plan
+        .load
+        .capture
+        .clone()
+        .map(|iface| (iface, plan.load.capture_host));
     if let Some(t) = plan.testbed.as_mut() {
         let file = path.parent().unwrap_or(Path::new(".")).join(&t.topology);
         let at = Locator::new(&text, path);
@@ -314,7 +321,8 @@ pub fn load(path: &Path) -> Result<Plan> {
             Ok(topology) => {
                 if uses_testbed {
                     let must = t.manage;
-                    hosts::check(t, &topology, &file.display().to_string(), &at, must)?;
+                    let file = file.display().to_string();
+                    hosts::check(t, &topology, &file, &at, must, capture.as_ref())?;
                 }
                 t.topology_text = Some(topology);
             }
@@ -507,57 +515,7 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
             return Err(at.error_at("load.arrival", &message));
         }
     }
-    check_extra_args(load, axes, at)
-}
-
-/// `load.extra_args` read by `dualbench run`'s own flag parser, after the flags the plan's
-/// load gives every run (as the runner passes them) and before a URL: an unknown flag, a
-/// flag's bad value or one the load already sets would otherwise fail the first run, after
-/// the experiment is stored and its server started.
-fn check_extra_args(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
-    if load.extra_args.is_empty() {
-        return Ok(());
-    }
-    let rate = axes.rate.iter().flatten().next().copied();
-    let mut argv = vec!["dualbench".to_string()];
-    argv.extend(load.run_flags(1, 1, rate, &["1".into()]));
-    argv.extend(load.extra_args.iter().cloned());
-    let url = "http://127.0.0.1:8080/index.html";
-    argv.push(url.into());
-    let refused = |cause: &str| {
-        let message = format!("`dualbench run` refuses them: {cause}");
-        Err(at.error_at("load.extra_args", &message))
-    };
-    let cli = match dualbench_load::cli::RunCli::try_parse_args(&argv) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            return refused(first.strip_prefix("error: ").unwrap_or(first));
-        }
-    };
-    if let Err(e) = cli.refused.check() {
-        return refused(&e.message);
-    }
-    // The runner appends each run's URLs: a flag missing its value takes them as its own,
-    // and a URL given here would be benchmarked besides the experiment's server.
-    if cli.urls.is_empty() {
-        let last = load
-            .extra_args
-            .last()
-            .map(String::as_str)
-            .unwrap_or_default();
-        let message =
-            format!("{last:?} needs a value; as the last word it would take the run's URL");
-        return Err(at.error_at("load.extra_args", &message));
-    }
-    if let Some(other) = cli.urls.iter().find(|u| *u != url) {
-        let message = format!(
-            "{other:?}: give no URL here; each run benchmarks the experiment's server at its own URL"
-        );
-        return Err(at.error_at("load.extra_args", &message));
-    }
-    Ok(())
+    extra_args::check(load, axes, at)
 }
 
 /// A server-side capture needs an interface to capture on and a server host apart from the
@@ -577,7 +535,19 @@ fn check_capture_host(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
     Ok(())
 }
 
+/// The longest experiment name: it names the runs' folder (`NAME-ID`) and the report files,
+/// of which `compare-A-ID-vs-B-ID.html` holds two names and must fit in the 255 bytes a file
+/// name may have.
+const MAX_NAME: usize = 100;
+
 fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
+    if name.get_ref().len() > MAX_NAME {
+        let message = format!(
+            "{} characters; at most {MAX_NAME}: the name names the runs' folder and the report's files",
+            name.get_ref().len()
+        );
+        return Err(at.error(name.span().start, "experiment.name", &message));
+    }
     let ok = !name.get_ref().is_empty()
         && name
             .get_ref()

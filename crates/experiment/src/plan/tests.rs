@@ -392,6 +392,47 @@ fn load_beside_topology(tag: &str, text: &str) -> Result<Plan> {
     result.map_err(|e| Failure::usage(e.message.replace(&format!("{}/", dir.display()), "")))
 }
 
+/// `capture = "eth1"` with `capture_host = "server"` in testbeds/routed.toml, whose server
+/// has eth2 only, was found when the first counted run's capture failed to start, after
+/// the testbed came up and the warm-ups ran (exit 1, the experiment stored as failed).
+#[test]
+fn the_capture_interface_is_checked_against_the_capture_host() {
+    let with = |iface: &str, host: &str| {
+        TESTBED
+            .replace(
+                "placement = [\"loopback\", \"testbed\"]",
+                "placement = [\"testbed\"]",
+            )
+            .replace(
+                "requests = 10\n",
+                &format!("requests = 10\ncapture = \"{iface}\"\ncapture_host = \"{host}\"\n"),
+            )
+    };
+    let e = load_beside_topology("cap1", &with("eth1", "server")).unwrap_err();
+    assert_eq!(
+        (e.message.as_str(), e.exit_code()),
+        (
+            "p.toml:6: load.capture: the server host \"server\" (load.capture_host) has no interface \"eth1\" (its interfaces: lo, eth2); name one of them",
+            2
+        )
+    );
+    let e = load_beside_topology("cap2", &with("eth2", "client")).unwrap_err();
+    assert_eq!(
+        e.message,
+        "p.toml:6: load.capture: the client host \"client\" (load.capture_host) has no interface \"eth2\" (its interfaces: lo, eth1); name one of them"
+    );
+    for (tag, iface, host) in [
+        ("cap3", "eth2", "server"),
+        ("cap4", "eth1", "client"),
+        ("cap5", "lo", "server"),
+    ] {
+        assert!(
+            load_beside_topology(tag, &with(iface, host)).is_ok(),
+            "{iface} on {host}"
+        );
+    }
+}
+
 #[test]
 fn hosts_the_plan_names_are_checked_against_the_topology() {
     let e = load_beside_topology(
@@ -628,6 +669,22 @@ fn extra_args_run_would_refuse_are_refused_with_the_plan() {
         r#"["-H", "Accept: text/html", "--http10", "-l"]"#
     ))
     .is_ok());
+}
+
+/// A 300-character name passed the plan, and the experiment then failed making its folder
+/// (`File name too long (os error 36)`), left in the database as `running`.
+#[test]
+fn a_name_too_long_for_the_runs_folder_is_refused() {
+    let named = |n: usize| format!("[experiment]\nname = \"{}\"\n", "a".repeat(n));
+    let e = plan(&named(101)).unwrap_err();
+    assert_eq!(
+        (e.message.as_str(), e.exit_code()),
+        (
+            "p.toml:2: experiment.name: 101 characters; at most 100: the name names the runs' folder and the report's files",
+            2
+        )
+    );
+    assert_eq!(plan(&named(100)).unwrap().name.len(), 100);
 }
 
 #[test]

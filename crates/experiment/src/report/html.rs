@@ -130,8 +130,9 @@ fn differences(d: &DiffTable) -> String {
 
 fn percentile_table(r: &Report) -> String {
     let mut s = format!(
-        "<p class=\"note\">{} latency in ms, histograms merged over the counted repeats.</p>\n<table><tr><th class=\"l\">point</th><th class=\"l\">family</th><th>requests</th>",
-        escape(&r.spec.phase)
+        "<p class=\"note\">{} latency in ms, histograms merged over the counted repeats.</p>\n<table><tr><th class=\"l\">point</th><th class=\"l\">family</th><th>{}</th>",
+        escape(&r.spec.phase),
+        super::study::counted(&r.spec.phase)
     );
     for p in crate::hist::PERCENTILES {
         let _ = write!(s, "<th>p{}</th>", super::svg::short(p));
@@ -143,7 +144,7 @@ fn percentile_table(r: &Report) -> String {
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>",
             escape(&p.group),
             escape(&p.family),
-            escape(&super::study::percentile_requests(p))
+            escape(&super::study::percentile_requests(p, &r.spec.phase))
         );
         for (_, v) in &p.points {
             let _ = write!(s, "<td>{v:.3}</td>");

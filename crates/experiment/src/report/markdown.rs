@@ -156,8 +156,9 @@ fn table(t: &Table) -> String {
 
 fn percentiles(r: &Report) -> String {
     let mut s = format!(
-        "## Latency\n\n{} latency in ms, histograms merged over the counted repeats (plots in the HTML report).\n\n| point | family | requests |",
-        r.spec.phase
+        "## Latency\n\n{} latency in ms, histograms merged over the counted repeats (plots in the HTML report).\n\n| point | family | {} |",
+        r.spec.phase,
+        super::study::counted(&r.spec.phase)
     );
     for p in crate::hist::PERCENTILES {
         let _ = write!(s, " p{} |", super::svg::short(p));
@@ -166,7 +167,7 @@ fn percentiles(r: &Report) -> String {
     s += &"---:|".repeat(crate::hist::PERCENTILES.len());
     s.push('\n');
     for p in &r.percentiles {
-        let requests = super::study::percentile_requests(p);
+        let requests = super::study::percentile_requests(p, &r.spec.phase);
         let _ = write!(
             s,
             "| {} | {} | {requests} |",

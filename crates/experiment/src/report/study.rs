@@ -478,7 +478,7 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
             let cdf = Chart {
                 title: format!("{phase} latency CDF — {g}"),
                 x_label: "ms (log scale)".into(),
-                y_label: "fraction of requests".into(),
+                y_label: format!("fraction of {}", counted(phase)),
                 x_log: true,
                 x_ticks: None,
                 series: mine
@@ -507,7 +507,7 @@ fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {
 }
 
 /// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats); exact counts that
-/// did not vary print without decimals, "8000 ± 0".
+/// did not vary, or come from a single repeat, print without decimals: "8000 ± 0", "0 (n=1)".
 pub fn format_estimate(e: &Estimate) -> String {
     if e.ci95.is_finite() {
         mean_and_ci(e)
@@ -516,9 +516,10 @@ pub fn format_estimate(e: &Estimate) -> String {
     }
 }
 
-/// "5296.3 ± 120.4", or "5296.3" when there is no CI.
+/// "5296.3 ± 120.4", or "5296.3" when there is no CI; a whole number that did not vary
+/// over the repeats, or comes from one, without decimals ("0 ± 0", "50").
 fn mean_and_ci(e: &Estimate) -> String {
-    let d = if e.mean.fract() == 0.0 && e.ci95 == 0.0 {
+    let d = if e.mean.fract() == 0.0 && (e.ci95 == 0.0 || e.ci95.is_nan()) {
         0
     } else {
         decimals(e.mean)
@@ -542,11 +543,25 @@ pub fn format_cell(c: &Cell) -> String {
     }
 }
 
-/// The latency table's requests cell: the count, and the runs it comes from when that is
-/// not all of the point's runs.
-pub fn percentile_requests(p: &Percentiles) -> String {
+/// What a value of `phase`'s histogram stands for: an established connection for
+/// `connect` and `lifetime` (one per connection, however many requests it carried with
+/// keep-alive), a completed request for the other phases.
+pub fn counted(phase: &str) -> &'static str {
+    match phase {
+        "connect" | "lifetime" => "connections",
+        _ => "requests",
+    }
+}
+
+/// The latency table's count cell (requests or connections, as [`counted`] says for
+/// `phase`): the count, and the runs it comes from when that is not all of the point's runs.
+pub fn percentile_requests(p: &Percentiles, phase: &str) -> String {
+    let none = match counted(phase) {
+        "connections" => "none established",
+        _ => "none completed",
+    };
     match p.runs {
-        0 => format!("none completed (0 of {} runs)", p.of),
+        0 => format!("{none} (0 of {} runs)", p.of),
         k if k < p.of => format!("{} ({k} of {} runs)", p.count, p.of),
         _ => p.count.to_string(),
     }

@@ -6,7 +6,7 @@ use super::capture::ServerCapture;
 use crate::runjson::{self, RunDoc};
 use dualbench_common::{Failure, Result};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 pub struct Finished {
     pub doc: RunDoc,
     pub text: String,
-    /// (file name, JSON lines) of every `.jsonl` file the run wrote: monitor series.
+    /// (file name, JSON lines) of the run's monitor series, `monitor.jsonl`, if it has one.
     pub monitor: Vec<(String, Vec<String>)>,
-    /// (file name, JSON text) of every other `.json` file the run wrote: capture analyses.
+    /// (file name, JSON text) of the run's capture analysis, `capture-analysis.json`, if
+    /// it has one.
     pub captures: Vec<(String, String)>,
 }
 
@@ -156,36 +157,30 @@ fn interrupt(child: &mut std::process::Child) -> Result<()> {
 
 type Collected = (Vec<(String, Vec<String>)>, Vec<(String, String)>);
 
+/// The file `run --monitor` writes in the run's folder: the server's monitor samples.
+pub const MONITOR_SERIES: &str = "monitor.jsonl";
+
+/// The run's monitor samples ([`MONITOR_SERIES`]) and capture analysis
+/// ([`CAPTURE_ANALYSIS`]), those of the two it has. Other files the run wrote beside them
+/// (`--records requests.jsonl`, `-e`, `-g`) are neither, and are left in the folder.
 fn collect(dir: &Path) -> Result<Collected> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    let (mut monitor, mut captures) = (Vec::new(), Vec::new());
-    for path in files {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string();
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") => {
-                let text = std::fs::read_to_string(&path)?;
-                monitor.push((
-                    name,
-                    text.lines()
-                        .filter(|l| !l.trim().is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                ));
-            }
-            Some("json") if name != "run.json" => {
-                captures.push((name, std::fs::read_to_string(&path)?))
-            }
-            _ => {}
+    let read = |name: &str| -> Result<Option<String>> {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Failure::from(e).context(dir.join(name).display())),
         }
-    }
-    Ok((monitor, captures))
+    };
+    let monitor = read(MONITOR_SERIES)?.map(|text| {
+        let lines = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        (MONITOR_SERIES.to_string(), lines)
+    });
+    let capture = read(CAPTURE_ANALYSIS)?.map(|text| (CAPTURE_ANALYSIS.to_string(), text));
+    Ok((monitor.into_iter().collect(), capture.into_iter().collect()))
 }
 
 #[cfg(test)]
@@ -241,5 +236,36 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// A run given `--records requests.jsonl` (or `-e`/`-g` files) leaves them beside its
+    /// document: they were stored as the run's monitor samples (5 "samples" of 5 requests'
+    /// records, `monitor_samples` 5 in the export) and a `.json` one, CSV inside, as its
+    /// capture analysis. Only `monitor.jsonl` and `capture-analysis.json` are either.
+    #[test]
+    fn only_the_monitor_series_and_the_capture_analysis_are_collected() {
+        let dir = std::env::temp_dir().join(format!("dualbench-exec-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("doc.txt"), doc(3)).unwrap();
+        let script = "cat doc.txt; printf '{\"slot\":0}\\n{\"slot\":1}\\n' > requests.jsonl; \
+                      echo 'slot,family' > requests.json; \
+                      printf '{\"cpu\":1}\\n\\n{\"cpu\":2}\\n' > monitor.jsonl; \
+                      echo '{}' > capture-analysis.json";
+        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
+        let outcome = run(&argv, &dir, &AtomicBool::new(false), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let Ok(Outcome::Finished(f)) = outcome else {
+            panic!("the run did not finish");
+        };
+        assert_eq!(
+            f.monitor,
+            vec![(
+                "monitor.jsonl".to_string(),
+                vec![r#"{"cpu":1}"#.to_string(), r#"{"cpu":2}"#.to_string()]
+            )]
+        );
+        let analysis = ("capture-analysis.json".to_string(), "{}\n".to_string());
+        assert_eq!(f.captures, vec![analysis]);
     }
 }

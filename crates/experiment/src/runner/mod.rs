@@ -228,8 +228,15 @@ fn open_experiment(
             opts.db.display()
         )));
     }
-    let held = lock::acquire(&folder, &format!("experiment {} (id {id})", plan.name))?;
-    Ok((id, HashSet::new(), held))
+    // A folder that cannot be made (a name too long for the file system, a folder of
+    // `--out` it may not write) leaves no experiment behind, `running` for ever.
+    match lock::acquire(&folder, &format!("experiment {} (id {id})", plan.name)) {
+        Ok(held) => Ok((id, HashSet::new(), held)),
+        Err(e) => {
+            db.forget_new_experiment(id)?;
+            Err(e)
+        }
+    }
 }
 
 /// The folder of experiment `id` called `name`: its groups' servers and runs.
@@ -709,4 +716,43 @@ fn testbed_listen(t: &plan::Testbed) -> Result<Vec<SocketAddr>> {
         parse(&t.server_ipv4, "server_ipv4")?,
         parse(&t.server_ipv6, "server_ipv6")?,
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A new experiment whose folder cannot be made (here `--out` is a file's path; a
+    /// 300-character name did it with `File name too long`) was left in the database as
+    /// `running`, with no run and no way to end it.
+    #[test]
+    fn a_new_experiment_whose_folder_cannot_be_made_is_not_kept() {
+        let dir = std::env::temp_dir().join(format!("dualbench-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("file");
+        std::fs::write(&file, "").unwrap();
+        let plan = plan::parse("[experiment]\nname = \"x\"\n", Path::new("p.toml")).unwrap();
+        let runs = plan::expand(&plan);
+        let mut db = Db::open(&dir.join("r.db")).unwrap();
+        let opts = Options {
+            plan: "p.toml".into(),
+            dry_run: false,
+            resume: false,
+            db: dir.join("r.db"),
+            out: file.clone(),
+            dualbench: "dualbench".into(),
+        };
+        let e = open_experiment(&mut db, &plan, &runs, &opts).err().unwrap();
+        let experiments = db.experiments().unwrap().len();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            e.message,
+            format!(
+                "{}: Not a directory (os error 20)",
+                file.join("x-1").display()
+            )
+        );
+        assert_eq!(experiments, 0);
+    }
 }

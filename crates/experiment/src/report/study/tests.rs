@@ -600,6 +600,11 @@ fn dualbench_report_fails_with_one_line_on_a_histogram_that_does_not_decode() {
 
 /// nginx's IPv6 completed nothing in its second repeat, apache's IPv6 in neither.
 fn report_with_empty_families() -> Report {
+    report_of(runs_with_empty_families())
+}
+
+/// The runs of [`report_with_empty_families`].
+fn runs_with_empty_families() -> Vec<StoredRun> {
     use crate::testdata::{run_doc, Fam};
     let run = |server: &str, repeat: i64, v6: u64| {
         let mut r = stored(server, repeat, 100.0, 90.0);
@@ -621,12 +626,12 @@ fn report_with_empty_families() -> Report {
         r.doc_text = text;
         r
     };
-    report_of(vec![
+    vec![
         run("nginx", 1, 10),
         run("nginx", 2, 0),
         run("apache", 1, 0),
         run("apache", 2, 0),
-    ])
+    ]
 }
 
 #[test]
@@ -635,7 +640,13 @@ fn latency_rows_say_how_many_runs_had_requests() {
     let rows: Vec<(String, String, String)> = r
         .percentiles
         .iter()
-        .map(|p| (p.group.clone(), p.family.clone(), percentile_requests(p)))
+        .map(|p| {
+            (
+                p.group.clone(),
+                p.family.clone(),
+                percentile_requests(p, "total"),
+            )
+        })
         .collect();
     let row = |g: &str, f: &str, n: &str| (g.to_string(), f.to_string(), n.to_string());
     assert_eq!(
@@ -659,6 +670,64 @@ fn latency_rows_say_how_many_runs_had_requests() {
     assert!(
         html.contains("<td class=\"l\">ipv6</td><td>10 (1 of 2 runs)</td><td>0.120</td>"),
         "{html}"
+    );
+}
+
+/// A report on the `connect` (or `lifetime`) phase counts connections, one value per
+/// connection: a keep-alive run of 200 requests over 4 connections showed "requests 8"
+/// for its two repeats, and "fraction of requests" on its CDF.
+#[test]
+fn latency_of_a_connection_phase_counts_connections() {
+    let spec = ReportSpec {
+        rows: vec!["server".into()],
+        columns: Some("family".into()),
+        phase: "connect".into(),
+        ..ReportSpec::default()
+    };
+    let r = assemble_with(spec, runs_with_empty_families(), &AxisOrder::default()).unwrap();
+    let cells: Vec<String> = r
+        .percentiles
+        .iter()
+        .map(|p| percentile_requests(p, "connect"))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "20",
+            "10 (1 of 2 runs)",
+            "20",
+            "none established (0 of 2 runs)"
+        ]
+    );
+    assert_eq!(r.charts[0].2.y_label, "fraction of connections");
+    let md = crate::report::markdown::render(&r);
+    assert!(md.contains("| point | family | connections | p0 |"), "{md}");
+    assert!(
+        md.contains("| server=apache | ipv6 | none established (0 of 2 runs) | – |"),
+        "{md}"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(
+        html.contains("<th class=\"l\">family</th><th>connections</th><th>p0</th>"),
+        "{html}"
+    );
+    assert_eq!(counted("total"), "requests");
+    assert_eq!(counted("lifetime"), "connections");
+}
+
+/// A count from a single repeat printed with the decimals of a measured value, "0.0000
+/// (n=1)" failed requests and "50.0 (n=1)" completed, where two repeats print "0 ± 0"; its
+/// IPv6 − IPv4 difference already printed "+0".
+#[test]
+fn a_whole_number_from_one_repeat_prints_without_decimals() {
+    let one = |v: f64| format_estimate(&stats::estimate(&[v]).unwrap());
+    assert_eq!(one(0.0), "0 (n=1)");
+    assert_eq!(one(50.0), "50 (n=1)");
+    assert_eq!(one(6.6), "6.60 (n=1)");
+    assert_eq!(one(0.25), "0.2500 (n=1)");
+    assert_eq!(
+        format_estimate(&stats::estimate(&[0.0, 0.0]).unwrap()),
+        "0 ± 0"
     );
 }
 
