@@ -20,9 +20,7 @@ limit caps separately, so the client adds workers on its own), and ephemeral por
 searches for a free port on every connect: past about half of a source's ports that
 search dominates the client's CPU, so the default spreads 50,000 over 8 sources.
 For ::1 there is only one loopback address: IPv6 can spread over destination ports
-instead (--servers N), but note that `-c` bounds requests in flight, and with several targets each may keep up
-to `-c` keep-alive connections open (idle ones included), so file descriptors then grow
-with the number of targets.
+instead (--servers N); `-c` bounds the connections open over all targets too.
 
 Usage: bench/scale.py [--connections 50000] [--sources 8] [--servers 1]
                       [--server-workers 4] [--duration 10] [--family 4|6]
