@@ -1,9 +1,10 @@
 //! `dualbench serve` held to RFC 9110/9112 as an nginx user would hold it, over 127.0.0.1:
 //! a request without `Host` (400), a transfer coding it does not implement (501), HTTP/2
-//! and later (505), an over-long target (414), a 205 without content, `close` in any
-//! `Connection` field, HTTP/1.0 with Transfer-Encoding (answered, then closed), absolute
-//! targets with a `/` in the query, bad percent-encoding (403), and a stdout that cannot
-//! take the listening lines (one line on stderr, exit 1, no silent server).
+//! and later (505), HTTP/1.2 (read as HTTP/1.1), an over-long target (414), a 205 without
+//! content, `close` in any `Connection` field, HTTP/1.0 with Transfer-Encoding (answered,
+//! then closed), absolute targets with a `/` in the query or of `https`, bad
+//! percent-encoding (403), and a stdout that cannot take the listening lines (one line on
+//! stderr, exit 1, no silent server).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -151,7 +152,7 @@ fn a_transfer_coding_other_than_chunked_is_501() {
 }
 
 /// HTTP/2 and later on an HTTP/1 port get 505 HTTP Version Not Supported, as from nginx
-/// (it was 400); a request of HTTP/1.2 (which httparse does not read) stays 400.
+/// (it was 400); a request of HTTP/1.2 is answered as HTTP/1.1 (next test).
 #[test]
 fn http2_and_later_are_505() {
     let served = Served::start(&[]);
@@ -168,10 +169,30 @@ fn http2_and_later_are_505() {
         served.exchange(b"GET / HTTP/3\r\nHost: t\r\n\r\n"),
         unsupported
     );
-    assert_eq!(
-        served.exchange(b"GET / HTTP/1.2\r\nHost: t\r\n\r\n"),
-        refusal("400 Bad Request")
+}
+
+/// RFC 9110 section 2.5: HTTP/1.2 to HTTP/1.9 are answered as HTTP/1.1 (kept alive,
+/// pipelined, Host required), as nginx answers them; they got 400 and the close.
+#[test]
+fn later_http1_minor_versions_are_answered_as_http11() {
+    let served = Served::start(&[]);
+    let answer = served.exchange(
+        b"GET /bytes/2 HTTP/1.2\r\nHost: t\r\n\r\n\
+          POST /echo HTTP/1.9\r\nHost: t\r\nContent-Length: 3\r\nConnection: close\r\n\r\nxyz",
     );
+    let server = concat!("Server: dualbench/", env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        answer,
+        format!(
+            "HTTP/1.1 200 OK\r\n{server}\r\nContent-Type: application/octet-stream\r\n\
+             Content-Length: 2\r\n\r\nab\
+             HTTP/1.1 200 OK\r\n{server}\r\nContent-Type: application/octet-stream\r\n\
+             Content-Length: 3\r\nConnection: close\r\n\r\nxyz"
+        )
+    );
+    let bad = refusal("400 Bad Request");
+    assert_eq!(served.exchange(b"GET / HTTP/1.2\r\n\r\n"), bad);
+    assert_eq!(served.exchange(b"GET / HTTP/1.10\r\nHost: t\r\n\r\n"), bad);
 }
 
 /// RFC 9112 section 9.6: `close` in one `Connection` field ends the connection even when
@@ -223,6 +244,28 @@ fn a_slash_in_an_absolute_targets_query_is_not_its_path() {
     );
     assert!(answer.contains("\r\nContent-Length: 45\r\n"), "{answer}");
     assert!(answer.ends_with("\r\n\r\n<html><body><h1>It works!</h1></body></html>\n"));
+}
+
+/// RFC 9112 section 3.2.2: a server accepts the absolute-form, of `https` as of `http`,
+/// as nginx does (an `https://` target got 400 and the close); another scheme stays 400.
+#[test]
+fn an_https_absolute_target_is_answered() {
+    let served = Served::start(&[]);
+    let answer = served.exchange(
+        b"GET https://localhost/bytes/3?x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(
+        answer,
+        format!(
+            "HTTP/1.1 200 OK\r\nServer: dualbench/{}\r\nContent-Type: application/octet-stream\r\n\
+             Content-Length: 3\r\nConnection: close\r\n\r\nabc",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    assert_eq!(
+        served.exchange(b"GET ftp://localhost/bytes/3 HTTP/1.1\r\nHost: localhost\r\n\r\n"),
+        refusal("400 Bad Request")
+    );
 }
 
 /// RFC 9112 section 3: a request-target longer than the server parses gets 414 (it got

@@ -70,23 +70,65 @@ pub enum HeadError {
 pub fn parse_head(input: &[u8]) -> Result<Option<RequestHead<'_>>, HeadError> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut fields);
-    let head_len = match request.parse(input) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if input.len() >= MAX_HEAD => return Err(too_large(input)),
-        Ok(httparse::Status::Partial) => return Ok(None),
+    let message = match request.parse(input) {
+        Ok(httparse::Status::Complete(head_len)) => Message {
+            method: request.method.unwrap_or(""),
+            target: request.path.unwrap_or(""),
+            http10: request.version == Some(0),
+            fields: request.headers,
+            head_len,
+        },
+        Ok(httparse::Status::Partial) => return partial(input),
         Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooLarge),
-        Err(httparse::Error::Version) if names_a_later_major_version(input) => {
-            return Err(HeadError::VersionNotSupported)
-        }
+        Err(httparse::Error::Version) => match version_of(input) {
+            v if names_a_later_major_version(v) => return Err(HeadError::VersionNotSupported),
+            // RFC 9112 section 2.3: `HTTP/` DIGIT `.` DIGIT.
+            [b'H', b'T', b'T', b'P', b'/', b'1', b'.', b'2'..=b'9'] => {
+                match parse_later_minor(input, &mut fields)? {
+                    Some(message) => message,
+                    None => return partial(input),
+                }
+            }
+            _ => return Err(HeadError::Malformed("not an HTTP/1.x request")),
+        },
         Err(_) => return Err(HeadError::Malformed("not an HTTP/1.x request")),
     };
-    if head_len > MAX_HEAD {
+    if message.head_len > MAX_HEAD {
         return Err(too_large(input));
     }
-    let http10 = request.version == Some(0);
-    let method = method_of(request.method.unwrap_or(""));
-    let path = path_of(request.path.unwrap_or(""))?;
-    let fields = read_fields(request.headers, http10)?;
+    head_of(message)
+}
+
+/// A request head split into its parts, not yet read.
+struct Message<'b, 'h> {
+    method: &'b str,
+    target: &'b str,
+    http10: bool,
+    fields: &'h [httparse::Header<'b>],
+    head_len: usize,
+}
+
+/// An incomplete head: wait for more, unless it is already over [`MAX_HEAD`].
+fn partial(input: &[u8]) -> Result<Option<RequestHead<'_>>, HeadError> {
+    if input.len() >= MAX_HEAD {
+        Err(too_large(input))
+    } else {
+        Ok(None)
+    }
+}
+
+/// What a complete head of at most [`MAX_HEAD`] bytes asks for.
+fn head_of<'b>(message: Message<'b, '_>) -> Result<Option<RequestHead<'b>>, HeadError> {
+    let Message {
+        method,
+        target,
+        http10,
+        fields,
+        head_len,
+    } = message;
+    let method = method_of(method);
+    let path = path_of(target)?;
+    let fields = read_fields(fields, http10)?;
     Ok(Some(RequestHead {
         method,
         path,
@@ -99,14 +141,21 @@ pub fn parse_head(input: &[u8]) -> Result<Option<RequestHead<'_>>, HeadError> {
     }))
 }
 
-/// Whether the request line ends in `HTTP/N` with a major version N of 2 or more.
-fn names_a_later_major_version(input: &[u8]) -> bool {
-    let line = input.split(|&b| b == b'\n').next().unwrap_or(b"");
-    let version = line
-        .trim_ascii_end()
-        .rsplit(|&b| b == b' ')
+/// The last word of the request line: its version, if it is a request line.
+fn version_of(input: &[u8]) -> &[u8] {
+    let line = input[line_start(input)..]
+        .split(|&b| b == b'\n')
         .next()
         .unwrap_or(b"");
+    line.trim_ascii_end()
+        .rsplit(|&b| b == b' ')
+        .next()
+        .unwrap_or(b"")
+}
+
+/// Whether `version` is `HTTP/N` or `HTTP/N.M` with a major version N of 2 or more (up
+/// to three digits each, as nginx reads them).
+fn names_a_later_major_version(version: &[u8]) -> bool {
     let Some(number) = version.strip_prefix(b"HTTP/") else {
         return false;
     };
@@ -117,6 +166,51 @@ fn names_a_later_major_version(input: &[u8]) -> bool {
     let digits = |n: &[u8]| !n.is_empty() && n.len() <= 3 && n.iter().all(u8::is_ascii_digit);
     let number = |n: &[u8]| std::str::from_utf8(n).ok()?.parse::<u16>().ok();
     digits(major) && digits(minor) && number(major).is_some_and(|m| m >= 2)
+}
+
+/// Where the request line starts: after any empty lines before it (RFC 9112 section 2.2).
+fn line_start(input: &[u8]) -> usize {
+    input
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(input.len())
+}
+
+/// A request of a later HTTP/1 minor version (`HTTP/1.2` to `HTTP/1.9`), which httparse
+/// does not read, read as HTTP/1.1: RFC 9110 section 2.5 has a recipient process it as the
+/// highest minor version it implements, and nginx does (it was 400). The request line is
+/// one `METHOD SP target SP version` line (after any empty lines, as httparse skips them);
+/// the fields after it are parsed by httparse. `Ok(None)`: not all of it yet.
+fn parse_later_minor<'b, 'h>(
+    input: &'b [u8],
+    fields: &'h mut [httparse::Header<'b>],
+) -> Result<Option<Message<'b, 'h>>, HeadError> {
+    let malformed = HeadError::Malformed("not an HTTP/1.x request");
+    let start = line_start(input);
+    let Some(line_len) = input[start..].iter().position(|&b| b == b'\n') else {
+        return Ok(None);
+    };
+    let line = std::str::from_utf8(&input[start..start + line_len]).map_err(|_| malformed)?;
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let mut words = line.split(' ');
+    let (Some(method), Some(target), Some(_), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return Err(malformed);
+    };
+    let fields_at = start + line_len + 1;
+    match httparse::parse_headers(&input[fields_at..], fields) {
+        Ok(httparse::Status::Complete((len, fields))) => Ok(Some(Message {
+            method,
+            target,
+            http10: false,
+            fields,
+            head_len: fields_at + len,
+        })),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(httparse::Error::TooManyHeaders) => Err(HeadError::TooLarge),
+        Err(_) => Err(HeadError::Malformed("malformed header field")),
+    }
 }
 
 /// A head over [`MAX_HEAD`]: 414 when its request line, target begun, does not end within
@@ -138,10 +232,15 @@ fn method_of(name: &str) -> Method {
     }
 }
 
-/// The path of an origin-form (`/a?b`) or absolute-form (`http://h/a?b`) target.
+/// The path of an origin-form (`/a?b`) or absolute-form (`http://h/a?b`, `https://h/a?b`)
+/// target. RFC 9112 section 3.2.2 has a server accept the absolute-form; `https` is as
+/// known a scheme as `http` (RFC 9110 section 4.2.2), and nginx answers both (`https`
+/// was 400); any other scheme is 400.
 fn path_of(target: &str) -> Result<&str, HeadError> {
+    let web =
+        |scheme: &str| scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
     let rest = match target.find("://") {
-        Some(i) if target[..i].eq_ignore_ascii_case("http") => {
+        Some(i) if web(&target[..i]) => {
             // The authority ends at the first `/`, `?` or `#`; without a `/` there, the
             // path is `/` (a `/` in the query is not the path's).
             let after = &target[i + 3..];
@@ -502,7 +601,7 @@ mod tests {
             parse_head(b"GARBAGE\r\n\r\n"),
             Err(HeadError::Malformed(_))
         ));
-        // HTTP/2 and later: 505, as nginx answers (it was 400); HTTP/1.2 stays 400.
+        // HTTP/2 and later: 505, as nginx answers (it was 400).
         for line in [
             "PRI * HTTP/2.0",
             "GET / HTTP/2",
@@ -517,7 +616,10 @@ mod tests {
             );
         }
         for line in [
-            "GET / HTTP/1.2",
+            "GET / HTTP/1.1x",
+            "GET / HTTP/1.2x",
+            "GET / HTTP/1.10",
+            "GET / HTTP/1.23",
             "GET / HTTP/0.9",
             "GET / HTTP/2.x",
             "GET / HTTP/01.1",
@@ -534,6 +636,52 @@ mod tests {
         ));
     }
 
+    /// RFC 9110 section 2.5: a later HTTP/1 minor version is read as HTTP/1.1, as nginx
+    /// reads it (it was 400: httparse reads only 1.0 and 1.1).
+    #[test]
+    fn later_minor_versions_are_read_as_http11() {
+        let input = b"\r\nPOST /echo?q HTTP/1.2\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc";
+        let h = head(input);
+        assert_eq!(
+            (
+                h.method,
+                h.path,
+                h.http10,
+                h.keep_alive,
+                h.framing,
+                h.head_len
+            ),
+            (Method::Post, "/echo", false, true, Framing::Length(3), 55)
+        );
+        let h = head(b"GET / HTTP/1.9\nHost: t\nConnection: close\n\n");
+        assert_eq!(
+            (h.path, h.http10, h.keep_alive, h.head_len),
+            ("/", false, false, 42)
+        );
+        // Not all of it yet, in the line or in the fields.
+        assert_eq!(parse_head(b"GET / HTTP/1.2"), Ok(None));
+        assert_eq!(parse_head(b"GET / HTTP/1.2\r\nHost: t\r\n"), Ok(None));
+        // As HTTP/1.1, it needs a Host, and its fields are checked.
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.2\r\n\r\n"),
+            Err(HeadError::Malformed("HTTP/1.1 request without Host"))
+        );
+        assert_eq!(
+            parse_head(b"GET / HTTP/1.2\r\nHost: t\r\nBad Name: x\r\n\r\n"),
+            Err(HeadError::Malformed("malformed header field"))
+        );
+        let mut many = b"GET / HTTP/1.2\r\nHost: t\r\n".to_vec();
+        for i in 0..70 {
+            many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert_eq!(parse_head(&many), Err(HeadError::TooLarge));
+        let mut long = b"GET / HTTP/1.2\r\nHost: t\r\nX: ".to_vec();
+        long.resize(MAX_HEAD + 10, b'a');
+        long.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(parse_head(&long), Err(HeadError::TooLarge));
+    }
+
     #[test]
     fn absolute_form_target_gives_its_path() {
         assert_eq!(
@@ -541,6 +689,14 @@ mod tests {
             "/status/204"
         );
         assert_eq!(head(b"GET http://h HTTP/1.1\r\nHost: t\r\n\r\n").path, "/");
+        assert_eq!(
+            head(b"GET HTTPS://h/bytes/3 HTTP/1.1\r\nHost: t\r\n\r\n").path,
+            "/bytes/3"
+        );
+        assert_eq!(
+            parse_head(b"GET ftp://h/a HTTP/1.1\r\nHost: t\r\n\r\n"),
+            Err(HeadError::Malformed("request target has an unknown scheme"))
+        );
         // A `/` in the query is not the path (it was: `/b`).
         assert_eq!(
             head(b"GET http://h?a/b HTTP/1.1\r\nHost: t\r\n\r\n").path,
@@ -554,8 +710,12 @@ mod tests {
     fn mutated_requests_never_panic() {
         let valid: &[u8] = b"POST /echo?x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\
                               Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nhello";
+        // The same as HTTP/1.2, whose line is read apart from httparse's.
+        let later: &[u8] =
+            b"\r\nPOST /echo?x HTTP/1.2\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        for _ in 0..20_000 {
+        for round in 0..40_000 {
+            let valid = if round % 2 == 0 { valid } else { later };
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
