@@ -3,7 +3,7 @@
 //! exchange, and S3's delay (from the first request segment to the client's last ACK
 //! before its FIN). [`Connection::close`] classifies the ending with `run`'s close classes.
 
-use super::http::Http;
+use super::http::{self, Http};
 use super::sequence::Sequence;
 use crate::packet::{TcpSegment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
 use dualbench_common::Family;
@@ -89,6 +89,12 @@ pub struct Connection {
     pub last_client_ack_ns: Option<u64>,
     /// When an ICMP "destination unreachable" about this connection was seen.
     pub unreachable_ns: Option<u64>,
+    /// The server's FIN was reached in sequence order before the client closed: the client
+    /// read the close. A FIN seen ahead of a hole whose bytes were not resent before the
+    /// client gave up (its FIN or RST) is a close the client never read.
+    pub server_closed: bool,
+    /// Responses received in full when the client first closed (FIN or RST).
+    pub complete_at_client_close: Option<u32>,
     /// `[client → server, server → client]`.
     pub dirs: [Direction; 2],
     pub http: Http,
@@ -111,6 +117,8 @@ impl Connection {
             response_ns: None,
             last_client_ack_ns: None,
             unreachable_ns: None,
+            server_closed: false,
+            complete_at_client_close: None,
             dirs: Default::default(),
             http: Http::default(),
             syn_seq: None,
@@ -125,6 +133,28 @@ impl Connection {
             Some(s) => s != seq,
             None => self.dirs.iter().any(|d| d.packets > 0),
         }
+    }
+
+    /// Whether this segment shows the client and server were guessed the wrong way round:
+    /// the connection was joined without its handshake, no payload was seen yet, and the
+    /// side taken as the client begins an HTTP response (or the server a request).
+    pub fn roles_reversed(&self, from_client: bool, seg: &TcpSegment<'_>) -> bool {
+        let starts = match from_client {
+            true => http::starts_response,
+            false => http::starts_request,
+        };
+        self.syn_ns.is_none()
+            && self.synack_ns.is_none()
+            && self.dirs.iter().all(|d| d.unique_bytes == 0)
+            && starts(seg.payload)
+    }
+
+    /// Swap client and server (see [`Connection::roles_reversed`]): before any payload,
+    /// so only the per-direction counts change sides.
+    pub fn swap_roles(&mut self) {
+        std::mem::swap(&mut self.client, &mut self.server);
+        self.dirs.swap(0, 1);
+        self.last_client_ack_ns = None;
     }
 
     /// Account for one segment.
@@ -170,7 +200,11 @@ impl Connection {
                 self.response_ns.get_or_insert(ts_ns);
             }
         }
+        if from_client && !client_closed && seg.flags & (TCP_FIN | TCP_RST) != 0 {
+            self.complete_at_client_close = Some(self.http.complete);
+        }
         if !from_client && seen.fin_delivered {
+            self.server_closed |= !client_closed;
             self.http.server_closed();
         }
     }
@@ -205,7 +239,13 @@ impl Connection {
     pub fn close(&self) -> Close {
         let [client, server] = &self.dirs;
         let http = &self.http;
-        let all_answered = http.complete >= http.requests;
+        // A client that reset the connection read nothing after it first closed (a FIN
+        // then a RST is a close, not a half-close): answers completed later were not its.
+        let complete = match (client.rst_ns, self.complete_at_client_close) {
+            (Some(_), Some(at_close)) => at_close,
+            _ => http.complete,
+        };
+        let all_answered = complete >= http.requests;
         if self.synack_ns.is_none() && self.syn_ns.is_some() {
             return match (server.rst_ns, self.unreachable_ns) {
                 (Some(_), _) => Close::Refused,
@@ -213,11 +253,21 @@ impl Connection {
                 (None, None) => Close::Timeout,
             };
         }
-        if server.rst_ns.is_some()
-            && !(all_answered
-                && client
-                    .fin_ns
-                    .is_some_and(|c| server.rst_ns.is_some_and(|r| r >= c)))
+        if self.syn_ns.is_some()
+            && self.handshake_ack_ns.is_none()
+            && client.rst_ns.is_some()
+            && client.unique_bytes == 0
+        {
+            // The SYN/ACK came after the client had given up connecting: its kernel
+            // answered with a RST.
+            return Close::Timeout;
+        }
+        // A reset after the client closed (its FIN or RST) is not what ended the
+        // client's requests: they were answered, or it had given up on them.
+        let client_closed = client.fin_ns.into_iter().chain(client.rst_ns).min();
+        if server
+            .rst_ns
+            .is_some_and(|r| client_closed.is_none_or(|c| r < c))
         {
             return Close::Reset;
         }
@@ -231,7 +281,8 @@ impl Connection {
                 (None, None) => Close::Timeout,
             };
         }
-        if (http.not_http || http.truncated()) && server.fin_ns.is_some() {
+        // Bytes that are not HTTP are seen as they arrive; a short body only at the close.
+        if (http.not_http && server.fin_ns.is_some()) || (http.truncated() && self.server_closed) {
             return Close::ProtocolError;
         }
         if !all_answered {

@@ -301,3 +301,111 @@ fn a_connection_joined_in_the_middle_counts_the_responses_after_it() {
     c.add(3_000, false, &seg(501, 101, TCP_ACK, b"lo, world"), 61);
     assert!(c.http.not_http);
 }
+
+/// Captured at the client: the server sent the rest of a short response and its FIN, but
+/// a segment before them was lost upstream; `resend_at` is when its resend arrives, the
+/// client having given up (FIN) at 9000.
+fn short_response_with_a_hole(resend_at: Option<u64>) -> Connection {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let (cs, ss) = (101 + REQUEST.len() as u32, 501u32);
+    // 18 of the 20 body bytes announced: the head and 6 bytes, a hole of 5, then 7.
+    let short = b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\nabcdefghijklmnopqr";
+    let (a, b, tail) = (&short[..45], &short[45..50], &short[50..]);
+    c.add(4_000, false, &seg(ss, cs, TCP_ACK, a), 97);
+    c.add(4_100, false, &seg(ss + 50, cs, TCP_ACK | TCP_FIN, tail), 59);
+    c.add(4_200, true, &seg(cs, ss + 45, TCP_ACK, b""), 52);
+    let resend = |c: &mut Connection, at| c.add(at, false, &seg(ss + 45, cs, TCP_ACK, b), 57);
+    if let Some(at) = resend_at.filter(|&at| at < 9_000) {
+        resend(&mut c, at);
+    }
+    c.add(9_000, true, &seg(cs, ss + 45, TCP_ACK | TCP_FIN, b""), 52);
+    if let Some(at) = resend_at.filter(|&at| at > 9_000) {
+        resend(&mut c, at);
+        c.add(at + 100, true, &seg(cs + 1, 0, TCP_RST, b""), 40);
+    }
+    c
+}
+
+#[test]
+fn a_short_response_whose_close_the_client_never_read_is_a_timeout() {
+    // Before 2026-11-24 the FIN counted when seen, not when reached in order: a client
+    // that timed out waiting for the hole to be filled was called protocol_error, where
+    // `run` (the client) recorded TIMEOUT.
+    for resend_at in [None, Some(9_500)] {
+        let c = short_response_with_a_hole(resend_at);
+        assert_eq!(c.dirs[1].fin_ns, Some(4_100));
+        assert_eq!((c.http.responses, c.http.complete), (1, 0));
+        assert_eq!(c.close(), Close::Timeout, "resend at {resend_at:?}");
+    }
+    // Filled before the client gave up: it read the close after a short body.
+    let c = short_response_with_a_hole(Some(5_000));
+    assert_eq!(c.close(), Close::ProtocolError);
+}
+
+#[test]
+fn a_reset_after_the_client_gave_up_is_a_timeout() {
+    // Captured on a shaped link: the server's RST answering `/reset` was dropped in its
+    // queue; the client gave up after `-s 2` (FIN), and the server's kernel answered that
+    // FIN with a RST. `run` recorded TIMEOUT; before 2026-11-24 this was `reset`.
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let cs = 101 + REQUEST.len() as u32;
+    c.add(2_000_000, true, &seg(cs, 501, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(2_200_000, false, &seg(501, 0, TCP_RST, b""), 40);
+    assert_eq!(end_key(&c), "rst");
+    assert_eq!(c.close(), Close::Timeout);
+    // Reset before the client closed: the client's request ended in the reset.
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    c.add(4_000, false, &seg(501, cs, TCP_RST | TCP_ACK, b""), 40);
+    c.add(5_000, true, &seg(cs, 501, TCP_ACK | TCP_FIN, b""), 52);
+    assert_eq!(c.close(), Close::Reset);
+}
+
+#[test]
+fn a_syn_ack_after_the_client_gave_up_connecting_is_a_timeout() {
+    // `run -s 1` on a shaped link: the SYN/ACK came 1.04 s after the SYN, the client's
+    // connect had timed out, and its kernel answered with a RST. `run` recorded TIMEOUT
+    // (in connect); before 2026-11-24 this was `reset`.
+    let mut c = connection();
+    c.add(1_000, true, &seg(100, 0, TCP_SYN, b""), 60);
+    c.add(
+        1_041_000_000,
+        false,
+        &seg(500, 101, TCP_SYN | TCP_ACK, b""),
+        60,
+    );
+    c.add(1_041_010_000, true, &seg(101, 0, TCP_RST, b""), 40);
+    assert_eq!((c.handshake_ns(), end_key(&c)), (None, "rst"));
+    assert_eq!(c.close(), Close::Timeout);
+    // A client that connected and then reset, sending nothing: a reset, as before.
+    let mut c = connection();
+    handshake(&mut c);
+    c.add(3_000, true, &seg(101, 501, TCP_RST | TCP_ACK, b""), 40);
+    assert_eq!(c.close(), Close::Reset);
+}
+
+#[test]
+fn a_response_completed_after_the_client_closed_and_reset_is_a_timeout() {
+    // `run -s 1` on a shaped link: the client gave up (FIN) with a hole in the response;
+    // the resend that completed it arrived after, and the closed socket answered with a
+    // RST. `run` recorded TIMEOUT; before 2026-11-24 this was `normal`.
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let (cs, ss) = (101 + REQUEST.len() as u32, 501u32);
+    let (a, b, tail) = (&RESPONSE[..40], &RESPONSE[40..41], &RESPONSE[41..]);
+    c.add(4_000, false, &seg(ss, cs, TCP_ACK, a), 92);
+    c.add(4_100, false, &seg(ss + 41, cs, TCP_ACK, tail), 54);
+    c.add(9_000, true, &seg(cs, ss + 40, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(9_500, false, &seg(ss + 40, cs, TCP_ACK, b), 53);
+    assert_eq!((c.http.responses, c.http.complete), (1, 1));
+    // Read as a half-close while the client has not reset: answered.
+    assert_eq!(c.close(), Close::Normal);
+    c.add(9_510, true, &seg(cs + 1, 0, TCP_RST, b""), 40);
+    assert_eq!(c.close(), Close::Timeout);
+}

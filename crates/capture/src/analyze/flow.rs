@@ -16,9 +16,21 @@ type Endpoint = (IpAddr, u16);
 pub struct Tracker {
     index: HashMap<(Endpoint, Endpoint), usize, BuildHasherDefault<FastHasher>>,
     pub connections: Vec<Connection>,
+    /// The server port the user named (`--port`): who is the server of a connection whose
+    /// handshake was not captured.
+    server_port: Option<u16>,
 }
 
 impl Tracker {
+    /// A tracker that takes the side with `server_port`, when given, as the server of a
+    /// connection joined without its handshake.
+    pub fn new(server_port: Option<u16>) -> Tracker {
+        Tracker {
+            server_port,
+            ..Tracker::default()
+        }
+    }
+
     /// Account for one TCP segment.
     pub fn add(&mut self, ts_ns: u64, packet: &Packet<'_>, seg: &TcpSegment<'_>) {
         let (src, dst) = ((packet.src, seg.src_port), (packet.dst, seg.dst_port));
@@ -28,7 +40,7 @@ impl Tracker {
         let at = match found {
             Some(i) if !(client_syn && self.connections[i].is_new_syn(seg.seq)) => i,
             _ => {
-                let (client, server) = roles(src, dst, seg.flags);
+                let (client, server) = roles(src, dst, seg.flags, self.server_port);
                 let conn = Connection::new(packet.family, sock(client), sock(server), ts_ns);
                 self.connections.push(conn);
                 self.index.insert(key, self.connections.len() - 1);
@@ -36,7 +48,12 @@ impl Tracker {
             }
         };
         let conn = &mut self.connections[at];
-        let from_client = conn.client == sock(src);
+        let mut from_client = conn.client == sock(src);
+        if self.server_port.is_none() && conn.roles_reversed(from_client, seg) {
+            // Joined without a handshake, the port guess was wrong: HTTP says who is who.
+            conn.swap_roles();
+            from_client = !from_client;
+        }
         conn.add(ts_ns, from_client, seg, packet.ip_len);
     }
 }
@@ -52,12 +69,16 @@ impl Tracker {
     }
 }
 
-/// Who is the client: the sender of a SYN, the receiver of a SYN/ACK, else the side with
-/// the higher (ephemeral) port.
-fn roles(src: Endpoint, dst: Endpoint, flags: u8) -> (Endpoint, Endpoint) {
+/// Who is the client: the sender of a SYN, the receiver of a SYN/ACK, else the side
+/// without the server port named (`--port`), else the side with the higher (ephemeral)
+/// port, until its first payload says otherwise ([`Connection::roles_reversed`]).
+fn roles(src: Endpoint, dst: Endpoint, flags: u8, server: Option<u16>) -> (Endpoint, Endpoint) {
+    let named = |e: Endpoint| server == Some(e.1);
     match flags & (TCP_SYN | TCP_ACK) {
         TCP_SYN => (src, dst),
         f if f == TCP_SYN | TCP_ACK => (dst, src),
+        _ if named(dst) && !named(src) => (src, dst),
+        _ if named(src) && !named(dst) => (dst, src),
         _ if src.1 >= dst.1 => (src, dst),
         _ => (dst, src),
     }

@@ -195,6 +195,16 @@ impl Http {
     }
 }
 
+/// Whether `data` begins an HTTP/1.x request (a method and a space).
+pub fn starts_request(data: &[u8]) -> bool {
+    METHODS.iter().any(|m| data.starts_with(m))
+}
+
+/// Whether `data` begins an HTTP/1.x response (`HTTP/`).
+pub fn starts_response(data: &[u8]) -> bool {
+    data.starts_with(b"HTTP/")
+}
+
 /// The status code of a status line (`HTTP/1.1 200 OK`).
 fn status_code(line: &[u8]) -> Option<u16> {
     line.get(9..12)

@@ -128,7 +128,7 @@ pub fn analyze<R: Read>(
     mut reader: Reader<R>,
     port: Option<u16>,
 ) -> std::result::Result<Analysis, String> {
-    let mut tracker = flow::Tracker::default();
+    let mut tracker = flow::Tracker::new(port);
     let mut counts = PacketCounts::default();
     let mut link_types: Vec<u16> = Vec::new();
     let (mut first_ns, mut last_ns) = (u64::MAX, 0);
@@ -479,5 +479,77 @@ mod tests {
             assert_eq!(cut.damage.map(|d| d.kind), Some("cut"));
             assert_eq!(cut.packets.total, 19_999);
         }
+    }
+
+    #[test]
+    fn port_names_the_server_of_a_connection_joined_without_its_handshake() {
+        // A keep-alive connection to a server on port 60990, captured after its handshake,
+        // from client port 51514: without a SYN the higher port looks like the client's.
+        // Before 2026-11-24 `--port 60990` found no connection here.
+        let ack = 0x10;
+        let (client, server) = (([127, 0, 0, 1], 51514), ([127, 0, 0, 1], 60990));
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 101, 65535, "").unwrap();
+        for (t, frame) in [
+            tcp_frame(client, server, 100, 500, ack),
+            tcp_frame(server, client, 500, 100, ack),
+        ]
+        .iter()
+        .enumerate()
+        {
+            w.write(t as u64 * 1_000, frame.len() as u32, frame)
+                .unwrap();
+        }
+        let file = w.into_inner();
+        let named = analyze(Reader::new(&file[..]).unwrap(), Some(60990)).unwrap();
+        assert_eq!(named.connections.len(), 1);
+        let c = &named.connections[0];
+        assert_eq!(
+            (c.client.as_str(), c.server.as_str()),
+            ("127.0.0.1:51514", "127.0.0.1:60990")
+        );
+        assert_eq!((c.packets_to_server, c.packets_to_client), (1, 1));
+        // Without --port, the higher port is taken as the client's, as before.
+        let guessed = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+        assert_eq!(guessed.connections[0].server, "127.0.0.1:51514");
+    }
+
+    #[test]
+    fn http_names_the_server_of_a_connection_joined_without_its_handshake() {
+        // As above, without --port: the first payload, a request from the lower port,
+        // says who the client is. Before 2026-11-24 this read as 0 requests and 0
+        // responses from a client on port 60990.
+        let (push, ack) = (0x18, 0x10);
+        let (client, server) = (([127, 0, 0, 1], 51514), ([127, 0, 0, 1], 60990));
+        let with = |mut f: Vec<u8>, payload: &[u8]| {
+            f.extend_from_slice(payload);
+            let total = f.len() as u16;
+            f[2..4].copy_from_slice(&total.to_be_bytes());
+            f
+        };
+        let (request, response) = (
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+        );
+        let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 101, 65535, "").unwrap();
+        let frames = [
+            tcp_frame(server, client, 500, 100, ack),
+            with(tcp_frame(client, server, 100, 500, push), request),
+            with(tcp_frame(server, client, 500, 127, push), response),
+            tcp_frame(client, server, 127, 540, ack),
+        ];
+        for (t, frame) in frames.iter().enumerate() {
+            w.write(t as u64 * 1_000, frame.len() as u32, frame)
+                .unwrap();
+        }
+        let file = w.into_inner();
+        let a = analyze(Reader::new(&file[..]).unwrap(), None).unwrap();
+        let c = &a.connections[0];
+        assert_eq!(
+            (c.client.as_str(), c.server.as_str()),
+            ("127.0.0.1:51514", "127.0.0.1:60990")
+        );
+        assert_eq!((c.requests, c.responses, c.close), (1, 1, "normal"));
+        assert_eq!((c.bytes_to_server, c.bytes_to_client), (27, 40));
+        assert_eq!((c.packets_to_server, c.packets_to_client), (2, 2));
     }
 }
