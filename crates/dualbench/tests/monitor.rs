@@ -170,11 +170,16 @@ fn bad_input_leaves_the_output_file_alone() {
     let (dir, old) = temp_file("old.jsonl");
     std::fs::write(&old, "earlier samples\n").unwrap();
     let new = dir.0.join("new.jsonl");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--pid", "999999999"], "no such process"),
+        (&["--name", "no-such-proc-x"], "no process has that name"),
+        // Longer than the 15 bytes the kernel keeps of a name: it said "no process has
+        // that name" even of a program called that.
         (
             &["--name", "no-such-process-name"],
-            "no process has that name",
+            "dualbench: --name no-such-process-name: longer than the 15 bytes of a process \
+             name the kernel keeps, so no process has it: give --name no-such-process \
+             (as 'ps -e' shows it)",
         ),
         (
             &["--netns", "no-such-ns"],

@@ -1,7 +1,9 @@
 //! Writing samples as they come: JSON lines (one [`Sample`] per line) or CSV (one row per
 //! sample, a column per figure, named by its path: `cpu.all.user`, `tcp.ipv6.established`,
 //! `process.1234.cpu_pct`). CSV columns are fixed by the first sample; a figure that
-//! appears later (a new interface) is left out, one that disappears is left empty.
+//! appears later (a new interface) is left out, one that disappears is left empty. A name
+//! or cell holding a comma, a quote or a line break (a process may call itself `a,b`) is
+//! quoted as RFC 4180 says, so every row has as many cells as the header.
 
 use crate::sample::Sample;
 use serde_json::Value;
@@ -43,7 +45,8 @@ impl SampleWriter {
         let cells = flatten(sample);
         if self.columns.is_none() {
             let columns: Vec<String> = cells.iter().map(|(k, _)| k.clone()).collect();
-            writeln!(out, "{}", columns.join(","))?;
+            let header: Vec<String> = columns.iter().map(|c| csv_field(c)).collect();
+            writeln!(out, "{}", header.join(","))?;
             self.columns = Some(columns);
         }
         let by_name: std::collections::HashMap<&str, &str> = cells
@@ -51,9 +54,9 @@ impl SampleWriter {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         let columns = self.columns.as_deref().unwrap_or(&[]);
-        let row: Vec<&str> = columns
+        let row: Vec<String> = columns
             .iter()
-            .map(|c| by_name.get(c.as_str()).copied().unwrap_or(""))
+            .map(|c| csv_field(by_name.get(c.as_str()).copied().unwrap_or("")))
             .collect();
         writeln!(out, "{}", row.join(","))
     }
@@ -101,8 +104,18 @@ fn walk(path: &str, value: &Value, cells: &mut Vec<(String, String)>) {
             cells.push((path.to_string(), cell))
         }
         Value::Bool(b) => cells.push((path.to_string(), b.to_string())),
-        Value::String(s) => cells.push((path.to_string(), s.replace([',', '\n'], " "))),
+        Value::String(s) => cells.push((path.to_string(), s.clone())),
         Value::Null => cells.push((path.to_string(), String::new())),
+    }
+}
+
+/// One CSV field: as it is, or in double quotes (inner quotes doubled) when it holds a
+/// comma, a quote or a line break (RFC 4180).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
     }
 }
 
@@ -182,6 +195,58 @@ mod tests {
         assert_eq!(cell("tcp.ipv6.established"), "3");
         assert_eq!(cell("process.42.cpu_pct"), "50.250");
         assert_eq!(cell("process.42.name"), "nginx");
+    }
+
+    /// Split one CSV line as RFC 4180 reads it (quoted fields, doubled quotes).
+    fn fields(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quoted, mut chars) =
+            (Vec::new(), String::new(), false, line.chars().peekable());
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    cur.push('"');
+                    chars.next();
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => out.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    }
+
+    /// A process named `a,b"c` (comm may hold any of these) split its
+    /// `process_groups.a,b"c.*` header names in two, so the header had 5 cells more than
+    /// each row and every column after them was read under the wrong name; its name cell
+    /// was changed to `a b"c`. Now such names and cells are quoted.
+    #[test]
+    fn csv_quotes_names_and_cells_with_commas_and_quotes() {
+        let mut odd = sample(5);
+        odd.processes[0].name = "a,b\"c".into();
+        odd.process_groups = [(
+            "a,b\"c".to_string(),
+            crate::sample::GroupUse {
+                processes: 1,
+                ..Default::default()
+            },
+        )]
+        .into();
+        let mut out = Vec::new();
+        let mut w = SampleWriter::new(Format::Csv);
+        w.write(&mut out, &odd).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains(",\"process_groups.a,b\"\"c.processes\","));
+        assert!(lines[1].contains(",\"a,b\"\"c\","));
+        let (header, row) = (fields(lines[0]), fields(lines[1]));
+        assert_eq!(header.len(), 26);
+        assert_eq!(row.len(), 26);
+        let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].clone();
+        assert_eq!(cell("process_groups.a,b\"c.processes"), "1");
+        assert_eq!(cell("process.42.name"), "a,b\"c");
+        assert_eq!(cell("process.42.fds"), "9");
     }
 
     #[test]

@@ -244,7 +244,14 @@ fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
         let name = snapshot::comm_of(pid).ok_or_else(|| {
             Failure::usage(format!("{flag} {pid}: no such process (see 'ps -e')"))
         })?;
-        Ok::<_, Failure>(Watched { pid, name, tree })
+        // A thread's id opens `/proc/TID` too, with its whole process's figures.
+        match snapshot::process_of(pid) {
+            Some(process) if process != pid => Err(Failure::usage(format!(
+                "{flag} {pid}: a thread ({name}) of process {process}, not a process: \
+                 give {process}"
+            ))),
+            _ => Ok(Watched { pid, name, tree }),
+        }
     };
     // A process given twice (two --pid, or --pid and a --name that matches it) is
     // watched, and counted in its group, once.
@@ -260,6 +267,7 @@ fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
     for name in &config.names {
         let found = snapshot::find_by_name(name);
         if found.is_empty() {
+            check_name_length(name)?;
             return Err(Failure::usage(format!(
                 "--name {name}: no process has that name (see 'ps -e')"
             )));
@@ -271,6 +279,26 @@ fn resolve(config: &MonitorConfig) -> Result<(Vec<Watched>, Vec<Watched>)> {
         .iter()
         .map(|&pid| by_pid("--tree", pid, Some(pid)));
     Ok((watched, trees.collect::<Result<_>>()?))
+}
+
+/// The kernel keeps a process name (`comm`) to its first 15 bytes (`TASK_COMM_LEN` - 1),
+/// so a longer `--name` that matched nothing is refused naming the 15 bytes `ps -e` shows
+/// (cut at a character boundary), even the program of that very name having none. (Only
+/// kernel workqueue threads show longer names, `kworker/1:2-events`: those still match.)
+fn check_name_length(name: &str) -> Result<()> {
+    const COMM_MAX: usize = 15;
+    if name.len() <= COMM_MAX {
+        return Ok(());
+    }
+    let cut = (0..=COMM_MAX)
+        .rev()
+        .find(|&i| name.is_char_boundary(i))
+        .unwrap_or(0);
+    Err(Failure::usage(format!(
+        "--name {name}: longer than the {COMM_MAX} bytes of a process name the kernel keeps, \
+         so no process has it: give --name {} (as 'ps -e' shows it)",
+        &name[..cut]
+    )))
 }
 
 fn run(
@@ -565,10 +593,86 @@ mod tests {
         );
     }
 
+    /// `--name mw9-long-process-name` of a program called that said "no process has that
+    /// name": the kernel keeps the first 15 bytes (`mw9-long-proces`), so it never matched.
+    #[test]
+    fn a_name_longer_than_the_kernel_keeps_is_refused_naming_its_15_bytes() {
+        let refused = |name: &str| {
+            let config = MonitorConfig {
+                names: vec![name.into()],
+                ..MonitorConfig::for_pids(&[], Duration::from_secs(1))
+            };
+            let e = start(config).err().unwrap();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            e.message
+        };
+        assert_eq!(
+            refused("mw9-long-process-name"),
+            "--name mw9-long-process-name: longer than the 15 bytes of a process name the \
+             kernel keeps, so no process has it: give --name mw9-long-proces (as 'ps -e' \
+             shows it)"
+        );
+        // Cut at a character boundary: 14 ASCII bytes then a 2-byte 'é' would end at 16.
+        assert!(refused("mw9-abcdefghijé").contains("give --name mw9-abcdefghij "));
+        // 15 bytes is a name the kernel can hold: looked up, not refused for its length.
+        assert!(refused("mw9-abcdefghijk").contains("no process has that name"));
+        // A workqueue thread's name is longer, and found as it is (a rescuer's, `R`,
+        // names its one workqueue for good; another's changes with the work it does).
+        let kworker = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(snapshot::comm_of)
+            .find(|name| name.len() > 15 && name.starts_with("kworker/R-"));
+        if let Some(name) = kworker {
+            let config = MonitorConfig {
+                names: vec![name.clone()],
+                ..MonitorConfig::for_pids(&[], Duration::from_secs(1))
+            };
+            assert!(check(&config).is_ok(), "{name}");
+        }
+    }
+
+    /// `--pid TID` of a thread (not listed in `ps -e`, but `/proc/TID` answers) was
+    /// watched as a process of the thread's name with its whole process's CPU, RSS and
+    /// descriptors, so `--pid PID --pid TID` counted that process twice in its groups.
+    #[test]
+    fn a_thread_id_is_refused_naming_its_process() {
+        let (tid_tx, tid_rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("mw9-thread".into())
+            .spawn(move || {
+                // SAFETY: gettid takes nothing and only returns this thread's id.
+                tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+                let _ = stop_rx.recv();
+            })
+            .unwrap();
+        let tid = tid_rx.recv().unwrap();
+        let me = std::process::id();
+        let by_pid = start(MonitorConfig::for_pids(&[tid], Duration::from_secs(1)));
+        let by_tree = start(MonitorConfig::for_trees(&[tid], Duration::from_secs(1)));
+        stop_tx.send(()).unwrap();
+        thread.join().unwrap();
+        for (result, flag) in [(by_pid, "--pid"), (by_tree, "--tree")] {
+            let e = result.err().unwrap();
+            assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+            assert_eq!(
+                e.message,
+                format!(
+                    "{flag} {tid}: a thread (mw9-thread) of process {me}, not a process: \
+                     give {me}"
+                )
+            );
+        }
+        // The process itself is still watched.
+        let handle = start(MonitorConfig::for_pids(&[me], Duration::from_secs(1))).unwrap();
+        assert_eq!(handle.stop().unwrap().samples[0].processes[0].pid, me);
+    }
+
     #[test]
     fn unknown_names_and_tiny_intervals_are_usage_errors() {
         let config = MonitorConfig {
-            names: vec!["no-such-process-name".into()],
+            names: vec!["no-such-proc-x".into()],
             ..MonitorConfig::for_pids(&[], Duration::from_secs(1))
         };
         assert!(start(config)

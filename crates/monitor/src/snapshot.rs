@@ -211,6 +211,12 @@ pub fn comm_of(pid: u32) -> Option<String> {
         .map(|s| s.trim_end().to_string())
 }
 
+/// The process (thread group) that `id` belongs to: `id` itself for a process, another
+/// pid for a thread; `None` if there is no such id.
+pub fn process_of(id: u32) -> Option<u32> {
+    procfs::process::parse_tgid(&read(Path::new(&format!("/proc/{id}/status"))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::open_files;

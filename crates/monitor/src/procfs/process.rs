@@ -1,5 +1,5 @@
-//! One process's files: `/proc/<pid>/stat` (state, CPU ticks, threads, RSS, parent) and
-//! `comm`.
+//! One process's files: `/proc/<pid>/stat` (state, CPU ticks, threads, RSS, parent),
+//! `status` (the thread group) and `comm`.
 
 /// What `/proc/<pid>/stat` says about a process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +41,16 @@ pub fn parse_parent(text: &str) -> Option<(&str, u32)> {
         .parse()
         .ok()?;
     Some((comm, ppid))
+}
+
+/// The thread group id (`Tgid:`) of `/proc/<id>/status`: the process an id belongs to.
+/// `/proc/<tid>` of a thread that is not its process's first answers too (though `ls
+/// /proc` does not list it), with the whole process's figures.
+pub fn parse_tgid(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -86,5 +96,13 @@ mod tests {
     fn parent_and_name() {
         let text = "4242 (my (odd) proc) S 17 4242 4242 0 -1 4194560 500 0\n";
         assert_eq!(parse_parent(text), Some(("my (odd) proc", 17)));
+    }
+
+    #[test]
+    fn thread_group_of_a_status_file() {
+        let status = "Name:\tserve-1\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t25490\nNgid:\t0\nPid:\t25493\nPPid:\t25488\n";
+        assert_eq!(parse_tgid(status), Some(25490));
+        assert_eq!(parse_tgid("Name:\tx\nPid:\t7\n"), None);
+        assert_eq!(parse_tgid(""), None);
     }
 }
