@@ -1157,6 +1157,13 @@ fn an_output_unwritable_before_the_run_is_exit_2_for_every_flag() {
     let url = &s.urls("/")[0];
     let dir = own_dir("unwritable");
     let me = std::process::id().to_string();
+    // This test's thread (the harness runs each test on a thread of its own, so it is not
+    // the process): `/proc/TID` answers for it with the whole process's figures.
+    let thread = std::fs::read_link("/proc/thread-self").unwrap();
+    let thread = thread.file_name().unwrap().to_str().unwrap().to_string();
+    assert_ne!(thread, me);
+    let thread_name = std::fs::read_to_string(format!("/proc/{thread}/comm")).unwrap();
+    let thread_name = thread_name.trim_end();
     let enospc = "No space left on device (os error 28)";
     let enoent = "No such file or directory (os error 2)";
     for (args, want) in [
@@ -1179,6 +1186,12 @@ fn an_output_unwritable_before_the_run_is_exit_2_for_every_flag() {
         (
             vec!["--records", "no/such/r.csv"],
             format!("dualbench: cannot write records to no/such/r.csv: {enoent}\n"),
+        ),
+        (
+            vec!["--monitor", &thread],
+            format!(
+                "dualbench: --monitor {thread}: a thread ({thread_name}) of process {me}, not a process: give {me}\n"
+            ),
         ),
         (
             vec!["--monitor", &me, "--monitor-out", "no/such/m.jsonl"],

@@ -36,14 +36,22 @@ impl Observers {
             None
         } else {
             // Named by run's own flag: the monitor's check would name its `--tree`.
-            if let Some(pid) = cfg
-                .monitor_pids
-                .iter()
-                .find(|&&pid| dualbench_monitor::snapshot::comm_of(pid).is_none())
-            {
-                return Err(Failure::usage(format!(
-                    "--monitor {pid}: no such process (see 'ps -e')"
-                )));
+            for &pid in &cfg.monitor_pids {
+                let Some(name) = dualbench_monitor::snapshot::comm_of(pid) else {
+                    return Err(Failure::usage(format!(
+                        "--monitor {pid}: no such process (see 'ps -e')"
+                    )));
+                };
+                // A thread's id opens `/proc/TID` too, with its whole process's figures.
+                match dualbench_monitor::snapshot::process_of(pid) {
+                    Some(process) if process != pid => {
+                        return Err(Failure::usage(format!(
+                            "--monitor {pid}: a thread ({name}) of process {process}, not a \
+                             process: give {process}"
+                        )))
+                    }
+                    _ => {}
+                }
             }
             let mc = dualbench_monitor::MonitorConfig::for_trees(
                 &cfg.monitor_pids,
