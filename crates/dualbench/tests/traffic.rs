@@ -787,18 +787,6 @@ fn skip() {
     eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
 }
 
-/// `traffic send SCRIPT` inside namespace `ns`, which must succeed: its JSON report (written
-/// into `dir`) and its stderr.
-fn send_in_ns(ns: &Netns, script: &Path, dir: &Path) -> (Value, String) {
-    let out = dir.join("send.json");
-    let o = send_cmd(ns.dualbench(), &[script.as_os_str()], &out)
-        .output()
-        .unwrap();
-    let stderr = stderr(&o);
-    assert!(o.status.success(), "{stderr}");
-    (report(&out), stderr)
-}
-
 #[test]
 fn unreachable_destinations_are_reported_per_flow() {
     // In a namespace with no routes, testbed addresses are unreachable; loopback works.
