@@ -195,6 +195,17 @@ fn later_http1_minor_versions_are_answered_as_http11() {
     assert_eq!(served.exchange(b"GET / HTTP/1.10\r\nHost: t\r\n\r\n"), bad);
 }
 
+/// The answer of an octet endpoint (`/bytes`, `/echo`) with `body`, on a connection that
+/// closes after it.
+fn closing_octets(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nServer: dualbench/{}\r\nContent-Type: application/octet-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        env!("CARGO_PKG_VERSION"),
+        body.len()
+    )
+}
+
 /// RFC 9112 section 9.6: `close` in one `Connection` field ends the connection even when
 /// another field says `keep-alive` (it was kept open: the later field won).
 #[test]
@@ -203,14 +214,7 @@ fn close_in_any_connection_field_closes() {
     let answer = served.exchange(
         b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\nConnection: keep-alive\r\n\r\n",
     );
-    assert_eq!(
-        answer,
-        format!(
-            "HTTP/1.1 200 OK\r\nServer: dualbench/{}\r\nContent-Type: application/octet-stream\r\n\
-             Content-Length: 2\r\nConnection: close\r\n\r\nab",
-            env!("CARGO_PKG_VERSION")
-        )
-    );
+    assert_eq!(answer, closing_octets("ab"));
 }
 
 /// RFC 9112 section 6.1: an HTTP/1.0 request with Transfer-Encoding has faulty framing:
@@ -223,14 +227,7 @@ fn http10_with_transfer_encoding_is_answered_then_closed() {
         b"POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n\
           2\r\nhi\r\n0\r\n\r\n",
     );
-    assert_eq!(
-        answer,
-        format!(
-            "HTTP/1.1 200 OK\r\nServer: dualbench/{}\r\nContent-Type: application/octet-stream\r\n\
-             Content-Length: 2\r\nConnection: close\r\n\r\nhi",
-            env!("CARGO_PKG_VERSION")
-        )
-    );
+    assert_eq!(answer, closing_octets("hi"));
 }
 
 /// In an absolute-form target the path starts at the first `/` after the authority, not
@@ -254,14 +251,7 @@ fn an_https_absolute_target_is_answered() {
     let answer = served.exchange(
         b"GET https://localhost/bytes/3?x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
-    assert_eq!(
-        answer,
-        format!(
-            "HTTP/1.1 200 OK\r\nServer: dualbench/{}\r\nContent-Type: application/octet-stream\r\n\
-             Content-Length: 3\r\nConnection: close\r\n\r\nabc",
-            env!("CARGO_PKG_VERSION")
-        )
-    );
+    assert_eq!(answer, closing_octets("abc"));
     assert_eq!(
         served.exchange(b"GET ftp://localhost/bytes/3 HTTP/1.1\r\nHost: localhost\r\n\r\n"),
         refusal("400 Bad Request")

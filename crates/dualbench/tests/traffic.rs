@@ -787,6 +787,18 @@ fn skip() {
     eprintln!("skipped: cannot create a network namespace (needs root and iproute2)");
 }
 
+/// `traffic send SCRIPT` inside namespace `ns`, which must exit with `code`: its JSON
+/// report (written into `dir`) and its stderr.
+fn send_in_ns(ns: &Netns, script: &Path, dir: &Path, code: i32) -> (Value, String) {
+    let out = dir.join("send.json");
+    let o = send_cmd(ns.dualbench(), &[script.as_os_str()], &out)
+        .output()
+        .unwrap();
+    let stderr = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{stderr}");
+    (report(&out), stderr)
+}
+
 #[test]
 fn unreachable_destinations_are_reported_per_flow() {
     // In a namespace with no routes, testbed addresses are unreachable; loopback works.
@@ -800,14 +812,8 @@ fn unreachable_destinations_are_reported_per_flow() {
                   1.0 OFF 1\n1.0 OFF 2\n1.0 OFF 3\n";
     let path = dir.join("unreach.mgn");
     std::fs::write(&path, script).unwrap();
-    let out = dir.join("send.json");
-    let o = send_cmd(ns.dualbench(), &[path.as_os_str()], &out)
-        .output()
-        .unwrap();
-    let stderr = stderr(&o);
-    // No flow delivered anything.
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    let v = report(&out);
+    // No flow delivered anything: exit 1, after the summary.
+    let (v, stderr) = send_in_ns(&ns, &path, &dir, 1);
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["status"], "unreachable", "{stderr}");
     assert_eq!(flows[1]["status"], "unreachable", "{stderr}");
@@ -870,14 +876,8 @@ fn a_tcp_connect_timeout_is_a_timeout_with_its_scheduled_count() {
         "0.0 ON 1 TCP DST 198.18.9.2/5000 PERIODIC [100 100]\n4.0 OFF 1\n",
     )
     .unwrap();
-    let out = dir.join("send.json");
-    let o = send_cmd(ns.dualbench(), &[path.as_os_str()], &out)
-        .output()
-        .unwrap();
-    let stderr = stderr(&o);
     // Its only flow sent nothing: the run failed, after writing its summary.
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    let v = report(&out);
+    let (v, stderr) = send_in_ns(&ns, &path, &dir, 1);
     let flow = &v["flows"][0];
     assert_eq!(flow["status"], "timeout", "{flow}");
     // 100 messages/s for 4 s: what the script asked for, none sent, every one failed.
