@@ -61,14 +61,28 @@ impl Netns {
         }
         // SAFETY: setns on a namespace fd we hold open; affects only this thread.
         if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(Failure::runtime(format!(
-                "entering network namespace {}: {e} (run as root)",
-                path.display()
-            )));
+            return Err(enter_failed(&path, &std::io::Error::last_os_error()));
         }
         Ok(())
     }
+}
+
+/// Why setns into `path` failed, and what to do: only a refusal (EPERM) wants root; EINVAL
+/// is a file that is no network namespace (a stale `/run/netns` entry, say), for which
+/// "run as root" sent a root user looking in the wrong place.
+fn enter_failed(path: &std::path::Path, e: &std::io::Error) -> Failure {
+    let hint = match e.raw_os_error() {
+        Some(libc::EPERM) => " (run as root)",
+        Some(libc::EINVAL) => {
+            " (not a network namespace: a stale entry? see 'ip netns list', and 'ip netns \
+             delete' it)"
+        }
+        _ => "",
+    };
+    Failure::runtime(format!(
+        "entering network namespace {}: {e}{hint}",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -93,5 +107,25 @@ mod tests {
             );
         }
         assert_eq!(Netns::Current.check(), Ok(()));
+    }
+
+    /// A stale `/run/netns` entry (a plain file) made setns fail with EINVAL, and the
+    /// message told a root user to run as root.
+    #[test]
+    fn only_a_refusal_says_run_as_root() {
+        let path = std::path::Path::new("/run/netns/x");
+        let said = |errno| enter_failed(path, &std::io::Error::from_raw_os_error(errno)).message;
+        assert_eq!(
+            said(libc::EPERM),
+            "entering network namespace /run/netns/x: Operation not permitted (os error 1) (run as root)"
+        );
+        assert_eq!(
+            said(libc::EINVAL),
+            "entering network namespace /run/netns/x: Invalid argument (os error 22) (not a network namespace: a stale entry? see 'ip netns list', and 'ip netns delete' it)"
+        );
+        assert_eq!(
+            said(libc::ENOMEM),
+            "entering network namespace /run/netns/x: Cannot allocate memory (os error 12)"
+        );
     }
 }
