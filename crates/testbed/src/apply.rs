@@ -397,7 +397,6 @@ fn exited_at_once(pid: u32, op: &Op) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Layout;
     use crate::state::State;
 
     /// A service given as one shell line used to run whatever `dualbench` was on `PATH`
@@ -449,23 +448,7 @@ mod tests {
     #[test]
     fn a_step_that_fails_after_a_signal_reports_the_signal() {
         let dir = std::env::temp_dir().join(format!("dbtb-apply-{}", std::process::id()));
-        let layout = Layout {
-            testbed: "lab".into(),
-            nodes: Vec::new(),
-            links: Vec::new(),
-            services: Vec::new(),
-            hosts_file: String::new(),
-        };
-        let state = State {
-            testbed: "lab".into(),
-            topology_file: "lab.toml".into(),
-            created_unix_ns: 0,
-            complete: false,
-            builder: None,
-            layout,
-            objects: Vec::new(),
-        };
-        let mut file = StateFile::create(&dir, state).unwrap();
+        let mut file = StateFile::create(&dir, State::empty_lab()).unwrap();
         let options = Options {
             exe: PathBuf::from("dualbench"),
             stop_after: None,

@@ -782,21 +782,10 @@ mod tests {
     /// "already up"; and of one whose first `up` still ran, too.
     #[test]
     fn up_of_a_testbed_that_is_there_says_in_what_state() {
-        let layout = plan::Layout {
-            testbed: "lab".into(),
-            nodes: Vec::new(),
-            links: Vec::new(),
-            services: Vec::new(),
-            hosts_file: String::new(),
-        };
         let mut state = State {
-            testbed: "lab".into(),
-            topology_file: "lab.toml".into(),
-            created_unix_ns: 0,
             complete: true,
             builder: Some(state::Builder::this()),
-            layout,
-            objects: Vec::new(),
+            ..State::empty_lab()
         };
         let (dir, root) = (Path::new("/tmp/st/lab"), Path::new("/tmp/st"));
         let said = |s: Option<&State>| already_there(s, "lab", dir, root);

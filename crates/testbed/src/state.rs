@@ -73,6 +73,29 @@ pub struct State {
     pub objects: Vec<Object>,
 }
 
+#[cfg(test)]
+impl State {
+    /// The state of testbed `lab` (from `lab.toml`) as `up` begins it: incomplete, no
+    /// builder, nothing made yet. For tests.
+    pub(crate) fn empty_lab() -> State {
+        State {
+            testbed: "lab".into(),
+            topology_file: "lab.toml".into(),
+            created_unix_ns: 0,
+            complete: false,
+            builder: None,
+            layout: Layout {
+                testbed: "lab".into(),
+                nodes: Vec::new(),
+                links: Vec::new(),
+                services: Vec::new(),
+                hosts_file: String::new(),
+            },
+            objects: Vec::new(),
+        }
+    }
+}
+
 impl State {
     /// The pid of the `up` still building this testbed, if it is incomplete and that `up`
     /// still runs.
@@ -327,21 +350,7 @@ mod tests {
     #[test]
     fn of_several_creators_at_once_exactly_one_wins() {
         let root = std::env::temp_dir().join(format!("dbtb-race-{}", std::process::id()));
-        let state = State {
-            testbed: "lab".into(),
-            topology_file: "lab.toml".into(),
-            created_unix_ns: 0,
-            complete: false,
-            builder: None,
-            layout: Layout {
-                testbed: "lab".into(),
-                nodes: Vec::new(),
-                links: Vec::new(),
-                services: Vec::new(),
-                hosts_file: String::new(),
-            },
-            objects: Vec::new(),
-        };
+        let state = State::empty_lab();
         for round in 0..20 {
             let dir = root.join(format!("lab{round}"));
             let barrier = std::sync::Barrier::new(4);
