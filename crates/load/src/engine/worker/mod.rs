@@ -5,7 +5,7 @@
 //! the worker's share of `-c` are in flight; open loop: at their intended times, or late,
 //! keeping those times, once there is room), put each on a ready connection to its target
 //! or open a new one (with keep-alive, while the worker holds fewer than its share of
-//! `-c`; else the slot waits, see [`Deferred`]), then drive sockets: connected → request
+//! `-c`; else the slot waits, see [`Slot`]), then drive sockets: connected → request
 //! written → response parsed → record. Here: the loop, the dispatch of slots onto
 //! connections, deadlines, a complete response's record and the worker's result;
 //! [`socket`]: each connection's socket I/O.
@@ -46,16 +46,17 @@ struct Ready {
     failed: bool,
 }
 
-/// A slot, and, when it waits, a slot that found no connection to its target free while
-/// the worker had all the connections it may open (keep-alive: its share of `-c`). It
-/// waits until one to its target is free: opening one more would hold more than `-c`
-/// open, and a server that gives each connection a process (Apache prefork) would leave
-/// the extra ones waiting for a process until another's keep-alive ran out. The slots
-/// behind it start meanwhile on the connections that are free, so at most the worker's
-/// `defer_window` slots start out of order; at that, or when no connection to its target
-/// will come free, an idle connection to another target is closed for it.
+/// A slot to start: its number, target and intended time. One that finds no connection to
+/// its target free while the worker has all the connections it may open (keep-alive: its
+/// share of `-c`) waits in the worker's `deferred` until one to its target is free:
+/// opening one more would hold more than `-c` open, and a server that gives each
+/// connection a process (Apache prefork) would leave the extra ones waiting for a process
+/// until another's keep-alive ran out. The slots behind it start meanwhile on the
+/// connections that are free, so at most the worker's `defer_window` slots start out of
+/// order; at that, or when no connection to its target will come free, an idle connection
+/// to another target is closed for it.
 #[derive(Debug, Clone, Copy)]
-struct Deferred {
+struct Slot {
     slot: u64,
     target: usize,
     /// Open loop: the schedule's intended start (closed loop: unused, a waiting slot
@@ -75,7 +76,7 @@ const MAX_TICK_NS: u64 = 50_000_000;
 /// How many slots a dispatch starts between readings of the clock and the stop flag: a
 /// million connections to open (`-c 1000000`) stop at `-t` or Ctrl-C, not after the last.
 const DISPATCH_BATCH: usize = 1024;
-/// The fewest slots that may wait for a connection to their target (see [`Deferred`]),
+/// The fewest slots that may wait for a connection to their target (see [`Slot`]),
 /// whatever the worker's share of `-c`.
 const MIN_DEFER_WINDOW: usize = 16;
 /// The poll token of the worker's timer (connections use their slab keys).
@@ -125,7 +126,7 @@ pub struct Worker {
     max_conns: usize,
     /// Slots waiting for a connection to their target, oldest first: they fell due when
     /// every connection the worker may have was open, none to their target free.
-    deferred: VecDeque<Deferred>,
+    deferred: VecDeque<Slot>,
     /// How many slots may wait in `deferred` before a connection to another target is
     /// closed to open one to the oldest's target.
     defer_window: usize,
@@ -347,7 +348,7 @@ impl Worker {
                     let slot = self.schedule.issued() - 1;
                     if self.owns(slot) {
                         let target = self.plan.interleave.pick(slot);
-                        let d = Deferred {
+                        let d = Slot {
                             slot,
                             target,
                             intended_ns,
@@ -457,7 +458,7 @@ impl Worker {
 
     /// Start slot `d` on a free connection to its target, or on a new one while the worker
     /// has fewer than it may open. False, and nothing done, when it has to wait.
-    fn start(&mut self, d: Deferred, now: u64) -> Result<bool, Failure> {
+    fn start(&mut self, d: Slot, now: u64) -> Result<bool, Failure> {
         let target = d.target;
         let intended = if self.plan.arrival == Arrival::Closed {
             now
