@@ -3,8 +3,11 @@
 //! processes started later, `--tree` summing the children a process forks, the last sample
 //! written whatever the interval, an exited process not yet reaped (a zombie) no longer
 //! alive, a quiet end when its reader goes, SIGHUP ending it as
-//! SIGTERM does, process 1 watched, `run --monitor` writing its samples as it goes, and bad
-//! input failing with one clear line and leaving the output file alone.
+//! SIGTERM does, process 1 watched, `run --monitor` writing its samples as it goes, bad
+//! input failing with one clear line and leaving the output file alone, a process's
+//! context switches summed over its threads, exact ICMP counts per family inside a
+//! namespace this test creates and removes, no burst of tiny samples after a stall, and
+//! a process that execs named after its new program.
 //! Every loop is bounded; processes and servers are this test's own, on loopback only.
 
 mod support;
@@ -13,8 +16,8 @@ use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::netns::Netns;
-use support::process::{eventually, signal};
-use support::{bin_path, fails_with, start_server, succeeded, temp_file, unique};
+use support::process::{eventually, signal, wait_until_or_kill};
+use support::{bin_path, fails_with, start_server, stderr, succeeded, temp_file, unique};
 
 /// `dualbench monitor ARGS`, run to its end.
 fn monitor(args: &[&str]) -> Output {
@@ -520,4 +523,272 @@ fn monitor_ends_quietly_when_its_reader_goes() {
         started.elapsed() < Duration::from_secs(10),
         "it ran on to --duration"
     );
+}
+
+/// A child this test started, killed and reaped when dropped (also when the test fails).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Wait until `file` holds a whole sample: the monitor has taken its first snapshot, the
+/// start every later count is measured from.
+fn first_sample_written(file: &std::path::Path) {
+    let written = eventually(Duration::from_secs(10), Duration::from_millis(10), || {
+        std::fs::read_to_string(file).is_ok_and(|t| t.ends_with('\n'))
+    });
+    assert!(written, "no sample in {file:?}");
+}
+
+/// Context switches of every thread of a process, as pidstat -w's `cswch/s` and
+/// `nvcswch/s`: a perl process whose first thread sleeps 20 times and whose second 30
+/// times made at least 50 voluntary switches, though `/proc/PID/status` (its first thread
+/// alone) says about 21.
+#[test]
+fn context_switches_of_every_thread() {
+    use std::io::{BufRead, BufReader, Write};
+    let (n, m) = (20, 30);
+    // After "go" on stdin: one thread sleeps M times and says so, then waits (bounded,
+    // 30 s) so its switches stay countable; the first sleeps N times, says so and waits
+    // for stdin to close.
+    let script = format!(
+        "use threads; $| = 1; <STDIN>; \
+         threads->create(sub {{ select(undef, undef, undef, 0.01) for 1..{m}; \
+         print \"thread done\\n\"; sleep 30 }})->detach; \
+         select(undef, undef, undef, 0.01) for 1..{n}; print \"main done\\n\"; <STDIN>"
+    );
+    let child = Command::new("perl")
+        .args(["-e", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaped(child);
+    let pid = child.0.id();
+    let (_dir, file) = temp_file("switches.jsonl");
+    let monitor = Command::new(bin_path())
+        .args(["monitor", "--pid", &pid.to_string(), "--interval", "200ms"])
+        .args(["--duration", "60s", "-o"])
+        .arg(&file)
+        .spawn()
+        .unwrap();
+    let monitor = Reaped(monitor);
+    first_sample_written(&file);
+    let mut stdin = child.0.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    let mut said = BufReader::new(child.0.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        lines.push(line.trim_end().to_string());
+    }
+    lines.sort();
+    assert_eq!(lines, ["main done", "thread done"]);
+    std::thread::sleep(Duration::from_millis(100));
+    signal(monitor.0.id(), libc::SIGINT);
+    let mut monitor = monitor;
+    let ended = wait_until_or_kill(&mut monitor.0, Instant::now() + Duration::from_secs(10));
+    assert!(ended.is_some_and(|s| s.success()), "{ended:?}");
+    drop(stdin);
+    let samples = samples(&std::fs::read_to_string(&file).unwrap());
+    let (mut voluntary, mut involuntary) = (0.0, 0.0);
+    for s in &samples {
+        let (p, g) = (&s["processes"][0], &s["process_groups"]["perl"]);
+        assert_eq!(p["pid"], pid);
+        assert_eq!(g["cswch_per_s"], p["cswch_per_s"], "{s}");
+        assert_eq!(g["nvcswch_per_s"], p["nvcswch_per_s"], "{s}");
+        let interval = s["interval_s"].as_f64().unwrap();
+        voluntary += (p["cswch_per_s"].as_f64().unwrap() * interval).round();
+        involuntary += (p["nvcswch_per_s"].as_f64().unwrap() * interval).round();
+    }
+    let last = &samples.last().unwrap()["processes"][0];
+    assert_eq!(last["threads"], 2, "{last}");
+    // Each sleep is one; a few more to start the thread and wait. The first thread's own
+    // count (what /proc/PID/status says) would be about N + 1.
+    let least = (n + m) as f64;
+    assert!(
+        (least..=least + 15.0).contains(&voluntary),
+        "{voluntary} voluntary switches for {n} + {m} sleeps"
+    );
+    assert!(involuntary < least, "{involuntary} involuntary");
+}
+
+/// ICMP per family, as sar -n ICMP,EICMP,ICMP6,EICMP6: in a namespace of its own (ICMP
+/// counters are per namespace) with only loopback, 3 pings of 127.0.0.1 and 2 of ::1,
+/// and UDP datagrams to a closed port (each one port unreachable): 4 to 127.0.0.1, 5 to
+/// ::1. The CSV columns summed over the samples say exactly that, and nothing else moved.
+#[test]
+fn icmp_counts_per_family_are_exact() {
+    let ns = Netns::new("mo10icmp");
+    ns.ip(&["link", "set", "lo", "up"]);
+    let (_dir, file) = temp_file("icmp.csv");
+    let monitor = ns
+        .dualbench()
+        .args(["monitor", "--interval", "200ms", "--duration", "60s"])
+        .args(["--format", "csv", "-o"])
+        .arg(&file)
+        .spawn()
+        .unwrap();
+    let mut monitor = Reaped(monitor);
+    first_sample_written(&file);
+    let run = |program: &str, args: &[&str]| {
+        let out = ns.exec(program).args(args).output().unwrap();
+        assert!(out.status.success(), "{program} {args:?}: {}", stderr(&out));
+    };
+    // Loopback only, inside this test's namespace; -n: no name lookups.
+    run(
+        "ping",
+        &["-n", "-q", "-c", "3", "-i", "0.2", "-W", "2", "127.0.0.1"],
+    );
+    run(
+        "ping",
+        &["-6", "-n", "-q", "-c", "2", "-i", "0.2", "-W", "2", "::1"],
+    );
+    let datagrams = "for i in 1 2 3 4; do echo x > /dev/udp/127.0.0.1/9; done; \
+                     for i in 1 2 3 4 5; do echo x > /dev/udp/::1/9; done";
+    run("bash", &["-c", datagrams]);
+    std::thread::sleep(Duration::from_millis(100));
+    signal(monitor.0.id(), libc::SIGINT);
+    let ended = wait_until_or_kill(&mut monitor.0, Instant::now() + Duration::from_secs(10));
+    assert!(ended.is_some_and(|s| s.success()), "{ended:?}");
+    drop(ns);
+    let csv = std::fs::read_to_string(&file).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|c| c.parse().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    let interval = header.iter().position(|h| *h == "interval_s").unwrap();
+    // Every ICMP and UDP column that moved: its count over the whole watch.
+    let mut moved = std::collections::BTreeMap::new();
+    for (i, name) in header.iter().enumerate() {
+        if !(name.starts_with("icmp.") || name.starts_with("udp.")) {
+            continue;
+        }
+        let count: f64 = rows.iter().map(|r| r[i] * r[interval]).sum();
+        if count.round() != 0.0 {
+            moved.insert(name.to_string(), count.round() as u64);
+        }
+    }
+    let expected: std::collections::BTreeMap<String, u64> = [
+        ("icmp.ipv4.InDestUnreachs_per_s", 4),
+        ("icmp.ipv4.InEchoReps_per_s", 3),
+        ("icmp.ipv4.InEchos_per_s", 3),
+        ("icmp.ipv4.InMsgs_per_s", 10),
+        ("icmp.ipv4.OutDestUnreachs_per_s", 4),
+        ("icmp.ipv4.OutEchoReps_per_s", 3),
+        ("icmp.ipv4.OutEchos_per_s", 3),
+        ("icmp.ipv4.OutMsgs_per_s", 10),
+        ("icmp.ipv6.InDestUnreachs_per_s", 5),
+        ("icmp.ipv6.InEchoReplies_per_s", 2),
+        ("icmp.ipv6.InEchos_per_s", 2),
+        ("icmp.ipv6.InMsgs_per_s", 9),
+        ("icmp.ipv6.OutDestUnreachs_per_s", 5),
+        ("icmp.ipv6.OutEchoReplies_per_s", 2),
+        ("icmp.ipv6.OutEchos_per_s", 2),
+        ("icmp.ipv6.OutMsgs_per_s", 9),
+        ("udp.ipv4.NoPorts_per_s", 4),
+        ("udp.ipv4.OutDatagrams_per_s", 4),
+        ("udp.ipv6.NoPorts_per_s", 5),
+        ("udp.ipv6.OutDatagrams_per_s", 5),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(moved, expected, "{csv}");
+}
+
+/// A monitor stopped (SIGSTOP) for 1.5 s at a 200 ms interval takes one long sample when
+/// it goes on, then keeps to its grid: no sample but the last is shorter than half an
+/// interval. Before, it sampled every tick it had missed at once: 6 samples of about 1 ms.
+#[test]
+fn a_late_monitor_does_not_catch_up_with_tiny_samples() {
+    let (_dir, file) = temp_file("late.jsonl");
+    let monitor = Command::new(bin_path())
+        .args(["monitor", "--interval", "200ms", "--duration", "3s", "-o"])
+        .arg(&file)
+        .spawn()
+        .unwrap();
+    let mut monitor = Reaped(monitor);
+    first_sample_written(&file);
+    signal(monitor.0.id(), libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(monitor.0.id(), libc::SIGCONT);
+    let ended = wait_until_or_kill(&mut monitor.0, Instant::now() + Duration::from_secs(20));
+    assert!(ended.is_some_and(|s| s.success()), "{ended:?}");
+    let samples = samples(&std::fs::read_to_string(&file).unwrap());
+    let intervals: Vec<f64> = samples
+        .iter()
+        .map(|s| s["interval_s"].as_f64().unwrap())
+        .collect();
+    let (last, rest) = intervals.split_last().unwrap();
+    assert!(rest.iter().all(|&i| i >= 0.1), "{intervals:?}");
+    assert!(
+        rest.iter().any(|&i| i >= 1.4),
+        "no long sample: {intervals:?}"
+    );
+    assert!(*last > 0.0);
+    let total: f64 = intervals.iter().sum();
+    // The samples cover the duration, and no more than a late last sample adds.
+    assert!((2.95..3.6).contains(&total), "{intervals:?}");
+}
+
+/// A process watched by `--pid` that runs another program (`exec`) is shown, and grouped,
+/// under the name it has now, as `ps` and pidstat show it. Until 2026-11-24 it kept the name
+/// it had when the monitor started: a `sh` that exec'd `sleep` stayed `sh` in `processes`
+/// and `process_groups`.
+#[test]
+fn a_process_that_execs_takes_its_new_name() {
+    use std::io::Write;
+    // Waits for a line on stdin, then becomes `sleep` (bounded: 30 s).
+    let shell = Command::new("sh")
+        .args(["-c", "read line; exec sleep 30"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut shell = Reaped(shell);
+    let pid = shell.0.id();
+    let (_dir, file) = temp_file("exec.jsonl");
+    let monitor = Command::new(bin_path())
+        .args(["monitor", "--pid", &pid.to_string(), "--interval", "200ms"])
+        .args(["--duration", "60s", "-o"])
+        .arg(&file)
+        .spawn()
+        .unwrap();
+    let mut monitor = Reaped(monitor);
+    first_sample_written(&file);
+    shell.0.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let comm = format!("/proc/{pid}/comm");
+    let exec = eventually(Duration::from_secs(10), Duration::from_millis(10), || {
+        std::fs::read_to_string(&comm).is_ok_and(|c| c == "sleep\n")
+    });
+    assert!(exec, "the shell did not exec sleep");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(monitor.0.id(), libc::SIGINT);
+    let ended = wait_until_or_kill(&mut monitor.0, Instant::now() + Duration::from_secs(10));
+    assert!(ended.is_some_and(|s| s.success()), "{ended:?}");
+    let samples = samples(&std::fs::read_to_string(&file).unwrap());
+    let (first, last) = (&samples[0], samples.last().unwrap());
+    assert_eq!(first["processes"][0]["name"], "sh", "{first}");
+    assert_eq!(last["processes"][0]["name"], "sleep", "{last}");
+    assert_eq!(
+        last["process_groups"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["sleep"],
+        "{last}"
+    );
+    assert_eq!(last["process_groups"]["sleep"]["processes"], 1);
 }

@@ -119,11 +119,14 @@ fn csv_field(text: &str) -> String {
     }
 }
 
+/// A number as its shortest exact decimal (`12.5`, `0.0002777777777777778`), whole ones
+/// without a fraction. Not rounded to 3 decimals: a rate of one event in an hour read
+/// `0.000` (and one in 30 minutes `0.001`, 1.8 events), and `interval_s` 0.2003 read `0.200`.
 fn trim(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
-        format!("{v:.3}")
+        format!("{v}")
     }
 }
 
@@ -151,6 +154,7 @@ mod tests {
             disks: Default::default(),
             interfaces: Default::default(),
             ip: Default::default(),
+            icmp: Default::default(),
             tcp: [(
                 "ipv6".to_string(),
                 [("established".to_string(), 3.0)].into(),
@@ -171,6 +175,8 @@ mod tests {
                 rss_kb: 2048,
                 threads: 1,
                 fds: 9,
+                cswch_per_s: 12.5,
+                nvcswch_per_s: 0.5,
             }],
         }
     }
@@ -191,10 +197,12 @@ mod tests {
         let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
         assert_eq!(cell("monotonic_ns"), "6");
         assert_eq!(cell("unix_ns"), "1795307521816570403");
-        assert_eq!(cell("cpu.all.user"), "12.500");
+        assert_eq!(cell("cpu.all.user"), "12.5");
         assert_eq!(cell("tcp.ipv6.established"), "3");
-        assert_eq!(cell("process.42.cpu_pct"), "50.250");
+        assert_eq!(cell("process.42.cpu_pct"), "50.25");
         assert_eq!(cell("process.42.name"), "nginx");
+        assert_eq!(cell("process.42.cswch_per_s"), "12.5");
+        assert_eq!(cell("process.42.nvcswch_per_s"), "0.5");
     }
 
     /// Split one CSV line as RFC 4180 reads it (quoted fields, doubled quotes).
@@ -241,12 +249,51 @@ mod tests {
         assert!(lines[0].contains(",\"process_groups.a,b\"\"c.processes\","));
         assert!(lines[1].contains(",\"a,b\"\"c\","));
         let (header, row) = (fields(lines[0]), fields(lines[1]));
-        assert_eq!(header.len(), 26);
-        assert_eq!(row.len(), 26);
+        assert_eq!(header.len(), 30);
+        assert_eq!(row.len(), 30);
         let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].clone();
         assert_eq!(cell("process_groups.a,b\"c.processes"), "1");
         assert_eq!(cell("process.42.name"), "a,b\"c");
         assert_eq!(cell("process.42.fds"), "9");
+    }
+
+    /// Rates are written exactly, not to 3 decimals: one retransmission in a 30-minute
+    /// sample read `0.001` (1.8 of them) and one in an hour `0.000` (none); an interval
+    /// of 0.2003 s read `0.200`. Rate times interval gives the count back.
+    #[test]
+    fn csv_keeps_small_rates_and_the_interval_exact() {
+        let mut rows = Vec::new();
+        for (interval, events) in [(3600.0, 1.0), (1800.0, 1.0), (0.2003, 7.0)] {
+            let mut s = sample(5);
+            s.interval_s = interval;
+            s.tcp = [(
+                "both".to_string(),
+                [("RetransSegs_per_s".to_string(), events / interval)].into(),
+            )]
+            .into();
+            let mut out = Vec::new();
+            SampleWriter::new(Format::Csv).write(&mut out, &s).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let lines: Vec<Vec<String>> = text.lines().map(fields).collect();
+            let cell = |name: &str| {
+                let i = lines[0].iter().position(|h| h == name).unwrap();
+                lines[1][i].clone()
+            };
+            rows.push((cell("interval_s"), cell("tcp.both.RetransSegs_per_s")));
+        }
+        assert_eq!(
+            rows,
+            [
+                ("3600", "0.0002777777777777778"),
+                ("1800", "0.0005555555555555556"),
+                ("0.2003", "34.94757863205192"),
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        for (interval, rate) in &rows {
+            let count = interval.parse::<f64>().unwrap() * rate.parse::<f64>().unwrap();
+            assert!((count - count.round()).abs() < 1e-9, "{interval} × {rate}");
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! rate and the page size come in as arguments.
 
 use crate::diag::STATE_NAMES;
-use crate::procfs::{process::ProcStat, system::CpuTimes, Counters};
+use crate::procfs::process::{ProcStat, Switches};
+use crate::procfs::{system::CpuTimes, Counters};
 use crate::snapshot::{ProcessSnapshot, Snapshot};
 use dualbench_common::Family;
 use serde::Serialize;
@@ -39,6 +40,11 @@ pub struct ProcessUse {
     pub rss_kb: u64,
     pub threads: u64,
     pub fds: u64,
+    /// Voluntary context switches per second (pidstat's `cswch/s`), of all its threads:
+    /// see [`switches`].
+    pub cswch_per_s: f64,
+    /// Involuntary context switches per second (pidstat's `nvcswch/s`), of all its threads.
+    pub nvcswch_per_s: f64,
 }
 
 /// Processes together: those of one name (every nginx worker, every apache2 child), or
@@ -50,6 +56,8 @@ pub struct GroupUse {
     pub rss_kb: u64,
     pub threads: u64,
     pub fds: u64,
+    pub cswch_per_s: f64,
+    pub nvcswch_per_s: f64,
 }
 
 /// One line of the monitor's output.
@@ -69,6 +77,9 @@ pub struct Sample {
     pub interfaces: BTreeMap<String, Figures>,
     /// `ipv4` from snmp `Ip:`, `ipv6` from snmp6 `Ip6`.
     pub ip: BTreeMap<String, Figures>,
+    /// `ipv4` from snmp `Icmp:`, `ipv6` from snmp6 `Icmp6` (without the per-type
+    /// `InTypeN`/`OutTypeN` counts, which the kernel lists only once they are above 0).
+    pub icmp: BTreeMap<String, Figures>,
     /// `both` from snmp `Tcp:` (the kernel adds IPv4 and IPv6 there); `ipv4` and `ipv6`:
     /// socket counts by state from sock_diag.
     pub tcp: BTreeMap<String, Figures>,
@@ -166,6 +177,11 @@ pub fn between(prev: &Snapshot, cur: &Snapshot, units: Units) -> Sample {
             (key(Family::V6), section(&cur.snmp6, &prev.snmp6, "Ip6")),
         ]
         .into(),
+        icmp: [
+            (key(Family::V4), section(&cur.snmp, &prev.snmp, "Icmp")),
+            (key(Family::V6), icmp6(prev, cur, dt)),
+        ]
+        .into(),
         tcp: tcp(prev, cur, dt),
         udp: [
             (key(Family::V4), section(&cur.snmp, &prev.snmp, "Udp")),
@@ -193,6 +209,8 @@ fn groups(
         g.rss_kb += p.rss_kb;
         g.threads += p.threads;
         g.fds += p.fds;
+        g.cswch_per_s += p.cswch_per_s;
+        g.nvcswch_per_s += p.nvcswch_per_s;
     }
     out
 }
@@ -214,6 +232,28 @@ fn rates(prev: Option<&Counters>, cur: Option<&Counters>, dt: f64, gauges: &[&st
             }
         })
         .collect()
+}
+
+/// snmp6's `Icmp6` counters as rates, but for the per-type counts (`InType1`,
+/// `OutType135`): the kernel writes one only once it is above 0, so they come and go.
+fn icmp6(prev: &Snapshot, cur: &Snapshot, dt: f64) -> Figures {
+    let named = |s: &Snapshot| -> Option<Counters> {
+        let per_type = |name: &str| {
+            let number = name
+                .strip_prefix("InType")
+                .or_else(|| name.strip_prefix("OutType"));
+            number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let icmp6 = s.snmp6.get("Icmp6")?;
+        Some(
+            icmp6
+                .iter()
+                .filter(|(name, _)| !per_type(name))
+                .map(|(name, v)| (name.clone(), *v))
+                .collect(),
+        )
+    };
+    rates(named(prev).as_ref(), named(cur).as_ref(), dt, &[])
 }
 
 fn gauges_of(c: &Counters) -> Figures {
@@ -307,6 +347,7 @@ fn process(
         None => ProcStat::default(),
     };
     let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 / units.ticks_per_s as f64 / dt * 100.0;
+    let switched = switches(prev, cur);
     ProcessUse {
         pid: cur.pid,
         name: cur.name.clone(),
@@ -319,7 +360,35 @@ fn process(
         rss_kb: now.rss_pages * units.page_size / 1024,
         threads: now.threads,
         fds: cur.fds.unwrap_or(0),
+        cswch_per_s: switched.voluntary as f64 / dt,
+        nvcswch_per_s: switched.involuntary as f64 / dt,
     }
+}
+
+/// The context switches of a process's threads over the interval, summed. The kernel
+/// counts them per thread, and those of a thread that ends go with it, so each thread
+/// alive at the end counts its own: from the previous snapshot, or from zero when it is
+/// new (started during the interval, or its process was not watched before). A thread
+/// that ended takes its switches since the previous snapshot with it (they are not seen;
+/// what it had is not taken away from the others); a thread id that went back is a new
+/// thread that took an ended one's id, counted from zero.
+pub fn switches(prev: Option<&ProcessSnapshot>, cur: &ProcessSnapshot) -> Switches {
+    let mut sum = Switches::default();
+    for (tid, now) in &cur.switches {
+        let before = prev.and_then(|p| p.switches.get(tid));
+        let since = match before {
+            Some(b) if now.voluntary >= b.voluntary && now.involuntary >= b.involuntary => {
+                Switches {
+                    voluntary: now.voluntary - b.voluntary,
+                    involuntary: now.involuntary - b.involuntary,
+                }
+            }
+            _ => *now,
+        };
+        sum.voluntary += since.voluntary;
+        sum.involuntary += since.involuntary;
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -345,6 +414,7 @@ mod tests {
                     exited: false,
                 }),
                 fds: Some(12),
+                switches: BTreeMap::new(),
             }],
             ..Snapshot::default()
         }
@@ -526,6 +596,112 @@ UDP: inuse 2 mem 125\nUDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n",
             json["processes"][2].get("tree").is_none(),
             "no tree, no key"
         );
+    }
+
+    fn threads(list: &[(u32, u64, u64)]) -> BTreeMap<u32, Switches> {
+        list.iter()
+            .map(|&(tid, voluntary, involuntary)| {
+                let s = Switches {
+                    voluntary,
+                    involuntary,
+                };
+                (tid, s)
+            })
+            .collect()
+    }
+
+    /// Threads that come and go: each live one counts its own switches since the last
+    /// snapshot (a new one from zero), and one that ended takes nothing away. The sums of
+    /// every thread's counters (or `/proc/PID/status`, the first thread's alone) went
+    /// back by 60 here, when thread 11 ended.
+    #[test]
+    fn context_switches_per_thread_without_going_back() {
+        let mut a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
+        let mut b = snapshot(3, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
+        // 9 is the first thread; 11 ends; 12 starts; 13 ended and a new thread took its id.
+        a.processes[0].switches = threads(&[(9, 100, 7), (11, 50, 10), (13, 40, 4)]);
+        b.processes[0].switches = threads(&[(9, 130, 8), (12, 6, 1), (13, 3, 0)]);
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&a, &b, units);
+        let p = &s.processes[0];
+        // (30 + 6 + 3) / 2 s and (1 + 1 + 0) / 2 s.
+        assert_eq!((p.cswch_per_s, p.nvcswch_per_s), (19.5, 1.0));
+        let g = &s.process_groups["x"];
+        assert_eq!((g.cswch_per_s, g.nvcswch_per_s), (19.5, 1.0));
+        // A process first seen in this interval: all of its threads' switches.
+        let mut first = b.clone();
+        first.processes[0].pid = 10;
+        let s = between(&a, &first, units);
+        assert_eq!(
+            (s.processes[0].cswch_per_s, s.processes[0].nvcswch_per_s),
+            (69.5, 4.5)
+        );
+        // An exited process: no threads, no switches.
+        b.processes[0].switches.clear();
+        b.processes[0].stat = None;
+        let s = between(&a, &b, units);
+        assert_eq!(
+            (s.processes[0].cswch_per_s, s.processes[0].nvcswch_per_s),
+            (0.0, 0.0)
+        );
+    }
+
+    /// ICMP per family: snmp's `Icmp:` line and snmp6's `Icmp6` counters, per second,
+    /// without the per-type counts (snmp's `IcmpMsg:` line, snmp6's `Icmp6InType1`),
+    /// which the kernel lists only once they are above 0.
+    #[test]
+    fn icmp_per_family() {
+        let snmp = |n: u64| {
+            format!(
+                "Icmp: InMsgs InErrors InDestUnreachs OutMsgs OutDestUnreachs\n\
+Icmp: {} 0 {} {} {}\nIcmpMsg: InType3 OutType3\nIcmpMsg: {n} {n}\n",
+                10 + n,
+                n,
+                10 + n,
+                n
+            )
+        };
+        let mut a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", &snmp(2), 5);
+        let mut b = snapshot(3, "cpu 1 0 1 1 0 0 0 0\n", &snmp(8), 5);
+        a.snmp6 = net::parse_snmp6(
+            "Icmp6InMsgs 4\nIcmp6InErrors 0\nIcmp6InDestUnreachs 4\nIcmp6InPktTooBigs 0\n\
+Icmp6OutDestUnreachs 4\nIcmp6InType1 4\nIcmp6OutType1 4\nUdp6NoPorts 4\n",
+        );
+        b.snmp6 = net::parse_snmp6(
+            "Icmp6InMsgs 10\nIcmp6InErrors 0\nIcmp6InDestUnreachs 8\nIcmp6InPktTooBigs 2\n\
+Icmp6OutDestUnreachs 8\nIcmp6InType1 8\nIcmp6OutType1 8\nIcmp6InType2 2\nUdp6NoPorts 8\n",
+        );
+        let units = Units {
+            ticks_per_s: 100,
+            page_size: 4096,
+        };
+        let s = between(&a, &b, units);
+        let pairs =
+            |p: &[(&str, f64)]| -> Figures { p.iter().map(|(k, v)| (k.to_string(), *v)).collect() };
+        assert_eq!(
+            s.icmp["ipv4"],
+            pairs(&[
+                ("InDestUnreachs_per_s", 3.0),
+                ("InErrors_per_s", 0.0),
+                ("InMsgs_per_s", 3.0),
+                ("OutDestUnreachs_per_s", 3.0),
+                ("OutMsgs_per_s", 3.0),
+            ])
+        );
+        assert_eq!(
+            s.icmp["ipv6"],
+            pairs(&[
+                ("InDestUnreachs_per_s", 2.0),
+                ("InErrors_per_s", 0.0),
+                ("InMsgs_per_s", 3.0),
+                ("InPktTooBigs_per_s", 1.0),
+                ("OutDestUnreachs_per_s", 2.0),
+            ])
+        );
+        assert_eq!(s.udp["ipv6"]["NoPorts_per_s"], 2.0);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The sampling thread and the library API `dualbench run --monitor` uses:
 //! [`start`] a [`MonitorConfig`], get a [`MonitorHandle`], [`MonitorHandle::stop`] it and
 //! receive the [`Series`]. The thread enters the namespace to observe, snapshots every
-//! counter at each tick of a fixed grid (no drift), and hands each sample to an optional
+//! counter at the ticks of a fixed grid (no drift; after a late sample, the ticks less
+//! than half an interval ahead are skipped), and hands each sample to an optional
 //! sink (the CLI writes it out at once) as well as keeping it. The end of the watch — the
 //! duration reached or a stop — always ends with a sample up to that instant, shorter
 //! than the interval when it falls between two ticks.
@@ -319,7 +320,8 @@ fn run(
     let start = prev.monotonic_ns;
     let end = plan.duration.map(|d| start.saturating_add(nanos(d)));
     let mut series = Series::default();
-    for tick in 1u64.. {
+    let mut tick = 1u64;
+    loop {
         let next = start.saturating_add(tick.saturating_mul(interval_ns));
         let due = end.map_or(next, |end| next.min(end));
         let wait = Duration::from_nanos(due.saturating_sub(clock::monotonic_ns()));
@@ -345,8 +347,21 @@ fn run(
         if stopping {
             break;
         }
+        tick = next_tick(tick, start, interval_ns, clock::monotonic_ns());
     }
     Ok(series)
+}
+
+/// The tick of the grid (`start + tick × interval`) to take the next sample at, `now`
+/// being just after the sample of `tick`: the first at least half an interval ahead. On
+/// time, that is the next one; after a late sample (a busy machine, a stopped monitor),
+/// the ticks too close or already past are skipped, so the next sample lasts half an
+/// interval or more. Until 2026-11-24 every tick was sampled: a monitor stopped for 2.5 s
+/// at a 500 ms interval wrote 4 samples of 1 to 5 ms as it caught up, with a process
+/// using half a core at 0% (its CPU counted in 10 ms clock ticks) and `cpu.all.user` 0 or 50.
+fn next_tick(tick: u64, start: u64, interval_ns: u64, now: u64) -> u64 {
+    let ahead = now.saturating_sub(start).saturating_add(interval_ns / 2);
+    (tick + 1).max(ahead.div_ceil(interval_ns.max(1)))
 }
 
 fn units() -> Units {
@@ -366,6 +381,23 @@ fn units() -> Units {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On time, every tick is sampled; late, the ticks less than half an interval ahead
+    /// are skipped, so no sample is shorter than half an interval but the last.
+    #[test]
+    fn late_samples_skip_the_ticks_too_close() {
+        let (start, ms) = (1_000_000_000, 1_000_000);
+        let at = |t_ms: u64| start + t_ms * ms;
+        // On time (a few ms after the tick): the next tick.
+        assert_eq!(next_tick(1, start, 500 * ms, at(503)), 2);
+        assert_eq!(next_tick(7, start, 500 * ms, at(3_549)), 8);
+        // 249 ms late: the next tick is 251 ms ahead, kept.
+        assert_eq!(next_tick(2, start, 500 * ms, at(1_249)), 3);
+        // 251 ms late: the next tick, 249 ms ahead, is skipped.
+        assert_eq!(next_tick(2, start, 500 * ms, at(1_251)), 4);
+        // Stopped 2.5 s after the tick of 1 s: ticks 3 to 7 are past or close, 8 is next.
+        assert_eq!(next_tick(2, start, 500 * ms, at(3_700)), 8);
+    }
 
     /// The library API as `run --monitor` uses it.
     #[test]

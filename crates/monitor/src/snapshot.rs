@@ -3,7 +3,8 @@
 //! of the monitor; turning two snapshots into rates is [`crate::sample`].
 
 use crate::diag::{self, TcpStates};
-use crate::procfs::{self, net, process::ProcStat, system::Stat, Counters};
+use crate::procfs::process::{ProcStat, Switches};
+use crate::procfs::{self, net, system::Stat, Counters};
 use dualbench_common::clock;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -44,6 +45,9 @@ pub struct ProcessSnapshot {
     pub tree: Option<u32>,
     pub stat: Option<ProcStat>,
     pub fds: Option<u64>,
+    /// Context switches of each of its threads (by thread id) then alive: the kernel
+    /// keeps them per thread, and a thread's go with it when it ends.
+    pub switches: BTreeMap<u32, Switches>,
 }
 
 /// Every counter at one instant.
@@ -90,16 +94,34 @@ pub fn take(watched: &[Watched]) -> Snapshot {
 }
 
 fn process(w: &Watched) -> ProcessSnapshot {
-    let dir = format!("/proc/{}", w.pid);
-    let stat = procfs::process::parse_pid_stat(&read(Path::new(&format!("{dir}/stat"))));
+    let text = read(Path::new(&format!("/proc/{}/stat", w.pid)));
+    let stat = procfs::process::parse_pid_stat(&text);
+    // The name it has now: a process may exec another program (`sh -c '...; exec server'`).
+    let name = procfs::process::parse_parent(&text).map(|(comm, _)| comm.to_string());
     let fds = open_files(w.pid);
     ProcessSnapshot {
         pid: w.pid,
-        name: w.name.clone(),
+        name: name.unwrap_or_else(|| w.name.clone()),
         tree: w.tree,
         stat,
         fds,
+        switches: thread_switches(w.pid),
     }
+}
+
+/// The context switches of every thread of `pid`, from `/proc/PID/task/TID/status`
+/// (`/proc/PID/status` counts the first thread's alone); empty once it has exited.
+fn thread_switches(pid: u32) -> BTreeMap<u32, Switches> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return BTreeMap::new();
+    };
+    tasks
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|tid| {
+            let status = read(Path::new(&format!("/proc/{pid}/task/{tid}/status")));
+            Some((tid, procfs::process::parse_switches(&status)?))
+        })
+        .collect()
 }
 
 /// The descriptors `pid` holds open, in every descriptor table its threads use. Threads

@@ -1,5 +1,5 @@
 //! Network files of one namespace (`/proc/<pid>/net/...`): `dev` (per-interface traffic),
-//! `snmp` and `snmp6` (IP/TCP/UDP counters), `sockstat` and `sockstat6` (socket counts).
+//! `snmp` and `snmp6` (IP/ICMP/TCP/UDP counters), `sockstat` and `sockstat6` (socket counts).
 
 use super::{number, Counters};
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! One process's files: `/proc/<pid>/stat` (state, CPU ticks, threads, RSS, parent),
-//! `status` (the thread group) and `comm`.
+//! `status` (the thread group; a thread's context switches) and `comm`.
 
 /// What `/proc/<pid>/stat` says about a process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -53,6 +53,37 @@ pub fn parse_tgid(status: &str) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// One thread's context switches since it started, from `/proc/<pid>/task/<tid>/status`
+/// (`/proc/<pid>/status` has the first thread's alone, not the process's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// `voluntary_ctxt_switches`: the thread gave up the CPU, to wait (sleep, I/O, a lock).
+    pub voluntary: u64,
+    /// `nonvoluntary_ctxt_switches`: the scheduler took the CPU from it (its time slice
+    /// ran out, or a more urgent task woke).
+    pub involuntary: u64,
+}
+
+/// The context switches of a `status` file; `None` when it has neither line.
+pub fn parse_switches(status: &str) -> Option<Switches> {
+    let (mut voluntary, mut involuntary) = (None, None);
+    for line in status.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let slot = match name {
+            "voluntary_ctxt_switches" => &mut voluntary,
+            "nonvoluntary_ctxt_switches" => &mut involuntary,
+            _ => continue,
+        };
+        *slot = value.trim().parse().ok();
+    }
+    Some(Switches {
+        voluntary: voluntary?,
+        involuntary: involuntary?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +135,23 @@ mod tests {
         assert_eq!(parse_tgid(status), Some(25490));
         assert_eq!(parse_tgid("Name:\tx\nPid:\t7\n"), None);
         assert_eq!(parse_tgid(""), None);
+    }
+
+    #[test]
+    fn context_switches_of_a_status_file() {
+        let status = "Name:\tserve-1\nTgid:\t25490\nThreads:\t3\n\
+voluntary_ctxt_switches:\t1523\nnonvoluntary_ctxt_switches:\t17\n";
+        assert_eq!(
+            parse_switches(status),
+            Some(Switches {
+                voluntary: 1523,
+                involuntary: 17
+            })
+        );
+        assert_eq!(
+            parse_switches("Name:\tx\nvoluntary_ctxt_switches:\t3\n"),
+            None
+        );
+        assert_eq!(parse_switches(""), None);
     }
 }
