@@ -224,6 +224,8 @@ fn bad_files_are_refused_with_file_line_and_key() {
         ("[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n", ":4:8: key 'name': duplicate name 'a'"),
         ("[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"0kbit\"\n", ":8:8: key 'rate': rate '0kbit' is impossible"),
         ("[[host]]\nname = \"a\"\nsysctl = { \"vm.swappiness\" = 10 }\n", ":3:12: key 'sysctl': 'vm.swappiness' is not per network namespace: it would change the whole machine"),
+        // A router alone used to be built: nothing in it can run a benchmark.
+        ("[[router]]\nname = \"r1\"\n", ":1:1: no [[host]] in the file: a testbed needs at least one to run benchmarks and services on (routers and switches only forward)\n"),
     ];
     for (body, want) in cases {
         let file = topology(&bed, body, "");
@@ -236,6 +238,121 @@ fn bad_files_are_refused_with_file_line_and_key() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(bed.namespaces().is_empty());
+    }
+}
+
+/// `--state-dir` naming a regular file failed late, exit 1, with the raw error `cannot
+/// create /tmp/f/NAME: Not a directory (os error 20)`. It is a usage error (no root needed
+/// to be told so), with and without `--dry-run`, and nothing is made.
+#[test]
+fn up_with_a_state_dir_that_is_a_file_is_one_line_and_exit_2() {
+    let bed = Bed::new("f");
+    std::fs::create_dir_all(&bed.root).unwrap();
+    let file = bed.root.join("not-a-dir");
+    std::fs::write(&file, "").unwrap();
+    let routed = repo("testbeds/routed.toml");
+    for dry_run in [false, true] {
+        let mut up = Command::new(bin());
+        up.args(["testbed", "up", "--name", &bed.name, "--state-dir"])
+            .arg(&file)
+            .arg(&routed);
+        if dry_run {
+            up.arg("--dry-run");
+        }
+        let out = up.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "dualbench: --state-dir {f}: {f} is not a directory: give a directory (made if missing), or leave --state-dir out for /run/dualbench/testbeds\n",
+                f = file.display()
+            )
+        );
+        assert_eq!(stdout(&out), "");
+    }
+    assert!(bed.namespaces().is_empty());
+    assert_eq!(std::fs::read(&file).unwrap(), b"");
+}
+
+/// The ICMPv6 types of the frames in a pcap file of Ethernet frames (`dualbench capture`
+/// on one interface), looking past a hop-by-hop header (which MLD reports carry); `None`
+/// for a frame that is not ICMPv6.
+fn icmpv6_types(pcap: &[u8]) -> Vec<Option<u8>> {
+    assert!(pcap.len() >= 24, "no pcap header");
+    assert_eq!(
+        u32::from_le_bytes(pcap[20..24].try_into().unwrap()),
+        1,
+        "not Ethernet"
+    );
+    let mut types = Vec::new();
+    let mut at = 24;
+    while at + 16 <= pcap.len() {
+        let len = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = &pcap[at + 16..at + 16 + len];
+        at += 16 + len;
+        let ipv6 = frame.len() > 54 && frame[12..14] == [0x86, 0xdd];
+        let (next, header) = match ipv6 {
+            true if frame[20] == 0 => (frame[54], 54 + (frame[55] as usize + 1) * 8),
+            true => (frame[20], 54),
+            false => (0, 0),
+        };
+        types.push((next == 58).then(|| frame.get(header).copied()).flatten());
+    }
+    types
+}
+
+/// Nodes sent router solicitations (from about a second after `up`, again and again) and
+/// MLD reports (the last up to a second after `up`) onto their links, into the captures
+/// studies make of them. After `up` the links are silent.
+#[test]
+fn links_are_silent_after_up_no_router_solicitation_no_mld() {
+    if !is_root() {
+        return;
+    }
+    let bed = Bed::new("q");
+    let body = "[[host]]\nname = \"ha\"\n[[host]]\nname = \"hb\"\n[[router]]\nname = \"r1\"\n\
+        [[link]]\na = \"ha\"\nb = \"r1\"\nrate = \"100Mbit\"\n[[link]]\na = \"r1\"\nb = \"hb\"\n";
+    let file = topology(&bed, body, "");
+    bed.up_ok(&file);
+    let captures: Vec<(PathBuf, Child)> = [("ha", "eth1"), ("r1", "eth2")]
+        .iter()
+        .map(|(node, dev)| {
+            let pcap = bed.root.join(format!("{node}-{dev}.pcap"));
+            let ns = format!("db-{}-{node}", bed.name);
+            let child = Command::new(bin())
+                .args([
+                    "capture",
+                    "--iface",
+                    dev,
+                    "--netns",
+                    &ns,
+                    "--duration",
+                    "5s",
+                    "-w",
+                ])
+                .arg(&pcap)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (pcap, child)
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for (pcap, child) in captures {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        seen.push(icmpv6_types(&std::fs::read(&pcap).unwrap()));
+    }
+    bed.take_down(&[]);
+    for types in &seen {
+        let solicitations = types.iter().filter(|t| **t == Some(133)).count();
+        let mld = types
+            .iter()
+            .filter(|t| matches!(t, Some(131 | 143)))
+            .count();
+        assert_eq!((solicitations, mld), (0, 0), "{types:?}");
+        assert_eq!(types.len(), 0, "{types:?}");
     }
 }
 

@@ -339,6 +339,7 @@ fn up(mut args: UpArgs) -> Result<()> {
     let topology = load(&args.file)?;
     let name = testbed_name(&args, &topology)?;
     let state_dir = state::testbed_dir(&args.which.state_dir, &name);
+    check_state_dir(&args.which.state_dir, &state_dir, &name)?;
     check_delay_by(args.delay_by, &topology)?;
     if !args.dry_run {
         system::require(system::Needs::Up)?;
@@ -379,6 +380,38 @@ fn up(mut args: UpArgs) -> Result<()> {
         state_dir_flag(&args.which.state_dir)
     );
     print(&out)
+}
+
+/// The state directory `dir` of testbed `name` (under `--state-dir root`) can be made only
+/// if the nearest part of its path that exists is a directory. A regular file there used to
+/// pass every check and fail at the state file, exit 1: `cannot create /tmp/f/lab: Not a
+/// directory (os error 20)`.
+fn check_state_dir(root: &Path, dir: &Path, name: &str) -> Result<()> {
+    let Some((path, meta)) = dir
+        .ancestors()
+        .find_map(|p| std::fs::metadata(p).ok().map(|m| (p, m)))
+    else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Ok(());
+    }
+    let what = if path == dir {
+        format!(
+            "{}, where testbed '{name}' would keep its state, is not a directory: remove it, or choose another --name or --state-dir",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} is not a directory: give a directory (made if missing), or leave --state-dir out for {}",
+            path.display(),
+            state::DEFAULT_ROOT
+        )
+    };
+    Err(Failure::usage(format!(
+        "--state-dir {}: {what}",
+        root.display()
+    )))
 }
 
 /// Why `up` of testbed `name` is refused when its state file exists, in the words for what
@@ -943,6 +976,40 @@ mod tests {
             why_wire(DelayBy::Auto, Emulator::Netem),
             "netem cannot keep jittered frames in order"
         );
+    }
+
+    #[test]
+    fn a_state_dir_that_is_a_file_is_a_usage_error() {
+        let root = std::env::temp_dir().join(format!("tb10-state-file-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let file = root.join("f");
+        std::fs::write(&file, "").unwrap();
+        let check = |r: &Path| check_state_dir(r, &r.join("lab"), "lab");
+        let under_file = check(&file).unwrap_err();
+        let below_file = check(&file.join("deeper")).unwrap_err();
+        std::fs::write(root.join("lab"), "").unwrap();
+        let dir_is_file = check(&root).unwrap_err();
+        let fine = check(&root.join("new/dirs"));
+        std::fs::remove_dir_all(&root).unwrap();
+        let f = file.display();
+        assert_eq!(under_file.exit_code(), 2);
+        assert_eq!(
+            under_file.message,
+            format!("--state-dir {f}: {f} is not a directory: give a directory (made if missing), or leave --state-dir out for /run/dualbench/testbeds")
+        );
+        assert_eq!(
+            below_file.message,
+            format!("--state-dir {f}/deeper: {f} is not a directory: give a directory (made if missing), or leave --state-dir out for /run/dualbench/testbeds")
+        );
+        assert_eq!(dir_is_file.exit_code(), 2);
+        assert_eq!(
+            dir_is_file.message,
+            format!(
+                "--state-dir {r}: {r}/lab, where testbed 'lab' would keep its state, is not a directory: remove it, or choose another --name or --state-dir",
+                r = root.display()
+            )
+        );
+        assert!(fine.is_ok());
     }
 
     /// After a rolled-back `up`, `status` and `down` without --name said "nothing in ROOT"

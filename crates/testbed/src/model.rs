@@ -196,7 +196,10 @@ enum RawQueue {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of shaping keys, like { rate = \"10Mbit\", delay = \"30ms\" }"
+)]
 struct RawShaping {
     rate: Option<Spanned<String>>,
     queue: Option<Spanned<RawQueue>>,
@@ -377,12 +380,56 @@ fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
             );
         }
     }
+    // A value of the wrong type: name its key, as every other error does, and say how a
+    // value with a unit is written (`rate = 100` said only "expected a string").
+    let before = e
+        .span()
+        .and_then(|s| text.get(..s.start)?.rsplit('\n').next());
+    let key = before.and_then(key_of_value);
+    if let Some(key) = &key {
+        let leaf = key.rsplit('.').next().unwrap_or(key);
+        let example = match leaf {
+            "rate" => Some("\"100Mbit\""),
+            "delay" | "jitter" => Some("\"20ms\""),
+            "loss" => Some("\"0.1%\""),
+            _ => None,
+        };
+        if let (true, Some(example)) = (message.ends_with("expected a string"), example) {
+            message =
+                format!("{message}: write it in quotes with its unit, like {leaf} = {example}");
+        }
+    }
     FileError {
         line,
         column,
-        key: None,
+        key,
         message,
     }
+}
+
+/// The key whose value starts right after `prefix` (a line up to the value: `rate = `, or
+/// `b_to_a = { rate = `, which gives `b_to_a.rate`); `None` when no bare key is there.
+fn key_of_value(prefix: &str) -> Option<String> {
+    let before = prefix.trim_end().strip_suffix('=')?.trim_end();
+    let start = before
+        .rfind(|c: char| c == '{' || c == ',' || c.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let key = &before[start..];
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if !bare(key) {
+        return None;
+    }
+    let outer = before[..start]
+        .rfind('{')
+        .and_then(|i| key_of_value(&before[..i]));
+    Some(match outer {
+        Some(outer) => format!("{outer}.{key}"),
+        None => key.to_string(),
+    })
 }
 
 /// `host` for a line `[host]` (a single table header), not for `[[host]]`.
@@ -464,12 +511,12 @@ fn nodes(check: &Checker, raw: &RawTopology) -> Result<(Vec<Node>, NameIndex), F
             });
         }
     }
-    if nodes.is_empty() {
+    if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
         return Err(FileError {
             line: 1,
             column: 1,
             key: None,
-            message: "no [[host]] in the file: a testbed needs at least one".into(),
+            message: "no [[host]] in the file: a testbed needs at least one to run benchmarks and services on (routers and switches only forward)".into(),
         });
     }
     Ok((nodes, index))

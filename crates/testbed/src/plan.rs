@@ -219,6 +219,11 @@ fn sysctl(ns: &str, key: &str, value: &str) -> Op {
 /// there (each interface gets `fe80::N`, see [`addressing::link_local`]); forwarding on in
 /// routers; no IPv6 at all in the layer-2 namespaces (switches, wires), so they send
 /// nothing of their own onto links.
+/// Nodes keep quiet on their links once `up` is done, since studies capture those links:
+/// no router solicitations (every route is static, so router advertisements are not taken
+/// either), and the MLD reports Linux always sends for an interface's solicited-node groups
+/// go out at once, not spread over the next second (no querier asks for more later).
+/// These are `default` keys, copied by every interface made later; `lo` sends neither.
 /// Each node's own sysctls (its `sysctl` table) follow the testbed's in its namespace.
 fn sysctls(layout: &Layout, ops: &mut Vec<Op>) {
     for node in &layout.nodes {
@@ -230,6 +235,17 @@ fn sysctls(layout: &Layout, ops: &mut Vec<Op>) {
             ops.push(sysctl(ns, "net.ipv6.conf.all.accept_dad", "0"));
             ops.push(sysctl(ns, "net.ipv6.conf.default.accept_dad", "0"));
             ops.push(sysctl(ns, "net.ipv6.conf.default.addr_gen_mode", "1"));
+            ops.push(sysctl(
+                ns,
+                "net.ipv6.conf.default.router_solicitations",
+                "0",
+            ));
+            ops.push(sysctl(ns, "net.ipv6.conf.default.accept_ra", "0"));
+            ops.push(sysctl(
+                ns,
+                "net.ipv6.conf.default.mldv2_unsolicited_report_interval",
+                "1",
+            ));
         }
         if node.kind == NodeKind::Router {
             ops.push(sysctl(ns, "net.ipv4.ip_forward", "1"));

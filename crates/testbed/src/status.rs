@@ -170,7 +170,9 @@ pub fn render(state: &State, live: &Liveness) -> String {
             let v4 =
                 i.v4.map_or(String::from("(bridge port)"), |a| format!("{a}/24"));
             let v6 = i.v6.map_or(String::new(), |a| format!("{a}/64"));
-            let _ = writeln!(out, "    {:<6} {v4:<18} {v6}", i.device);
+            // A bridge port has no v6 column: no padding left at the end of its line.
+            let line = format!("    {:<6} {v4:<18} {v6}", i.device);
+            let _ = writeln!(out, "{}", line.trim_end());
         }
         for own in &node.sysctls {
             let _ = writeln!(out, "    sysctl {own}");
@@ -458,6 +460,37 @@ mod tests {
             text.contains("  a          host    namespace db-lab-a\n"),
             "{text}"
         );
+    }
+
+    /// A switch's ports were listed as `    eth2   (bridge port)      `, padded to a column
+    /// that stays empty.
+    #[test]
+    fn no_line_of_the_report_ends_in_spaces() {
+        let text =
+            "[[host]]\nname = \"a\"\n[[switch]]\nname = \"sw\"\n[[link]]\na = \"a\"\nb = \"sw\"\n";
+        let topology = crate::model::parse(text).unwrap();
+        let settings = crate::plan::Settings {
+            testbed: "lab",
+            state_dir: std::path::Path::new("/tmp/lab"),
+            emulator: Emulator::Wire,
+        };
+        let state = State {
+            layout: crate::plan::plan(&topology, &settings).layout,
+            complete: true,
+            ..State::empty_lab()
+        };
+        let live = Liveness {
+            namespace_exists: vec![],
+            process_running: vec![],
+            wire_stats: vec![None],
+            builder_running: None,
+        };
+        let text = render(&state, &live);
+        assert!(
+            text.contains("  sw         switch  namespace db-lab-sw\n    eth1   (bridge port)\n"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l == l.trim_end()), "{text:?}");
     }
 
     #[test]

@@ -244,13 +244,16 @@ fn a_nodes_own_sysctls_follow_the_testbeds_in_its_namespace() {
             "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.all.accept_dad=0",
             "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.accept_dad=0",
             "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.addr_gen_mode=1",
+            "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.router_solicitations=0",
+            "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.accept_ra=0",
+            "ip netns exec db-lab-a sysctl -qw net.ipv6.conf.default.mldv2_unsolicited_report_interval=1",
             "ip netns exec db-lab-a sysctl -qw net.ipv4.tcp_no_metrics_save=1",
             "ip netns exec db-lab-a sysctl -qw net.ipv4.tcp_sack=0",
         ]
     );
-    assert_eq!(lines("db-lab-b").len(), 3);
+    assert_eq!(lines("db-lab-b").len(), 6);
     assert_eq!(
-        lines("db-lab-r")[3..],
+        lines("db-lab-r")[6..],
         [
             "ip netns exec db-lab-r sysctl -qw net.ipv4.ip_forward=1",
             "ip netns exec db-lab-r sysctl -qw net.ipv6.conf.all.forwarding=1",

@@ -154,8 +154,41 @@ fn keep_order_needs_jitter_and_a_boolean() {
         "{base}delay = \"10ms\"\njitter = \"1ms\"\nkeep_order = \"yes\"\n"
     ));
     assert!(
-        e.starts_with("t.toml:10:14: invalid type: string \"yes\", expected a boolean"),
+        e.starts_with(
+            "t.toml:10:14: key 'keep_order': invalid type: string \"yes\", expected a boolean"
+        ),
         "{e}"
+    );
+}
+
+/// A value of the wrong type named no key (`t.toml:8:8: invalid type: integer `100`,
+/// expected a string`), unlike every other error, nor how to write it; a direction that is
+/// not a table was "expected struct RawShaping".
+#[test]
+fn a_value_of_the_wrong_type_names_its_key() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let cases = [
+        ("rate = 100", "t.toml:8:8: key 'rate': invalid type: integer `100`, expected a string: write it in quotes with its unit, like rate = \"100Mbit\""),
+        ("delay = 20", "t.toml:8:9: key 'delay': invalid type: integer `20`, expected a string: write it in quotes with its unit, like delay = \"20ms\""),
+        ("loss = 0.1", "t.toml:8:8: key 'loss': invalid type: floating point `0.1`, expected a string: write it in quotes with its unit, like loss = \"0.1%\""),
+        ("b_to_a = { delay = \"1ms\", jitter = 1 }", "t.toml:8:36: key 'b_to_a.jitter': invalid type: integer `1`, expected a string: write it in quotes with its unit, like jitter = \"20ms\""),
+        ("shaper = 1", "t.toml:8:10: key 'shaper': invalid type: integer `1`, expected a string"),
+        ("a_to_b = 5", "t.toml:8:10: key 'a_to_b': invalid type: integer `5`, expected a table of shaping keys, like { rate = \"10Mbit\", delay = \"30ms\" }"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(error(&format!("{base}{line}\n")), want);
+    }
+    assert_eq!(
+        error("[[host]]\nname = 5\n"),
+        "t.toml:2:8: key 'name': invalid type: integer `5`, expected a string"
+    );
+    // Not a bare key before the value (a full-width space in it): no key, and no panic.
+    assert!(parse("[[host]]\nname\u{3000}x = 5\n").is_err());
+    assert!(parse("[[host]]\nname = 5\u{3000}\n").is_err());
+    // Errors at a key or a table, not a value, stay as they were.
+    assert_eq!(
+        error("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\n"),
+        "t.toml:3:1: missing field `b`"
     );
 }
 
@@ -195,6 +228,18 @@ fn names_are_checked() {
     assert!(error("name = \"a_b\"\n[[host]]\nname = \"a\"\n")
         .contains("key 'name': testbed name 'a_b'"));
     assert!(error("").contains("no [[host]]"));
+}
+
+/// A file with a router and no host was built: nothing in it can run a benchmark.
+#[test]
+fn a_testbed_without_hosts_is_refused() {
+    let want = "t.toml:1:1: no [[host]] in the file: a testbed needs at least one to run benchmarks and services on (routers and switches only forward)";
+    assert_eq!(error("[[router]]\nname = \"r1\"\n"), want);
+    assert_eq!(
+        error("[[router]]\nname = \"r1\"\n[[switch]]\nname = \"sw\"\n[[link]]\na = \"r1\"\nb = \"sw\"\n"),
+        want
+    );
+    assert_eq!(error(""), want);
 }
 
 #[test]
