@@ -51,7 +51,7 @@ pub struct CaptureCli {
 /// Flags of `dualbench analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeCli {
-    /// A pcap or pcapng file (Ethernet, Linux cooked SLL/SLL2 or raw IP); `-`: standard
+    /// A pcap or pcapng file (Ethernet, Linux cooked SLL/SLL2, raw IP or BSD loopback); `-`: standard
     /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -147,6 +147,12 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
 /// Entry point of `dualbench analyze`.
 pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
     let file = if cli.file == Path::new("-") {
+        if std::io::stdin().is_terminal() {
+            // It would wait for a capture typed in: say what `-` is for, as `capture -w -` does.
+            return Err(Failure::usage(
+                "analyze - reads the capture from standard input, a terminal here: pipe one in (dualbench capture -w - | dualbench analyze -) or name a file",
+            ));
+        }
         PathBuf::from("/dev/stdin")
     } else {
         cli.file.clone()

@@ -19,6 +19,14 @@ pub mod link {
     pub const LINUX_SLL2: u16 = 276;
     /// Some old captures use 12 or 14 for raw IP.
     pub const RAW_ALT: [u16; 2] = [12, 14];
+
+    /// Whether [`super::parse`] reads frames of this link type.
+    pub fn is_supported(link_type: u16) -> bool {
+        matches!(
+            link_type,
+            NULL | ETHERNET | RAW | LINUX_SLL | IPV4 | IPV6 | LINUX_SLL2
+        ) || RAW_ALT.contains(&link_type)
+    }
 }
 
 pub const TCP_FIN: u8 = 0x01;

@@ -4,10 +4,16 @@
 //! tshark and editcap, captures of `dualbench run` against `dualbench serve` that match run's
 //! own report, a capture inside namespaces this test creates and removes, a capture stopped
 //! by a signal, and bad input failing with one clear line; captures interrupted every other
-//! way, and files damaged in the middle, are in `capture/interrupted.rs`.
+//! way, and files damaged in the middle, are in `capture/interrupted.rs`; files `analyze`
+//! cannot read in `capture/input.rs`; exchanges `run` never makes (a client that shuts
+//! down its sending side, a `100 Continue`) in `capture/exchanges.rs`.
 //! Every loop is bounded; servers and clients are this test's own, on loopback or in the
 //! namespaces this test creates.
 
+#[path = "capture/exchanges.rs"]
+mod exchanges;
+#[path = "capture/input.rs"]
+mod input;
 #[path = "capture/interrupted.rs"]
 mod interrupted;
 mod support;

@@ -85,7 +85,8 @@ pub struct Connection {
     pub request_ns: Option<u64>,
     /// The first new payload from the server after that request: the answer's start.
     pub response_ns: Option<u64>,
-    /// The client's last ACK before its FIN (or RST) (S3's end).
+    /// The client's last ACK before its FIN (or RST), or of what the server sent after a
+    /// bare FIN while the client still read (S3's end).
     pub last_client_ack_ns: Option<u64>,
     /// When an ICMP "destination unreachable" about this connection was seen.
     pub unreachable_ns: Option<u64>,
@@ -93,6 +94,16 @@ pub struct Connection {
     /// read the close. A FIN seen ahead of a hole whose bytes were not resent before the
     /// client gave up (its FIN or RST) is a close the client never read.
     pub server_closed: bool,
+    /// The server's FIN reached in sequence order after the client's FIN, before any RST
+    /// of the client's: a close the client read if that FIN only shut down its sending
+    /// side ([`Connection::client_read_after_fin`]).
+    pub server_closed_after_client_fin: bool,
+    /// The server sent new payload after the client's FIN (and before any RST of its).
+    pub server_data_after_client_fin: bool,
+    /// The client acknowledged with a plain ACK what the server sent after its FIN: that
+    /// FIN only shut down its sending side (`shutdown(SHUT_WR)`, a bare FIN), and it went
+    /// on reading. A socket closed outright answers new data with a RST.
+    pub client_read_after_fin: bool,
     /// Responses received in full when the client first closed (FIN or RST).
     pub complete_at_client_close: Option<u32>,
     /// `[client → server, server → client]`.
@@ -118,6 +129,9 @@ impl Connection {
             last_client_ack_ns: None,
             unreachable_ns: None,
             server_closed: false,
+            server_closed_after_client_fin: false,
+            server_data_after_client_fin: false,
+            client_read_after_fin: false,
             complete_at_client_close: None,
             dirs: Default::default(),
             http: Http::default(),
@@ -190,8 +204,16 @@ impl Connection {
         if seg.flags & TCP_FIN != 0 {
             dir.fin_ns.get_or_insert(ts_ns);
         }
-        if from_client && !client_closed && seg.flags & (TCP_ACK | TCP_FIN | TCP_RST) == TCP_ACK {
+        // After a bare FIN the client's plain ACKs of what the server sends still count
+        // (it is reading), until it resets the connection.
+        let reading =
+            !client_closed || (self.server_data_after_client_fin && self.dirs[0].rst_ns.is_none());
+        if from_client && reading && seg.flags & (TCP_ACK | TCP_FIN | TCP_RST) == TCP_ACK {
             self.last_client_ack_ns = Some(ts_ns);
+            self.client_read_after_fin |= client_closed;
+        }
+        if !from_client && client_closed && seen.new_bytes > 0 && self.dirs[0].rst_ns.is_none() {
+            self.server_data_after_client_fin = true;
         }
         if seen.new_bytes > 0 {
             if from_client {
@@ -205,6 +227,7 @@ impl Connection {
         }
         if !from_client && seen.fin_delivered {
             self.server_closed |= !client_closed;
+            self.server_closed_after_client_fin |= client_closed && self.dirs[0].rst_ns.is_none();
             self.http.server_closed();
         }
     }
@@ -281,8 +304,13 @@ impl Connection {
                 (None, None) => Close::Timeout,
             };
         }
-        // Bytes that are not HTTP are seen as they arrive; a short body only at the close.
-        if (http.not_http && server.fin_ns.is_some()) || (http.truncated() && self.server_closed) {
+        // Bytes that are not HTTP are seen as they arrive; a short body only at the close,
+        // which the client read before it closed, or after a bare FIN while still reading.
+        let close_read = self.server_closed
+            || (self.server_closed_after_client_fin
+                && self.client_read_after_fin
+                && client.rst_ns.is_none());
+        if (http.not_http && server.fin_ns.is_some()) || (http.truncated() && close_read) {
             return Close::ProtocolError;
         }
         if !all_answered {
@@ -297,8 +325,10 @@ impl Connection {
     }
 
     /// S3's delay: the first request segment → the client's last ACK before its FIN (or
-    /// RST). `None` without a response: the server sent nothing after the request (reset,
-    /// stalled, refused), or the client acknowledged none of it before closing.
+    /// RST); of a client that went on reading after a bare FIN, its last ACK of what the
+    /// server sent (before any RST). `None` without a response: the server sent nothing
+    /// after the request (reset, stalled, refused), or the client acknowledged none of it
+    /// before closing.
     pub fn delay_ns(&self) -> Option<u64> {
         let (request, response) = (self.request_ns?, self.response_ns?);
         let ack = self.last_client_ack_ns.filter(|&a| a >= response)?;

@@ -409,3 +409,62 @@ fn a_response_completed_after_the_client_closed_and_reset_is_a_timeout() {
     c.add(9_510, true, &seg(cs + 1, 0, TCP_RST, b""), 40);
     assert_eq!(c.close(), Close::Timeout);
 }
+
+/// A client that sends its request, shuts down its sending side (a bare FIN) and reads
+/// on, then a response from the server after that FIN: `body` and the server's FIN. The
+/// client acknowledges both with plain ACKs, as a half-closed socket does.
+fn half_closed_client_answered(body: &[u8]) -> Connection {
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let cs = 101 + REQUEST.len() as u32;
+    c.add(3_100, true, &seg(cs, 501, TCP_ACK | TCP_FIN, b""), 52);
+    let ss = 501 + body.len() as u32;
+    c.add(4_000, false, &seg(501, cs + 1, TCP_ACK | 0x08, body), 52);
+    c.add(4_100, true, &seg(cs + 1, ss, TCP_ACK, b""), 52);
+    c.add(4_200, false, &seg(ss, cs + 1, TCP_ACK | TCP_FIN, b""), 52);
+    c.add(4_300, true, &seg(cs + 1, ss + 1, TCP_ACK, b""), 52);
+    c
+}
+
+#[test]
+fn a_client_reading_after_a_bare_fin_is_timed_to_its_last_ack() {
+    // Captured on lo: a client's request, shutdown(SHUT_WR), then a response ending at
+    // the server's close (no Content-Length) read to the end. Normal, as before; but its
+    // delay was None (the last ACK before the FIN was the request's own), so every
+    // half-closing client's connection was left out of the delay figures.
+    let c = half_closed_client_answered(b"HTTP/1.1 200 OK\r\n\r\nhello, until the close\n");
+    assert_eq!((c.http.responses, c.http.complete), (1, 1));
+    assert_eq!(c.close(), Close::Normal);
+    assert_eq!(
+        c.delay_ns(),
+        Some(1_300),
+        "request at 3000 → ACK of the FIN at 4300"
+    );
+    assert!(c.throughput_mbps().is_some());
+    // With Content-Length, likewise.
+    let c = half_closed_client_answered(RESPONSE);
+    assert_eq!((c.close(), c.delay_ns()), (Close::Normal, Some(1_300)));
+}
+
+#[test]
+fn a_short_body_closed_while_the_client_reads_after_a_bare_fin_is_a_protocol_error() {
+    // `dualbench serve`'s `/close` (a head announcing 1024 bytes, then FIN) to a client
+    // that had shut down its sending side: it read the head and the close, a truncated
+    // response. Before 2026-11-24 this was `timeout`, as if the client had gone.
+    let c = half_closed_client_answered(&RESPONSE[..RESPONSE.len() - 2]);
+    assert_eq!(c.close(), Close::ProtocolError);
+    assert_eq!(c.delay_ns(), Some(1_300));
+    // A client that closed outright answers the data after its FIN with a RST: it read
+    // neither the head nor the close, its request timed out, and it has no delay.
+    let mut c = connection();
+    handshake(&mut c);
+    request(&mut c);
+    let cs = 101 + REQUEST.len() as u32;
+    c.add(3_100, true, &seg(cs, 501, TCP_ACK | TCP_FIN, b""), 52);
+    let body = &RESPONSE[..RESPONSE.len() - 2];
+    c.add(4_000, false, &seg(501, cs + 1, TCP_ACK | TCP_FIN, body), 52);
+    c.add(4_100, true, &seg(cs + 1, 0, TCP_RST, b""), 40);
+    assert!(!c.client_read_after_fin);
+    assert_eq!((c.close(), c.delay_ns()), (Close::Timeout, None));
+}

@@ -2,10 +2,11 @@
 //! and telling whether the last response was cut short. Requests are counted where a
 //! method starts a segment or follows the end of a header block, outside the bodies their
 //! `Content-Length` announces (a body is not read for methods); a response's end comes
-//! from its `Content-Length`, from `Transfer-Encoding: chunked` (the final `0` chunk), or
-//! from the server closing — except that a response to HEAD, a 1xx, 204 or 304 has no body
-//! whatever its headers say (RFC 9112 §6.3), so responses are paired with the requests'
-//! methods in order. Where the framing cannot be followed (headers or chunk sizes past the
+//! from its `Content-Length`, from `Transfer-Encoding: chunked` (followed chunk by chunk
+//! to the last one and its trailers), or from the server closing — except that a response
+//! to HEAD, a 1xx, 204 or 304 has no body whatever its headers say (RFC 9112 §6.3), so
+//! responses are paired with the requests' methods in order; a 1xx answers no request.
+//! Where the framing cannot be followed (headers or chunk sizes past the
 //! bytes the snap length kept), a response ends where the next one begins, or at the
 //! close. Pure: fed byte slices, no I/O, no allocation.
 
@@ -13,7 +14,8 @@
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Http {
     pub requests: u32,
-    /// Responses begun (status line seen) and those received in full.
+    /// Responses begun (status line seen, interim 1xx ones included, as tshark counts
+    /// them) and final responses received in full (a 1xx answers no request).
     pub responses: u32,
     pub complete: u32,
     /// The server sent bytes that are not an HTTP response where one should start.
@@ -36,7 +38,7 @@ enum Body {
     #[default]
     Headers,
     Length(u64),
-    Chunked,
+    Chunked(Chunk),
     UntilClose,
     /// The framing cannot be followed: the headers, or the chunks, run past the bytes the
     /// snap length kept (or the headers span segments). The response ends where the next
@@ -47,6 +49,28 @@ enum Body {
     /// bytes belong to a response not seen whole.
     Joined,
 }
+
+/// Where a chunked body is (RFC 9112 §7.1), read byte by byte so that a chunk-size line,
+/// the last chunk or the trailers may straddle segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// A chunk-size line: the size so far, and whether its hex digits have ended (an
+    /// extension, or the line's end).
+    Size { size: u64, digits_done: bool },
+    /// Chunk data still to come.
+    Data(u64),
+    /// The CRLF after a chunk's data: bytes of it still to come.
+    DataEnd(u8),
+    /// The trailer section after the last (`0`) chunk: bytes of the current line so far
+    /// (the section ends at an empty line).
+    Trailer(u64),
+}
+
+/// The start of a chunked body.
+const FIRST_CHUNK: Chunk = Chunk::Size {
+    size: 0,
+    digits_done: false,
+};
 
 const METHODS: [&[u8]; 8] = [
     b"GET ",
@@ -121,13 +145,17 @@ impl Http {
                         self.body = Body::Unknown;
                         return;
                     };
-                    self.body = if bodiless {
+                    let body = if bodiless {
                         Body::Length(0)
                     } else {
                         framing(&data[..end + 4])
                     };
                     (data, left) = (&data[end + 4..], left - (end as u64 + 4));
-                    self.finish_if_done();
+                    if !interim {
+                        // An interim response is not an answer: the final one is awaited.
+                        self.body = body;
+                        self.finish_if_done();
+                    }
                 }
                 Body::Length(n) => {
                     let take = n.min(left);
@@ -135,17 +163,28 @@ impl Http {
                     (data, left) = (&data[(take as usize).min(data.len())..], left - take);
                     self.finish_if_done();
                 }
-                Body::Chunked if (data.len() as u64) < left => {
+                Body::Chunked(chunk @ (Chunk::Data(_) | Chunk::DataEnd(_))) => {
+                    // Chunk data and the CRLF after it may be past the captured bytes:
+                    // they are skipped by length.
+                    let take = chunk.skip().min(left);
+                    self.body = Body::Chunked(chunk.skipped(take));
+                    (data, left) = (&data[(take as usize).min(data.len())..], left - take);
+                }
+                Body::Chunked(_) if data.is_empty() => {
                     // Chunk sizes past the captured bytes: the end cannot be found.
                     self.body = Body::Unknown;
                     return;
                 }
-                Body::Chunked => {
-                    if data.len() as u64 == left && data.ends_with(b"0\r\n\r\n") {
-                        self.complete += 1;
-                        self.body = Body::Headers;
+                Body::Chunked(chunk) => {
+                    let (next, used) = chunk.read(data);
+                    (data, left) = (&data[used..], left - used as u64);
+                    match next {
+                        Some(chunk) => self.body = Body::Chunked(chunk),
+                        None => {
+                            self.complete += 1;
+                            self.body = Body::Headers;
+                        }
                     }
-                    return;
                 }
                 Body::Unknown if data.starts_with(b"HTTP/") => {
                     self.complete += 1;
@@ -191,7 +230,66 @@ impl Http {
 
     /// A response was begun and its body is missing bytes.
     pub fn truncated(&self) -> bool {
-        matches!(self.body, Body::Length(n) if n > 0) || self.body == Body::Chunked
+        matches!(self.body, Body::Length(n) if n > 0) || matches!(self.body, Body::Chunked(_))
+    }
+}
+
+impl Chunk {
+    /// Bytes to skip by length here: chunk data, or the CRLF after it.
+    fn skip(self) -> u64 {
+        match self {
+            Chunk::Data(n) => n,
+            Chunk::DataEnd(n) => n as u64,
+            _ => 0,
+        }
+    }
+
+    /// Where the body is after `n` of [`Chunk::skip`]'s bytes.
+    fn skipped(self, n: u64) -> Chunk {
+        match (self, self.skip() - n) {
+            (Chunk::Data(_), 0) => Chunk::DataEnd(2),
+            (Chunk::Data(_), left) => Chunk::Data(left),
+            (_, 0) => FIRST_CHUNK,
+            (_, left) => Chunk::DataEnd(left as u8),
+        }
+    }
+
+    /// Read the framing bytes at the start of `data` (not chunk data or the CRLF after
+    /// it, which the caller skips by length): where the body is then (`None`: it ended,
+    /// after its trailers), and how many bytes were used. Uses at least one byte of a
+    /// non-empty `data`.
+    fn read(mut self, data: &[u8]) -> (Option<Chunk>, usize) {
+        for (i, &b) in data.iter().enumerate() {
+            self = match self {
+                Chunk::Size { size, .. } if b == b'\n' => match size {
+                    0 => Chunk::Trailer(0),
+                    n => Chunk::Data(n),
+                },
+                Chunk::Size {
+                    size,
+                    digits_done: false,
+                } if b.is_ascii_hexdigit() => Chunk::Size {
+                    // An absurd size is not followed to the end: it ends at the close.
+                    size: size
+                        .saturating_mul(16)
+                        .saturating_add((b as char).to_digit(16).unwrap_or(0) as u64),
+                    digits_done: false,
+                },
+                Chunk::Size { size, .. } => Chunk::Size {
+                    size,
+                    digits_done: true,
+                },
+                Chunk::Trailer(0) if b == b'\n' => return (None, i + 1),
+                Chunk::Trailer(_) if b == b'\n' => Chunk::Trailer(0),
+                Chunk::Trailer(n) if b == b'\r' => Chunk::Trailer(n),
+                Chunk::Trailer(n) => Chunk::Trailer(n + 1),
+                Chunk::Data(_) | Chunk::DataEnd(_) => return (Some(self), i),
+            };
+            if let Chunk::Data(_) = self {
+                return (Some(self), i + 1);
+            }
+        }
+        (Some(self), data.len())
     }
 }
 
@@ -228,9 +326,13 @@ fn framing(head: &[u8]) -> Body {
                 body = Body::Length(n);
             }
         } else if name.eq_ignore_ascii_case(b"transfer-encoding")
-            && value.eq_ignore_ascii_case(b"chunked")
+            && value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|last| trim(last).eq_ignore_ascii_case(b"chunked"))
         {
-            return Body::Chunked;
+            // Chunked is the last coding (`gzip, chunked`), and outranks Content-Length.
+            return Body::Chunked(FIRST_CHUNK);
         }
     }
     body
@@ -382,6 +484,54 @@ mod tests {
         assert_eq!(h.complete, 3);
     }
 
+    /// Chunked bodies are followed chunk by chunk. Before 2026-11-24 a body ended only
+    /// where a segment ended in `0\r\n\r\n`: trailers, a last chunk split over two
+    /// segments, or a keep-alive response after it in the same segment left the response
+    /// unanswered (`timeout`), and chunk data ending in those bytes ended it early.
+    #[test]
+    fn chunked_bodies_are_followed_chunk_by_chunk() {
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
+        let feed = |h: &mut Http, parts: &[&[u8]]| {
+            for part in parts {
+                h.server(part, part.len() as u32);
+            }
+        };
+        // Trailers after the last chunk, a chunk extension.
+        let mut h = Http::default();
+        feed(
+            &mut h,
+            &[head, b"5;name=v\r\nhello\r\n0\r\nExpires: never\r\n\r\n"],
+        );
+        assert_eq!((h.responses, h.complete, h.truncated()), (1, 1, false));
+        // The last chunk split over segments, byte by byte.
+        let mut h = Http::default();
+        feed(&mut h, &[head, b"5\r\nhello\r\n0", b"\r", b"\n\r", b"\n"]);
+        assert_eq!((h.complete, h.truncated()), (1, false));
+        // Two answers in one segment, then a third.
+        let mut h = Http::default();
+        let two: Vec<u8> = [
+            head,
+            b"3\r\nabc\r\n0\r\n\r\n",
+            head,
+            b"A\r\n0123456789\r\n0\r\n\r\n",
+        ]
+        .concat();
+        feed(&mut h, &[&two, RESPONSE]);
+        assert_eq!((h.responses, h.complete, h.truncated()), (3, 3, false));
+        // Chunk data that ends a segment in `0\r\n\r\n` is data: the body goes on.
+        let mut h = Http::default();
+        feed(&mut h, &[head, b"7\r\nab0\r\n\r\n"]);
+        assert_eq!((h.complete, h.truncated()), (0, true));
+        feed(&mut h, &[b"\r\n0\r\n\r\n"]);
+        assert_eq!((h.complete, h.truncated()), (1, false));
+        // Chunk data past the snap length is skipped by its size; the sizes are read.
+        let mut h = Http::default();
+        h.server(head, head.len() as u32);
+        h.server(b"10\r\n0123", 4 + 16 + 2);
+        feed(&mut h, &[b"0\r\n\r\n"]);
+        assert_eq!((h.complete, h.truncated()), (1, false));
+    }
+
     /// A response to HEAD has no body whatever its `Content-Length` says (RFC 9112 §6.3):
     /// keep-alive HEAD after HEAD, then a GET on the same connection, every one complete.
     #[test]
@@ -416,8 +566,27 @@ mod tests {
         ]
         .concat();
         h.server(&answers, answers.len() as u32);
-        assert_eq!((h.responses, h.complete, h.truncated()), (5, 5, false));
+        assert_eq!((h.responses, h.complete, h.truncated()), (5, 4, false));
         assert!(!h.not_http);
+    }
+
+    /// `POST /stall` with `Expect: 100-continue` to `dualbench serve`: a `100 Continue`,
+    /// then nothing; curl timed out. The 100 counted as a complete answer, so the
+    /// connection was `normal` (before 2026-11-24); the request is unanswered.
+    #[test]
+    fn an_interim_response_answers_no_request() {
+        let mut h = Http::default();
+        send(
+            &mut h,
+            b"POST /stall HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n",
+        );
+        let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
+        h.server(interim, interim.len() as u32);
+        send(&mut h, b"ab");
+        assert_eq!((h.requests, h.responses, h.complete), (1, 1, 0));
+        assert!(!h.truncated());
+        h.server(RESPONSE, RESPONSE.len() as u32);
+        assert_eq!((h.requests, h.responses, h.complete), (1, 2, 1));
     }
 
     /// Bytes the capture never had (a hole given up on) where a response was to begin

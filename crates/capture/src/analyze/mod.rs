@@ -111,8 +111,7 @@ impl Damage {
 /// one warning line on stderr says how many and why (as the truncation warning does).
 pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
     let reader = Reader::open(path).map_err(|e| Failure::usage(e.to_string()))?;
-    let mut analysis =
-        analyze(reader, port).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    let mut analysis = analyze(reader, port).map_err(|e| e.context(path.display()))?;
     analysis.file = path.display().to_string();
     if let Some(line) = describe_skipped(&analysis) {
         dualbench_common::stdio::note(&format!("dualbench: warning: {line}"));
@@ -123,11 +122,11 @@ pub fn analyze_file(path: &Path, port: Option<u16>) -> Result<Analysis> {
 /// Analyse packets from a reader; a file cut short, or with a corrupt record, is analysed
 /// up to that record ([`Analysis::truncated`], [`Analysis::damage`]). Packets of a link
 /// type the parser does not read are left out ([`Analysis::skipped`]); a file holding
-/// nothing else is an error naming the link types it reads.
-pub fn analyze<R: Read>(
-    mut reader: Reader<R>,
-    port: Option<u16>,
-) -> std::result::Result<Analysis, String> {
+/// nothing else is a usage error naming the link types it reads (as a file that is not
+/// a capture is), and a file that cannot be read further a run-time one.
+pub fn analyze<R: Read>(mut reader: Reader<R>, port: Option<u16>) -> Result<Analysis> {
+    // A pcap file declares its one link type up front: none of its packets can be read.
+    unreadable_links(reader.link_types(), &[])?;
     let mut tracker = flow::Tracker::new(port);
     let mut counts = PacketCounts::default();
     let mut link_types: Vec<u16> = Vec::new();
@@ -142,7 +141,7 @@ pub fn analyze<R: Read>(
                 damage = Some(damage_at(reader.position(), &e));
                 break;
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(Failure::runtime(e.to_string())),
         };
         counts.total += 1;
         (first_ns, last_ns) = (first_ns.min(record.ts_ns), last_ns.max(record.ts_ns));
@@ -159,12 +158,8 @@ pub fn analyze<R: Read>(
             }
         }
     }
-    let unsupported: u64 = skipped.iter().map(|s| s.packets).sum();
-    if unsupported > 0 && unsupported == counts.total {
-        return Err(format!(
-            "link type {} is not supported ({KNOWN_LINKS})",
-            skipped[0].link_type
-        ));
+    if skipped.iter().map(|s| s.packets).sum::<u64>() == counts.total {
+        unreadable_links(reader.link_types(), &skipped)?;
     }
     let connections: Vec<ConnectionReport> = tracker
         .connections
@@ -185,6 +180,30 @@ pub fn analyze<R: Read>(
         families: summary::by_family(&connections),
         connections,
     })
+}
+
+/// With no packet analysed: an error when the file's packets (`skipped`), or with none
+/// its declared link types (`declared`), are all of link types the parser does not read,
+/// naming them and what to do.
+fn unreadable_links(declared: &[u16], skipped: &[Skipped]) -> Result<()> {
+    let types: Vec<u16> = match skipped.is_empty() {
+        true if declared.iter().all(|&t| !packet::link::is_supported(t)) => declared.to_vec(),
+        true => Vec::new(),
+        false => skipped.iter().map(|s| s.link_type).collect(),
+    };
+    let Some((last, rest)) = types.split_last() else {
+        return Ok(());
+    };
+    let named = match rest {
+        [] => format!("link type {last} is"),
+        _ => {
+            let rest: Vec<String> = rest.iter().map(u16::to_string).collect();
+            format!("link types {} and {last} are", rest.join(", "))
+        }
+    };
+    Err(Failure::usage(format!(
+        "{named} not supported ({KNOWN_LINKS}): capture on an Ethernet-like or loopback interface, or on any (Linux cooked)"
+    )))
 }
 
 /// Where a file cut short (`e` is [`ReadError::Truncated`]) or with a corrupt record
@@ -298,17 +317,57 @@ mod tests {
         assert_eq!(only.packets.tcp, 9, "every packet is still counted");
     }
 
+    /// What a file of unsupported link types is told.
+    fn unsupported(named: &str) -> Failure {
+        Failure::usage(format!(
+            "{named} not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are): capture on an Ethernet-like or loopback interface, or on any (Linux cooked)"
+        ))
+    }
+
     /// A link type the parser does not know is one line naming every one it does (BSD
-    /// loopback was missing).
+    /// loopback was missing) and what to do, a usage error as a file that is not a capture
+    /// is (it was exit 1), with packets or without: a pcap file of link type 179 and no
+    /// packet read as an empty analysis, exit 0.
     #[test]
     fn an_unknown_link_type_names_the_known_ones() {
-        let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 179, 65535, "").unwrap();
+        let writer = || Writer::new(Vec::new(), FileFormat::Pcap, 179, 65535, "").unwrap();
+        let empty = writer().into_inner();
+        let mut w = writer();
         w.write(1, 40, &[0; 40]).unwrap();
         let file = w.into_inner();
-        assert_eq!(
-            analyze(Reader::new(&file[..]).unwrap(), None).unwrap_err(),
-            "link type 179 is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
-        );
+        for file in [file, empty] {
+            let e = analyze(Reader::new(&file[..]).unwrap(), None).unwrap_err();
+            assert_eq!(e, unsupported("link type 179 is"));
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+
+    /// A pcapng file whose interfaces are all of link types the parser does not read:
+    /// every one named, with packets or without. One supported interface among them,
+    /// without packets, is an empty analysis.
+    #[test]
+    fn pcapng_interfaces_all_of_unknown_link_types_are_named() {
+        let header = || Writer::new(Vec::new(), FileFormat::Pcapng, 147, 65535, "").unwrap();
+        let idb = |link_type: u16| {
+            let mut body = vec![0u8; 8];
+            body[..2].copy_from_slice(&link_type.to_le_bytes());
+            pcapng_block(crate::pcap::PCAPNG_IDB, &body)
+        };
+        let mut file = header().into_inner();
+        file.extend(idb(148));
+        let empty = file.clone();
+        file.extend(epb(0, 1, &[0xab; 30]));
+        file.extend(epb(1, 2, &[0xcd; 30]));
+        file.extend(epb(0, 3, &[0xef; 30]));
+        let e = analyze(Reader::new(&file[..]).unwrap(), None).unwrap_err();
+        assert_eq!(e, unsupported("link types 147 and 148 are"));
+        let e = analyze(Reader::new(&empty[..]).unwrap(), None).unwrap_err();
+        assert_eq!(e, unsupported("link types 147 and 148 are"));
+        let mut mixed = empty;
+        mixed.extend(idb(1));
+        let a = analyze(Reader::new(&mixed[..]).unwrap(), None).unwrap();
+        assert_eq!((a.packets.total, a.connections.len()), (0, 0));
+        assert_eq!(a.link_types, [0u16; 0], "no packet, no link type seen");
     }
 
     /// A pcapng block of type `kind` around `body` (little-endian, padded to 4 bytes).

@@ -63,6 +63,9 @@ pub struct Reader<R: Read> {
     packets: u64,
     /// Where the record (or pcapng block) being read starts.
     record_at: u64,
+    /// The link types the file declared so far (pcap: its header's; pcapng: its
+    /// interfaces', every section), each once.
+    link_types: Vec<u16>,
 }
 
 /// Where a reader is: packets read, and the byte offset of the record read last (after
@@ -101,6 +104,10 @@ pub enum ReadError {
     /// Not a capture file, or the file could not be read.
     Bad(String),
 }
+
+/// What to give `analyze` instead of a file that is not a capture, for messages.
+const WANT_CAPTURE: &str =
+    "give a pcap or pcapng file, as dualbench capture -w, tcpdump -w or dumpcap write";
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -146,7 +153,13 @@ impl<R: Read> Reader<R> {
         };
         let mut magic = [0u8; 4];
         input.read_exact(&mut magic).map_err(|e| match e.kind() {
-            io::ErrorKind::UnexpectedEof => bad("not a pcap or pcapng file (too short)"),
+            io::ErrorKind::UnexpectedEof if input.read == 0 => {
+                bad(format!("empty file, not a capture: {WANT_CAPTURE}"))
+            }
+            io::ErrorKind::UnexpectedEof => bad(format!(
+                "not a pcap or pcapng file ({} bytes): {WANT_CAPTURE}",
+                input.read
+            )),
             _ => bad(format!("cannot read it: {e}")),
         })?;
         let le = u32::from_le_bytes(magic);
@@ -161,7 +174,15 @@ impl<R: Read> Reader<R> {
             (_, m) if m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS => {
                 pcap_header(&mut input, true, m == PCAP_MAGIC_NS)?
             }
-            _ => return Err(bad("not a pcap or pcapng file (unknown magic number)")),
+            _ => {
+                return Err(bad(format!(
+                    "not a pcap or pcapng file (unknown magic number {le:#010x}): {WANT_CAPTURE}"
+                )))
+            }
+        };
+        let link_types = match kind {
+            Kind::Pcap { link_type, .. } => vec![link_type],
+            Kind::Pcapng { .. } => Vec::new(),
         };
         let mut reader = Reader {
             input,
@@ -169,6 +190,7 @@ impl<R: Read> Reader<R> {
             buf: Vec::with_capacity(65536),
             packets: 0,
             record_at: 0,
+            link_types,
         };
         if matches!(reader.kind, Kind::Pcapng { .. }) {
             reader.section_header()?;
@@ -187,6 +209,12 @@ impl<R: Read> Reader<R> {
             } => self.next_pcap(swapped, nanos, link_type, caplen_max),
             Kind::Pcapng { .. } => self.next_pcapng(),
         }
+    }
+
+    /// The link types the file declared so far, each once in the order declared: a pcap
+    /// file's from its header on, a pcapng file's as its interface blocks are read.
+    pub fn link_types(&self) -> &[u16] {
+        &self.link_types
     }
 
     /// Packets read so far, and where the last record read (or the one that could not be
@@ -257,7 +285,13 @@ impl<R: Read> Reader<R> {
                     };
                     self.buf = rest;
                 }
-                PCAPNG_IDB if b.len() >= 8 => interfaces.push(interface(b, swapped)),
+                PCAPNG_IDB if b.len() >= 8 => {
+                    let ifc = interface(b, swapped);
+                    if !self.link_types.contains(&ifc.link_type) {
+                        self.link_types.push(ifc.link_type);
+                    }
+                    interfaces.push(ifc);
+                }
                 PCAPNG_EPB if b.len() >= 20 => {
                     let ifc = interface_of(interfaces, u32_at(b, 0, swapped))?;
                     let ts = (u32_at(b, 4, swapped) as u64) << 32 | u32_at(b, 8, swapped) as u64;
@@ -302,23 +336,27 @@ impl<R: Read> Reader<R> {
     /// Read the first section header's body (its type is already read).
     fn section_header(&mut self) -> ReadResult<()> {
         let mut h = [0u8; 8];
-        self.input
-            .read_exact(&mut h)
-            .map_err(|_| bad("truncated pcapng section header"))?;
+        self.input.read_exact(&mut h).map_err(|_| {
+            bad("cut short inside its pcapng section header, before any packet: nothing to analyse")
+        })?;
         let order = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
         let swapped = match order {
             PCAPNG_BYTE_ORDER => false,
             o if o.swap_bytes() == PCAPNG_BYTE_ORDER => true,
-            _ => return Err(bad("not a pcapng file (bad byte-order magic)")),
+            _ => {
+                return Err(bad(format!(
+                    "not a pcapng file (bad byte-order magic): {WANT_CAPTURE}"
+                )))
+            }
         };
         let total = u32_at(&h, 0, swapped) as usize;
         if !(28..=1 << 24).contains(&total) {
             return Err(bad("corrupt pcapng section header"));
         }
         let mut rest = vec![0u8; total - 12];
-        self.input
-            .read_exact(&mut rest)
-            .map_err(|_| bad("truncated pcapng section header"))?;
+        self.input.read_exact(&mut rest).map_err(|_| {
+            bad("cut short inside its pcapng section header, before any packet: nothing to analyse")
+        })?;
         self.kind = Kind::Pcapng {
             swapped,
             interfaces: Vec::new(),
@@ -368,7 +406,9 @@ fn pcap_header<R: Read>(input: &mut R, swapped: bool, nanos: bool) -> ReadResult
     let mut h = [0u8; 20];
     input
         .read_exact(&mut h)
-        .map_err(|_| bad("truncated pcap file header"))?;
+        .map_err(|_| {
+            bad("cut short inside its pcap file header (24 bytes), before any packet: nothing to analyse")
+        })?;
     let snaplen = u32_at(&h, 12, swapped) as usize;
     Ok(Kind::Pcap {
         swapped,
