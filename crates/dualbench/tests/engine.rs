@@ -21,6 +21,7 @@ fn serve() -> dualbench_serve::ServerHandle {
         listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
         root: None,
         workers: 2,
+        ..Default::default()
     })
     .expect("built-in server starts")
 }

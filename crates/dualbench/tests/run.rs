@@ -25,6 +25,7 @@ impl Server {
             listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
             root: None,
             workers: 2,
+            ..Default::default()
         };
         let handle = dualbench_serve::start(cfg).expect("built-in server starts");
         let (v4, v6) = (handle.addrs()[0].to_string(), handle.addrs()[1].to_string());

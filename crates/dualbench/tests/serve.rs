@@ -300,3 +300,203 @@ fn a_full_stderr_does_not_stop_the_server() {
     );
     assert_eq!(served.signal_and_wait("TERM").code(), Some(0));
 }
+
+/// A connection to `addr` that reads with a 5 s bound.
+fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream
+}
+
+/// Read one `GET /bytes/N` answer (`Content-Length` framed) of a keep-alive connection.
+fn read_answer(stream: &mut TcpStream) -> Vec<u8> {
+    let mut answer = Vec::new();
+    let mut byte = [0u8; 1];
+    while !answer.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "answer cut short");
+        answer.push(byte[0]);
+    }
+    let head = String::from_utf8(answer.clone()).unwrap();
+    let length: usize = head
+        .split("\r\n")
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    answer.extend_from_slice(&body);
+    answer
+}
+
+/// How long until the server closes `stream` (a read returns 0), and what it sent first.
+fn time_to_close(stream: &mut TcpStream) -> (Duration, Vec<u8>) {
+    let start = Instant::now();
+    let mut sent = Vec::new();
+    stream.read_to_end(&mut sent).expect("closed within 5 s");
+    (start.elapsed(), sent)
+}
+
+/// `--keepalive-timeout` closes an idle keep-alive connection, and `--header-timeout` one
+/// that sends half a request head or nothing at all, with FIN and no answer, as nginx's
+/// keepalive_timeout and client_header_timeout do; a connection busy with requests, a
+/// `/delay` longer than the timeouts and a `/stall` are not closed. Before, all of them
+/// were held for ever.
+#[test]
+fn idle_connections_and_unfinished_heads_time_out() {
+    let served = Served::start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--keepalive-timeout",
+            "300ms",
+            "--header-timeout",
+            "400ms",
+        ],
+        1,
+    );
+    let addr = served.addrs[0];
+    let within = |d: Duration, from: u64, to: u64| {
+        assert!(
+            d >= Duration::from_millis(from) && d < Duration::from_millis(to),
+            "{d:?} not in {from}..{to} ms"
+        )
+    };
+    // Idle after an answer: closed 300 ms (and at most a quarter more) later; the bounds
+    // leave room for the time this client takes to read the answer and start its clock.
+    let mut idle = connect(addr);
+    idle.write_all(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert!(read_answer(&mut idle).ends_with(b"\r\n\r\nabc"));
+    let (after, sent) = time_to_close(&mut idle);
+    within(after, 200, 1000);
+    assert_eq!(sent, b"");
+    // Half a head, and a byte more every 100 ms: closed 400 ms after the first byte.
+    let mut slow = connect(addr);
+    let start = Instant::now();
+    for byte in b"GET / HT" {
+        slow.write_all(&[*byte]).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        if start.elapsed() > Duration::from_millis(350) {
+            break;
+        }
+    }
+    let (_, sent) = time_to_close(&mut slow);
+    within(start.elapsed(), 390, 1200);
+    assert_eq!(sent, b"");
+    // Nothing at all after the accept: the head's timeout.
+    let mut mute = connect(addr);
+    let (after, sent) = time_to_close(&mut mute);
+    within(after, 390, 1200);
+    assert_eq!(sent, b"");
+    // Busy: a request every 100 ms for 1.2 s, all on one connection.
+    let mut busy = connect(addr);
+    for n in 0..12 {
+        write!(busy, "GET /bytes/{n} HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        let body: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        assert!(read_answer(&mut busy).ends_with(&body), "request {n}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A delay longer than both timeouts is answered, then the connection idles out.
+    let mut delayed = connect(addr);
+    delayed
+        .write_all(b"GET /delay/700 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert!(read_answer(&mut delayed).ends_with(b"\r\n\r\ndelayed 700 ms\n"));
+    let (after, _) = time_to_close(&mut delayed);
+    within(after, 200, 1000);
+    // `/stall` holds the connection until the client closes it.
+    let mut stalled = connect(addr);
+    stalled
+        .write_all(b"GET /stall HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_millis(1000)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let held = stalled.read(&mut byte).unwrap_err().kind();
+    assert!(
+        matches!(
+            held,
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{held:?}"
+    );
+    assert_eq!(served.signal_and_wait("TERM").code(), Some(0));
+}
+
+/// `--keepalive-timeout 0` and `--header-timeout 0` turn the timeouts off: an idle
+/// connection is still open a second later.
+#[test]
+fn a_timeout_of_0_is_none() {
+    let served = Served::start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--keepalive-timeout",
+            "0",
+            "--header-timeout",
+            "0",
+        ],
+        1,
+    );
+    let mut idle = connect(served.addrs[0]);
+    idle.write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    read_answer(&mut idle);
+    let mut mute = connect(served.addrs[0]);
+    for stream in [&mut idle, &mut mute] {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(1000)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let held = stream.read(&mut byte).unwrap_err().kind();
+        assert!(
+            matches!(
+                held,
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "{held:?}"
+        );
+    }
+    idle.write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert!(read_answer(&mut idle).ends_with(b"\r\n\r\nab"));
+}
+
+/// A timeout that is no duration, or longer than a day, is one line and exit 2.
+#[test]
+fn bad_timeouts_are_one_line_and_exit_2() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--keepalive-timeout", "2d"],
+            "dualbench: invalid value '2d' for '--keepalive-timeout <DURATION>': '2d' is not a \
+             duration (try 1s, 500ms, 2m) (see 'dualbench serve --help')\n",
+        ),
+        (
+            &["--header-timeout", "86401"],
+            "dualbench: invalid value '86401' for '--header-timeout <DURATION>': '86401' is \
+             longer than the longest timeout, 86400s (use 0 for none) (see 'dualbench serve \
+             --help')\n",
+        ),
+        (
+            &["--header-timeout", "1 s"],
+            "dualbench: invalid value '1 s' for '--header-timeout <DURATION>': '1 s' is not a \
+             duration: no spaces (write '1s'; e.g. 1s, 500ms, 2m) (see 'dualbench serve \
+             --help')\n",
+        ),
+        (
+            &["--keepalive-timeout=-1"],
+            "dualbench: invalid value '-1' for '--keepalive-timeout <DURATION>': '-1' is not a \
+             duration (try 1s, 500ms, 2m) (see 'dualbench serve --help')\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let (code, stderr) = fails(&all);
+        assert_eq!((code, stderr.as_str()), (Some(2), expected), "{args:?}");
+    }
+}

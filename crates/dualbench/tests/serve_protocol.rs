@@ -349,3 +349,110 @@ fn a_stdout_that_cannot_take_the_announcement_is_exit_1() {
          room)\n"
     );
 }
+
+/// The head of a refusal as a HEAD request gets it: `status`'s fields, `Content-Length` of
+/// the text body a GET would have had, and no body.
+fn head_refusal(status: &str) -> String {
+    let whole = refusal(status);
+    whole[..whole.find("\r\n\r\n").unwrap() + 4].to_string()
+}
+
+/// RFC 9110 section 9.3.2: an answer to HEAD has no content, a refusal included. A HEAD
+/// refused before its head was read whole (no `Host`, an unknown transfer coding, too
+/// many fields), for its body (bad chunked framing, an `/echo` body over the bound) or by
+/// the `*` target got the text body after the head, which a keep-alive client reads as the
+/// start of its next answer.
+#[test]
+fn refusals_of_head_requests_have_no_content() {
+    let served = Served::start(&[]);
+    let bad = head_refusal("400 Bad Request");
+    assert_eq!(served.exchange(b"HEAD / HTTP/1.1\r\n\r\n"), bad);
+    assert_eq!(
+        served.exchange(b"\r\nHEAD * HTTP/1.1\r\nHost: t\r\n\r\n"),
+        bad
+    );
+    assert_eq!(
+        served.exchange(
+            b"HEAD /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+        ),
+        bad
+    );
+    assert_eq!(
+        served.exchange(b"HEAD / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n"),
+        head_refusal("501 Not Implemented")
+    );
+    assert_eq!(
+        served.exchange(b"HEAD /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n"),
+        head_refusal("413 Content Too Large")
+    );
+    let mut many = b"HEAD / HTTP/1.1\r\nHost: t\r\n".to_vec();
+    for i in 0..70 {
+        many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    assert_eq!(
+        served.exchange(&many),
+        head_refusal("431 Request Header Fields Too Large")
+    );
+    // A GET refused alike keeps its body.
+    assert_eq!(
+        served.exchange(b"GET / HTTP/1.1\r\n\r\n"),
+        refusal("400 Bad Request")
+    );
+}
+
+/// Refusals of HEAD requests for files (403, 404) and endpoints (400) that keep the
+/// connection: the head alone, then the next answer right after it.
+#[test]
+fn head_refusals_that_keep_the_connection_are_framed() {
+    let root = std::env::temp_dir().join(format!("dualbench-serve-head-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let served = Served::start(&["--root", root.to_str().unwrap()]);
+    let answer = served.exchange(
+        b"HEAD /missing.txt HTTP/1.1\r\nHost: t\r\n\r\n\
+          HEAD /%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\n\r\n\
+          HEAD /bytes/x HTTP/1.1\r\nHost: t\r\n\r\n\
+          GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+    let kept = |status: &str, length: usize| {
+        format!(
+            "HTTP/1.1 {status}\r\nServer: dualbench/{}\r\nContent-Type: text/plain\r\n\
+             Content-Length: {length}\r\n\r\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    };
+    assert_eq!(
+        answer,
+        kept("404 Not Found", 14)
+            + &kept("403 Forbidden", 14)
+            + &kept("400 Bad Request", 55)
+            + &closing_octets("ab")
+    );
+}
+
+/// RFC 9110 section 9.3.7 and RFC 9112 section 3.2.4: `OPTIONS *` asks about the server
+/// as a whole: 200, the methods in `Allow`, no content, the connection kept. The target
+/// `*` with any other method is 400. Before, `OPTIONS *` got 404 and `GET *` the page
+/// of a missing path, 404. (nginx answers 400 to both.)
+#[test]
+fn options_asterisk_is_answered_for_the_whole_server() {
+    let served = Served::start(&[]);
+    let answer =
+        served.exchange(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\nOPTIONS * HTTP/1.0\r\n\r\n");
+    let server = concat!("Server: dualbench/", env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        answer,
+        format!(
+            "HTTP/1.1 200 OK\r\n{server}\r\nContent-Length: 0\r\nAllow: GET, HEAD, POST, OPTIONS\r\n\r\n\
+             HTTP/1.1 200 OK\r\n{server}\r\nContent-Length: 0\r\nAllow: GET, HEAD, POST, OPTIONS\r\n\
+             Connection: close\r\n\r\n"
+        )
+    );
+    let bad = refusal("400 Bad Request");
+    assert_eq!(served.exchange(b"GET * HTTP/1.1\r\nHost: t\r\n\r\n"), bad);
+    assert_eq!(
+        served.exchange(b"POST * HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"),
+        bad
+    );
+}

@@ -488,6 +488,7 @@ fn start_builtin() -> Result<(dualbench_serve::ServerHandle, Vec<String>)> {
         listen,
         root: None,
         workers,
+        ..Default::default()
     })
     .map_err(|f| f.context("starting the built-in server"))?;
     let urls = server

@@ -42,6 +42,7 @@ fn server() -> (ServerHandle, SocketAddr) {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         root: None,
         workers: 1,
+        ..Default::default()
     })
     .unwrap();
     let addr = server.addrs()[0];

@@ -16,6 +16,9 @@ use std::time::Duration;
 pub const MAX_ECHO: usize = 16 * 1024 * 1024;
 /// Size of one piece of a streamed body.
 pub const PIECE: usize = 64 * 1024;
+/// The methods `OPTIONS *` names for the server as a whole: what its endpoints and files
+/// mean (the endpoints answer any method alike; files take GET and HEAD).
+pub const SERVER_METHODS: &[u8] = b"GET, HEAD, POST, OPTIONS";
 
 /// `/bytes/N` bodies: byte i is `b'a' + i % 26`; a piece starts anywhere in the first 26.
 static PATTERN: [u8; PIECE + 26] = pattern();
@@ -92,7 +95,11 @@ impl Answer {
             _ => None,
         };
         let content_type = match endpoint {
-            Endpoint::Echo => head.content_type.map(<[u8]>::to_vec),
+            // An empty one is none: the answer's falls back to `application/octet-stream`.
+            Endpoint::Echo => head
+                .content_type
+                .filter(|t| !t.is_empty())
+                .map(<[u8]>::to_vec),
             _ => None,
         };
         Answer {
@@ -119,6 +126,13 @@ impl Answer {
     /// more than [`MAX_ECHO`]. Known from `Content-Length` before the body is read.
     pub fn refuses_body_of(&self, len: u64) -> bool {
         self.endpoint == Endpoint::Echo && len > MAX_ECHO as u64
+    }
+
+    /// The body read so far is already more than this answer takes: `/echo` past
+    /// [`MAX_ECHO`] (a chunked body, whose length no field said), to be refused (413) now,
+    /// not after the rest of it, which may never end.
+    pub fn body_overflowed(&self) -> bool {
+        self.echo_too_large
     }
 
     /// Take a piece of the request body: kept (up to [`MAX_ECHO`]) for `/echo`, else dropped.
@@ -173,7 +187,7 @@ pub fn write(answer: Answer, date: &[u8], out: &mut Vec<u8>) -> Reply {
             w.head(200, b"text/plain", Some(TRUNCATED_LENGTH)),
             Then::Close,
         ),
-        Endpoint::Echo if answer.echo_too_large => return refuse(413, date, out),
+        Endpoint::Echo if answer.echo_too_large => return refuse(413, answer.head_only, date, out),
         Endpoint::Echo => {
             let ctype = answer
                 .content_type
@@ -182,6 +196,11 @@ pub fn write(answer: Answer, date: &[u8], out: &mut Vec<u8>) -> Reply {
             (w.fixed(200, ctype, &answer.echo), Then::Continue)
         }
         Endpoint::File => (w.file(answer.file), Then::Continue),
+        // RFC 9110 section 9.3.7: what the server supports, and no content.
+        Endpoint::Asterisk => (
+            w.fixed_allowing(200, b"", b"", Some(SERVER_METHODS)),
+            Then::Continue,
+        ),
         Endpoint::NotFound => (w.status(404), Then::Continue),
         Endpoint::Invalid(why) => (
             w.fixed(
@@ -200,12 +219,13 @@ pub fn write(answer: Answer, date: &[u8], out: &mut Vec<u8>) -> Reply {
     Reply { stream, then }
 }
 
-/// A request that cannot be answered normally: `status` with `Connection: close`.
-pub fn refuse(status: u16, date: &[u8], out: &mut Vec<u8>) -> Reply {
+/// A request that cannot be answered normally: `status` with `Connection: close`, and
+/// its text body unless the request was HEAD (`head_only`).
+pub fn refuse(status: u16, head_only: bool, date: &[u8], out: &mut Vec<u8>) -> Reply {
     let w = Writer {
         out,
         date,
-        head_only: false,
+        head_only,
         connection: Connection::Close,
     };
     w.fixed(status, b"text/plain", &response::status_body(status));
@@ -375,6 +395,31 @@ mod tests {
         assert_eq!(reply.then, Then::Continue);
     }
 
+    /// A refusal of a HEAD request is the head alone (it had the text body after it).
+    #[test]
+    fn refusals_of_head_have_no_body() {
+        let mut out = Vec::new();
+        let reply = refuse(501, true, DATE, &mut out);
+        let fields = "Content-Type: text/plain\r\nContent-Length: 20\r\nConnection: close\r\n";
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected("HTTP/1.1 501 Not Implemented", fields, "")
+        );
+        assert_eq!((reply.then, reply.stream.is_none()), (Then::Close, true));
+        let mut out = Vec::new();
+        refuse(501, false, DATE, &mut out);
+        assert!(out.ends_with(b"\r\n\r\n501 Not Implemented\n"));
+    }
+
+    /// `OPTIONS *`: 200, the server's methods, no content (and so no type).
+    #[test]
+    fn options_asterisk_names_the_methods() {
+        let (text, reply) = answer_to(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
+        let fields = "Content-Length: 0\r\nAllow: GET, HEAD, POST, OPTIONS\r\n";
+        assert_eq!(text, expected("HTTP/1.1 200 OK", fields, ""));
+        assert_eq!(reply.then, Then::Continue);
+    }
+
     #[test]
     fn bytes_stream_after_the_head() {
         let (text, reply) = answer_to(b"GET /bytes/100000 HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -460,6 +505,15 @@ mod tests {
         let mut out = Vec::new();
         write(answer, DATE, &mut out);
         assert!(out.ends_with(b"Content-Type: a/b\r\nContent-Length: 5\r\n\r\nhello"));
+        // An empty `Content-Type` gets the default (not an empty field).
+        let empty = parse_head(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type:\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        let mut out = Vec::new();
+        write(Answer::of(&empty, None, &AtomicU64::new(0)), DATE, &mut out);
+        assert!(
+            out.ends_with(b"Content-Type: application/octet-stream\r\nContent-Length: 0\r\n\r\n")
+        );
         let mut answer = Answer::of(&head, None, &AtomicU64::new(0));
         answer.take_body(&vec![0u8; MAX_ECHO]);
         answer.take_body(b"!");

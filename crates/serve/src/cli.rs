@@ -2,13 +2,14 @@
 //! listening address on stdout, one line per missing family on stderr, then serve until
 //! SIGINT, SIGTERM or SIGHUP (its terminal closed; not under `nohup`) and exit 0.
 
-use crate::{start, ServeConfig, ServerHandle, MAX_WORKERS};
+use crate::{start, ServeConfig, ServerHandle, Timeouts, MAX_TIMEOUT, MAX_WORKERS};
 use clap::Args;
 use dualbench_common::{signals, Failure, Family, Result};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Flags of `dualbench serve`.
 #[derive(Debug, Args)]
@@ -29,6 +30,27 @@ pub struct ServeCli {
     /// Worker threads, each with its own event loop [default: one per core]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS as i64))]
     pub workers: Option<u16>,
+    /// Close a keep-alive connection idle this long after its last answer (nginx's
+    /// keepalive_timeout), e.g. 75s, 500ms; 0: never
+    #[arg(long, value_name = "DURATION", default_value = "75s", value_parser = parse_timeout)]
+    pub keepalive_timeout: Duration,
+    /// Close a connection whose request head is not complete this long after it began, or
+    /// that sends nothing this long after it is accepted (nginx's client_header_timeout); 0: never
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub header_timeout: Duration,
+}
+
+/// A timeout flag's value: a duration (`75s`, `500ms`, `2m`, a plain number of seconds) of
+/// at most [`MAX_TIMEOUT`]; 0 is no timeout.
+fn parse_timeout(text: &str) -> std::result::Result<Duration, String> {
+    let timeout = dualbench_common::parse_duration(text)?;
+    if timeout > MAX_TIMEOUT {
+        return Err(format!(
+            "'{text}' is longer than the longest timeout, {}s (use 0 for none)",
+            MAX_TIMEOUT.as_secs()
+        ));
+    }
+    Ok(timeout)
 }
 
 const ENDPOINTS: &str = "\
@@ -73,6 +95,14 @@ fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
 }
 
 impl ServeCli {
+    fn timeouts(&self) -> Timeouts {
+        let given = |t: Duration| (!t.is_zero()).then_some(t);
+        Timeouts {
+            keepalive: given(self.keepalive_timeout),
+            header: given(self.header_timeout),
+        }
+    }
+
     fn config(&self) -> ServeConfig {
         let defaults = ServeConfig::default();
         ServeConfig {
@@ -83,6 +113,7 @@ impl ServeCli {
             },
             root: self.root.clone(),
             workers: self.workers.map_or(0, usize::from),
+            timeouts: self.timeouts(),
         }
     }
 }

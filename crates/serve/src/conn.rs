@@ -2,7 +2,9 @@
 //! may be pipelined), stream bodies, and end the connection the way the endpoint asks
 //! (keep it, close it gracefully, abort it with RST, or hold it without answering).
 //! Each call does as much as it can without blocking and says whether to keep the
-//! connection; the worker calls again on the next readiness event or timer.
+//! connection; the worker calls again on the next readiness event or timer, and asks
+//! now and then whether the connection has kept it waiting too long
+//! ([`Conn::overstayed`]).
 
 use crate::answer::{self, Answer, Reply, Stream, Then, PIECE};
 use crate::body::BodyDecoder;
@@ -54,6 +56,15 @@ enum Phase {
     Lingering(Instant),
 }
 
+/// What a connection that has nothing to do is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The rest of a request head (or, on a new connection, its first byte).
+    Head,
+    /// The next request, on an idle keep-alive connection.
+    NextRequest,
+}
+
 /// What happens once all output has been sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum After {
@@ -80,6 +91,11 @@ pub struct Conn {
     /// Waiting to reset: the bytes the socket still held unacknowledged when last looked
     /// at, and when to reset all the same if that number has not fallen by then.
     reset_wait: Option<(usize, Instant)>,
+    /// Request heads read so far: the only bookkeeping a request does for the timeouts.
+    requests: u64,
+    /// What [`Conn::overstayed`] last found the connection waiting for, with the count of
+    /// requests then, and since when (the first look that found it so).
+    waiting: Option<(Wait, u64, Instant)>,
 }
 
 impl Conn {
@@ -98,6 +114,8 @@ impl Conn {
             broken: false,
             wake_at: None,
             reset_wait: None,
+            requests: 0,
+            waiting: None,
         }
     }
 
@@ -132,6 +150,44 @@ impl Conn {
             _ => {}
         }
         self.drive(ctx)
+    }
+
+    /// Whether the connection has kept the server waiting longer than `timeouts` allow:
+    /// idle after its answers (`keepalive`), or with a request head begun and not ended, or
+    /// none begun on a new connection (`header`). Called periodically: a wait is timed from
+    /// the first call that finds it, and ends when a request is read or the wait changes.
+    pub fn overstayed(&mut self, now: Instant, timeouts: &crate::Timeouts) -> bool {
+        let Some(wait) = self.waiting_for() else {
+            self.waiting = None;
+            return false;
+        };
+        let since = match self.waiting {
+            Some((seen, requests, since)) if seen == wait && requests == self.requests => since,
+            _ => {
+                self.waiting = Some((wait, self.requests, now));
+                now
+            }
+        };
+        let limit = match wait {
+            Wait::Head => timeouts.header,
+            Wait::NextRequest => timeouts.keepalive,
+        };
+        limit.is_some_and(|limit| now.saturating_duration_since(since) >= limit)
+    }
+
+    /// What the connection waits for from the client, if it has nothing else to do: no
+    /// answer to send, no body to read, no delay, stall or close under way.
+    fn waiting_for(&self) -> Option<Wait> {
+        if !matches!(self.phase, Phase::Requests)
+            || self.after != After::Continue
+            || !self.output_done()
+        {
+            None
+        } else if self.requests == 0 || !self.input.is_empty() {
+            Some(Wait::Head)
+        } else {
+            Some(Wait::NextRequest)
+        }
     }
 
     /// Send, parse and read until nothing more can be done now.
@@ -371,17 +427,19 @@ impl Conn {
                     )
                 }
                 Err(e) => {
-                    self.refuse_request(e, ctx);
+                    let head_only = request::is_head_request(self.input.unread());
+                    self.refuse_request(e, head_only, ctx);
                     return true;
                 }
             };
         self.input.consume(used);
+        self.requests += 1;
         let decoder = match framing {
             Framing::None => return self.answer(answer, ctx),
             // A body that could only be refused: say so now, before the client sends it
             // (and without a 100 Continue asking for it); the close discards what comes.
             Framing::Length(n) if answer.refuses_body_of(n) => {
-                let reply = answer::refuse(413, ctx.date, &mut self.out);
+                let reply = answer::refuse(413, answer.head_only, ctx.date, &mut self.out);
                 self.follow(reply);
                 return true;
             }
@@ -397,7 +455,8 @@ impl Conn {
 
     /// A request that cannot be parsed: 400 (or 414, 431, 501 for a transfer coding the
     /// server does not implement, 505 for HTTP/2 and later), then the connection closes.
-    fn refuse_request(&mut self, error: HeadError, ctx: &Context) {
+    /// A HEAD request (`head_only`) gets the same head and no content.
+    fn refuse_request(&mut self, error: HeadError, head_only: bool, ctx: &Context) {
         let status = match error {
             HeadError::Malformed(_) => 400,
             HeadError::NotImplemented(_) => 501,
@@ -406,7 +465,7 @@ impl Conn {
             HeadError::VersionNotSupported => 505,
         };
         self.input.clear();
-        let reply = answer::refuse(status, ctx.date, &mut self.out);
+        let reply = answer::refuse(status, head_only, ctx.date, &mut self.out);
         self.follow(reply);
     }
 
@@ -419,12 +478,22 @@ impl Conn {
         let used = match result {
             Ok(used) => used,
             Err(_) => {
+                let head_only = answer.head_only;
                 self.phase = Phase::Requests;
-                self.refuse_request(HeadError::Malformed("bad body framing"), ctx);
+                self.refuse_request(HeadError::Malformed("bad body framing"), head_only, ctx);
                 return true;
             }
         };
         self.input.consume(used);
+        if answer.body_overflowed() {
+            // Refused now (413 and the close, which discards the rest), as a body whose
+            // `Content-Length` says too much is: it was read to its end first.
+            let head_only = answer.head_only;
+            self.phase = Phase::Requests;
+            let reply = answer::refuse(413, head_only, ctx.date, &mut self.out);
+            self.follow(reply);
+            return true;
+        }
         if !decoder.is_done() {
             return used > 0;
         }

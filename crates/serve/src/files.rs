@@ -34,6 +34,15 @@ pub fn local_path(root: &Path, url_path: &str) -> Option<PathBuf> {
     Some(path)
 }
 
+/// Whether a URL path, decoded, ends in a directory: its last segment is empty (`/a.txt/`,
+/// `/a.txt%2f`) or `.` (`/a.txt/.`). Only the encoded `/` was looked at: `/a.txt%2f` and
+/// `/a.txt/.` served the file, where nginx answers 404.
+fn names_a_directory(url_path: &str) -> bool {
+    let decoded = percent_decode(url_path).unwrap_or_default();
+    let last = decoded.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    last.is_empty() || last == b"."
+}
+
 fn percent_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -80,7 +89,7 @@ pub fn open(root: &Path, url_path: &str) -> Result<StaticFile, Refusal> {
     let mut path = local_path(root, url_path).ok_or(Refusal::Forbidden)?;
     if path.is_dir() {
         path.push("index.html");
-    } else if url_path.ends_with('/') {
+    } else if names_a_directory(url_path) {
         // `/a.txt/` names a directory, which a file is not: 404, as nginx answers (the
         // segment split dropped the `/`, and the file was served).
         return Err(Refusal::NotFound);
@@ -170,6 +179,23 @@ mod tests {
         // A sign is not a hex digit: bad encoding, 403 (was the byte 0x01, a file "a\x01").
         assert_eq!(local_path(root, "/a%+1"), None);
         assert_eq!(local_path(root, "/a%-1"), None);
+    }
+
+    #[test]
+    fn a_last_segment_that_is_empty_or_a_dot_names_a_directory() {
+        for dir in [
+            "/",
+            "/a.txt/",
+            "/a.txt%2f",
+            "/a.txt%2F",
+            "/a.txt/.",
+            "/a.txt%2f%2e",
+        ] {
+            assert!(names_a_directory(dir), "{dir}");
+        }
+        for file in ["/a.txt", "/sub/./a.txt", "/a.txt%2e", "/.a", "/a/..."] {
+            assert!(!names_a_directory(file), "{file}");
+        }
     }
 
     #[test]

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 use worker::{Bell, Shared, Worker};
 
 /// The most worker threads a server runs.
@@ -49,6 +50,8 @@ pub struct ServeConfig {
     pub root: Option<PathBuf>,
     /// Worker threads, each with its own event loop; 0 means one per core.
     pub workers: usize,
+    /// How long a connection may keep the server waiting for a request.
+    pub timeouts: Timeouts,
 }
 
 impl Default for ServeConfig {
@@ -61,9 +64,37 @@ impl Default for ServeConfig {
             ],
             root: None,
             workers: 0,
+            timeouts: Timeouts::default(),
         }
     }
 }
+
+/// How long a connection may keep the server waiting for a request before the server
+/// closes it (FIN, nothing sent), as nginx's `keepalive_timeout` (75 s) and
+/// `client_header_timeout` (60 s) do. `None` never times out. Connections are looked
+/// over a few times per timeout (at most once a second), not on every request, so a
+/// connection goes up to a quarter of its timeout (1 s at most) past it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// An idle keep-alive connection: its answers sent, no next request begun.
+    pub keepalive: Option<Duration>,
+    /// A request head not yet complete, counted from its first byte (on a new connection,
+    /// from the accept): a client that sends half a head, or nothing at all.
+    pub header: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    /// nginx's defaults: 75 s idle, 60 s for a request head.
+    fn default() -> Self {
+        Timeouts {
+            keepalive: Some(Duration::from_secs(75)),
+            header: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+/// The longest timeout [`Timeouts`] may have: one day.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
 
 /// A running server. Dropping it stops the server, like [`stop`](Self::stop).
 #[derive(Debug)]
@@ -110,7 +141,20 @@ impl Drop for ServerHandle {
 }
 
 /// Listen on every address of `config` and start the workers; returns once listening.
+/// Its timeouts are checked first (each at most [`MAX_TIMEOUT`]).
 pub fn start(config: ServeConfig) -> Result<ServerHandle> {
+    let timeouts = config.timeouts;
+    for (name, limit) in [
+        ("keep-alive", timeouts.keepalive),
+        ("request head", timeouts.header),
+    ] {
+        if limit.is_some_and(|t| t.is_zero() || t > MAX_TIMEOUT) {
+            return Err(Failure::usage(format!(
+                "the {name} timeout must be from 1 ns to {} s (or none)",
+                MAX_TIMEOUT.as_secs()
+            )));
+        }
+    }
     let workers = worker_count(config.workers)?;
     if config.listen.is_empty() {
         return Err(Failure::usage(
@@ -123,6 +167,7 @@ pub fn start(config: ServeConfig) -> Result<ServerHandle> {
         stop: AtomicBool::new(false),
         root,
         varied: std::sync::atomic::AtomicU64::new(0),
+        timeouts,
     });
     let mut handle = ServerHandle {
         addrs: bound.addrs,

@@ -16,6 +16,7 @@ pub enum Method {
     Get,
     Head,
     Post,
+    Options,
     Other,
 }
 
@@ -128,6 +129,13 @@ fn head_of<'b>(message: Message<'b, '_>) -> Result<Option<RequestHead<'b>>, Head
     } = message;
     let method = method_of(method);
     let path = path_of(target)?;
+    // RFC 9112 section 3.2.4: the asterisk-form names the server as a whole, and only
+    // OPTIONS can ask about that.
+    if path == "*" && method != Method::Options {
+        return Err(HeadError::Malformed(
+            "the target * (asterisk-form) is only for OPTIONS",
+        ));
+    }
     let fields = read_fields(fields, http10)?;
     Ok(Some(RequestHead {
         method,
@@ -139,6 +147,14 @@ fn head_of<'b>(message: Message<'b, '_>) -> Result<Option<RequestHead<'b>>, Head
         content_type: fields.content_type,
         head_len,
     }))
+}
+
+/// Whether the request that `input` begins is a HEAD request, read from its request line
+/// alone: a head refused before it was parsed whole (a missing `Host`, an unknown transfer
+/// coding, bad body framing) is answered without content all the same (RFC 9110 section
+/// 9.3.2).
+pub fn is_head_request(input: &[u8]) -> bool {
+    input[line_start(input)..].starts_with(b"HEAD ")
 }
 
 /// The last word of the request line: its version, if it is a request line.
@@ -228,6 +244,7 @@ fn method_of(name: &str) -> Method {
         "GET" => Method::Get,
         "HEAD" => Method::Head,
         "POST" => Method::Post,
+        "OPTIONS" => Method::Options,
         _ => Method::Other,
     }
 }
@@ -702,6 +719,37 @@ mod tests {
             head(b"GET http://h?a/b HTTP/1.1\r\nHost: t\r\n\r\n").path,
             "/"
         );
+    }
+
+    /// RFC 9112 section 3.2.4: `*` is a target for OPTIONS alone (it was routed as a path
+    /// whatever the method: 404).
+    #[test]
+    fn the_asterisk_form_is_for_options_only() {
+        let h = head(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!((h.method, h.path), (Method::Options, "*"));
+        let only = HeadError::Malformed("the target * (asterisk-form) is only for OPTIONS");
+        for method in ["GET", "HEAD", "POST", "PUT"] {
+            let text = format!("{method} * HTTP/1.1\r\nHost: t\r\n\r\n");
+            assert_eq!(parse_head(text.as_bytes()), Err(only), "{method}");
+        }
+        assert_eq!(head(b"OPTIONS / HTTP/1.1\r\nHost: t\r\n\r\n").path, "/");
+        assert_eq!(
+            parse_head(b"OPTIONS *x HTTP/1.1\r\nHost: t\r\n\r\n"),
+            Err(HeadError::Malformed("request target is not a path"))
+        );
+    }
+
+    /// A refused head still says whether it was HEAD, so that its answer has no content.
+    #[test]
+    fn a_head_request_is_known_by_its_line() {
+        assert!(is_head_request(b"HEAD / HTTP/1.1\r\n\r\n"));
+        assert!(is_head_request(
+            b"\r\nHEAD /x HTTP/1.1\r\nTransfer-Encoding: gzip"
+        ));
+        assert!(!is_head_request(b"GET / HTTP/1.1\r\n\r\n"));
+        assert!(!is_head_request(b"HEADER / HTTP/1.1\r\n\r\n"));
+        assert!(!is_head_request(b"head / HTTP/1.1\r\n\r\n"));
+        assert!(!is_head_request(b""));
     }
 
     /// Mutated and truncated requests: never a panic, and a head never claims more

@@ -27,6 +27,7 @@ pub struct Head<'a> {
     pub status: u16,
     pub content_type: &'a [u8],
     /// `None` for statuses that carry no body (204, 304): no `Content-Length` at all.
+    /// With a length, the `Content-Type` (none where it is empty: no content to type).
     pub length: Option<u64>,
     pub connection: Connection,
     /// The `Allow` field's methods, which a 405 must name (RFC 9110 section 15.5.6).
@@ -45,9 +46,12 @@ pub fn write_head(out: &mut Vec<u8>, head: &Head, date: &[u8]) {
     out.extend_from_slice(date);
     out.extend_from_slice(b"\r\n");
     if let Some(length) = head.length {
-        out.extend_from_slice(b"Content-Type: ");
-        out.extend_from_slice(head.content_type);
-        out.extend_from_slice(b"\r\nContent-Length: ");
+        if !head.content_type.is_empty() {
+            out.extend_from_slice(b"Content-Type: ");
+            out.extend_from_slice(head.content_type);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"Content-Length: ");
         push_number(out, length);
         out.extend_from_slice(b"\r\n");
     }

@@ -30,6 +30,8 @@ pub enum Endpoint {
     Close,
     /// `/echo`: the request body sent back.
     Echo,
+    /// The target `*` (asterisk-form, which only OPTIONS may use): the server as a whole.
+    Asterisk,
     /// Anything else, when a root is served: the still-encoded path of a file.
     File,
     /// Anything else, with no root.
@@ -51,6 +53,7 @@ pub fn route(path: &str, has_root: bool) -> Endpoint {
         "/stall" => return Endpoint::Stall,
         "/close" => return Endpoint::Close,
         "/echo" => return Endpoint::Echo,
+        "*" => return Endpoint::Asterisk,
         _ => {}
     }
     let Some((name, arg)) = path.strip_prefix('/').and_then(|p| p.split_once('/')) else {
@@ -135,6 +138,7 @@ mod tests {
     fn other_paths_are_files_or_not_found() {
         assert_eq!(route("/index.html", false), Endpoint::NotFound);
         assert_eq!(route("/a/b/c.txt", true), Endpoint::File);
-        assert_eq!(route("*", false), Endpoint::NotFound);
+        assert_eq!(route("*", false), Endpoint::Asterisk);
+        assert_eq!(route("*", true), Endpoint::Asterisk);
     }
 }

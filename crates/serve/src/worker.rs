@@ -1,6 +1,12 @@
 //! One worker thread: its own event loop (mio) over its copy of every listening socket
 //! and the connections it accepted, plus the timers of `/delay` and of closing
-//! connections. Workers share nothing but the stop flag and the static root.
+//! connections, and a periodic sweep that closes connections which have kept the server
+//! waiting too long (idle keep-alive, an unfinished request head). Workers share nothing
+//! but the stop flag, the static root, the timeouts and the `/vary` count.
+//!
+//! The sweep costs a request nothing: no timer is set or moved per request (a connection
+//! only counts its requests), and the sweep looks at every connection a few times per
+//! timeout (at most once a second).
 //!
 //! Every worker watches the same listening sockets (duplicated descriptors), so whichever
 //! worker is free takes the next connection; this keeps the port's ownership in one socket
@@ -8,6 +14,7 @@
 
 use crate::conn::{Conn, Context, Verdict};
 use crate::response::http_date;
+use crate::Timeouts;
 use dualbench_common::timer::Timer;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -35,6 +42,8 @@ pub struct Shared {
     pub root: Option<PathBuf>,
     /// `/vary` answers so far, across the workers: picks each one's length.
     pub varied: std::sync::atomic::AtomicU64,
+    /// How long a connection may keep the server waiting for a request.
+    pub timeouts: Timeouts,
 }
 
 /// Connections by slot, with a serial number so that a stale timer finds nothing.
@@ -122,6 +131,13 @@ pub struct Worker {
     shared: Arc<Shared>,
     date: DateCache,
     accept_paused_until: Option<Instant>,
+    /// How often connections are swept for timeouts (`None`: no timeouts, no sweep).
+    sweep_period: Option<Duration>,
+    /// When the next sweep is due; `None` while the worker has no connection.
+    next_sweep: Option<Instant>,
+    /// What the timer was last armed for, so that it is re-armed (a system call) only
+    /// when the next deadline changes, not on every turn of the loop.
+    armed_for: Option<Instant>,
 }
 
 /// An eventfd another thread rings to wake a worker (the worker polls its own copy).
@@ -190,6 +206,7 @@ impl Worker {
             TIMER,
             Interest::READABLE,
         )?;
+        let sweep_period = sweep_period(&shared.timeouts);
         Ok(Worker {
             poll,
             timer,
@@ -200,6 +217,9 @@ impl Worker {
             shared,
             date: DateCache::now(),
             accept_paused_until: None,
+            sweep_period,
+            next_sweep: None,
+            armed_for: None,
         })
     }
 
@@ -207,10 +227,15 @@ impl Worker {
     pub fn run(mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         loop {
-            let timeout = self.next_timeout();
-            if let Some(wait) = timeout {
-                self.timer
-                    .arm(dualbench_common::clock::monotonic_ns() + wait.as_nanos().max(1) as u64);
+            let deadline = self.next_deadline();
+            if deadline != self.armed_for {
+                if let Some(at) = deadline {
+                    let wait = at.saturating_duration_since(Instant::now());
+                    self.timer.arm(
+                        dualbench_common::clock::monotonic_ns() + wait.as_nanos().max(1) as u64,
+                    );
+                }
+                self.armed_for = deadline;
             }
             // The timer alone wakes the poll for what is due: a poll timeout as well would
             // start and cancel a kernel timer on every sleep (bench/wakeup_cost.c).
@@ -232,6 +257,7 @@ impl Worker {
                 }
                 if event.token() == TIMER {
                     self.timer.clear();
+                    self.armed_for = None;
                     continue;
                 }
                 if token < self.listeners.len() {
@@ -245,16 +271,37 @@ impl Worker {
             }
             self.fire_timers();
             self.resume_accepting();
+            if self.next_sweep.is_some_and(|at| at <= now) {
+                self.sweep(now);
+            }
         }
     }
 
-    fn next_timeout(&self) -> Option<Duration> {
+    /// The earliest of the connection timers, the end of an accept pause and the sweep.
+    fn next_deadline(&self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
-        let deadline = match (timer, self.accept_paused_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        deadline.map(|at| at.saturating_duration_since(Instant::now()))
+        [timer, self.accept_paused_until, self.next_sweep]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Close every connection that has kept the server waiting longer than its timeout;
+    /// plan the next sweep while any connection is left.
+    fn sweep(&mut self, now: Instant) {
+        let timeouts = self.shared.timeouts;
+        let mut left = false;
+        for slot in 0..self.conns.entries.len() {
+            let Some((_, conn)) = self.conns.get(slot) else {
+                continue;
+            };
+            if conn.overstayed(now, &timeouts) {
+                self.conns.remove(slot);
+            } else {
+                left = true;
+            }
+        }
+        self.next_sweep = self.sweep_period.filter(|_| left).map(|p| now + p);
     }
 
     /// Accept every waiting connection on listener `index`.
@@ -264,7 +311,7 @@ impl Worker {
         }
         loop {
             match self.listeners[index].accept() {
-                Ok((stream, _)) => self.adopt(stream),
+                Ok((stream, _)) => self.adopt(stream, now),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if out_of_resources(&e) => {
                     self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
@@ -276,8 +323,11 @@ impl Worker {
         }
     }
 
-    fn adopt(&mut self, stream: TcpStream) {
+    fn adopt(&mut self, stream: TcpStream, now: Instant) {
         let _ = stream.set_nodelay(true);
+        if self.next_sweep.is_none() {
+            self.next_sweep = self.sweep_period.map(|p| now + p);
+        }
         let slot = self.conns.insert(Conn::new(stream));
         let token = Token(self.listeners.len() + slot);
         let registered = match self.conns.get(slot) {
@@ -359,9 +409,46 @@ impl Worker {
     }
 }
 
+/// How often to sweep for `timeouts`: an eighth of the shortest, from 1 ms to 1 s, so
+/// that a connection is closed less than a quarter of its timeout (and 2 s) past it.
+fn sweep_period(timeouts: &Timeouts) -> Option<Duration> {
+    let shortest = [timeouts.keepalive, timeouts.header]
+        .into_iter()
+        .flatten()
+        .min()?;
+    Some((shortest / 8).clamp(Duration::from_millis(1), Duration::from_secs(1)))
+}
+
 fn out_of_resources(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An eighth of the shortest timeout, within 1 ms to 1 s; none without timeouts.
+    #[test]
+    fn the_sweep_period_follows_the_shortest_timeout() {
+        let period = |keepalive: Option<u64>, header: Option<u64>| {
+            sweep_period(&Timeouts {
+                keepalive: keepalive.map(Duration::from_millis),
+                header: header.map(Duration::from_millis),
+            })
+        };
+        assert_eq!(
+            period(Some(75_000), Some(60_000)),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(
+            period(Some(300), Some(60_000)),
+            Some(Duration::from_micros(37_500))
+        );
+        assert_eq!(period(None, Some(400)), Some(Duration::from_millis(50)));
+        assert_eq!(period(Some(2), None), Some(Duration::from_millis(1)));
+        assert_eq!(period(None, None), None);
+    }
 }

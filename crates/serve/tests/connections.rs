@@ -188,6 +188,11 @@ fn static_files_under_root() {
             (404, &b"404 Not Found\n"[..])
         );
         assert_eq!(get(addr, "/sub/style.css").status, 200);
+        // Also when the `/` is percent-encoded, or followed by a `.` segment (the file was
+        // served for both).
+        for dir in ["/sub/style.css%2f", "/sub/style.css/."] {
+            assert_eq!(get(addr, dir).status, 404, "{dir}");
+        }
         assert_eq!(
             get(addr, "/sub/").status,
             404,
@@ -227,6 +232,7 @@ fn a_fifo_under_the_root_is_404_and_holds_nothing_up() {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         root: Some(root.clone()),
         workers: 1,
+        ..Default::default()
     })
     .unwrap();
     let mut client = Client::connect(server.addrs()[0]);
@@ -253,6 +259,7 @@ fn stop_frees_the_port_and_drop_stops_too() {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         root: None,
         workers: 1,
+        ..Default::default()
     };
     let server = start(config.clone()).unwrap();
     let addr = server.addrs()[0];
@@ -287,12 +294,14 @@ fn bad_config_is_a_usage_failure() {
         listen: vec![],
         root: None,
         workers: 1,
+        ..Default::default()
     };
     assert_eq!(start(none).unwrap_err().exit_code(), 2);
     let missing = ServeConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         root: Some("/nonexistent/dualbench".into()),
         workers: 1,
+        ..Default::default()
     };
     let failure = start(missing).unwrap_err();
     assert_eq!(failure.exit_code(), 2);
@@ -302,6 +311,7 @@ fn bad_config_is_a_usage_failure() {
         listen: vec![busy.local_addr().unwrap()],
         root: None,
         workers: 1,
+        ..Default::default()
     };
     assert_eq!(start(taken).unwrap_err().exit_code(), 2);
 }

@@ -275,6 +275,25 @@ fn echo_refuses_a_declared_body_over_16_mib_at_once() {
     assert_eq!((r.status, r.body.len()), (200, max));
 }
 
+/// A chunked body to `/echo` is refused (413, then the close) as soon as it passes
+/// 16 MiB, not once it ends: this one never does (the answer waited for its end).
+#[test]
+fn echo_refuses_a_chunked_body_once_it_passes_16_mib() {
+    let server = loopback_server(None);
+    let mut client = Client::connect(server.addrs()[0]);
+    client.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n");
+    let chunk = [b"100000\r\n".as_slice(), &vec![b'c'; 0x10_0000], b"\r\n"].concat();
+    for _ in 0..17 {
+        client.send(&chunk);
+    }
+    let r = client.response(false);
+    assert_eq!(
+        (r.status, r.field("connection"), r.body.as_slice()),
+        (413, Some("close"), &b"413 Content Too Large\n"[..])
+    );
+    assert!(client.closed());
+}
+
 #[test]
 fn bodies_sent_to_other_endpoints_are_read_and_ignored() {
     let server = loopback_server(None);

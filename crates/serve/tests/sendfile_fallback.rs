@@ -86,6 +86,7 @@ fn files_are_served_whole_when_sendfile_is_refused() {
             listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
             root: Some(server_root),
             workers: 2,
+            ..Default::default()
         })
         .expect("server starts")
     })

@@ -16,6 +16,7 @@ pub fn loopback_server(root: Option<PathBuf>) -> ServerHandle {
         listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
         root,
         workers: 2,
+        ..Default::default()
     };
     start(config).expect("server starts")
 }
