@@ -1489,3 +1489,166 @@ fn servers_start_under_a_runs_folder_with_a_space_and_a_quote() {
         "nginx 20 0, apache-event 20 0, lighttpd 20 0"
     );
 }
+
+/// An experiment named "7" was stored, and `results show 7` / `report 7` then named
+/// experiment id 7 (here: none, then another one). A name of digits alone is refused
+/// when the plan is loaded, before the database is touched.
+#[test]
+fn a_plan_named_by_digits_alone_is_refused_before_the_database_is_touched() {
+    let dir = scratch("digits");
+    let plan = dir.join("p.toml");
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING.replace("ci-change", "7")).unwrap();
+    for out in [dry_run(&plan), experiment(&plan, &db, &dir, &[])] {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("dualbench: {}:3: experiment.name: \"7\" is digits alone, which `dualbench results` and `report` read as an experiment id (`report 7` would report experiment id 7, not this one); give a name with a letter, e.g. \"s7\"\n", plan.display())
+        );
+    }
+    assert!(!db.exists() && !dir.join("runs").exists());
+}
+
+/// `results export -o /dev/full` exited 2 (a usage error) for a write that failed.
+#[test]
+fn an_export_that_cannot_be_written_is_exit_1_naming_the_file() {
+    let dir = scratch("full-export");
+    let plan = dir.join("p.toml");
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING).unwrap();
+    let first = experiment(&plan, &db, &dir, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    for format in ["csv", "json"] {
+        let out = on_db(
+            &[
+                "results",
+                "export",
+                "ci-change",
+                "--format",
+                format,
+                "-o",
+                "/dev/full",
+            ],
+            &db,
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            "dualbench: -o /dev/full: writing the export failed (No space left on device (os error 28))\n"
+        );
+    }
+}
+
+/// An experiment interrupted before its first run ended was reported as empty tables
+/// (and "no point has both families"): the report and `results show` now say there are no
+/// runs and how to run them.
+#[test]
+fn an_experiment_without_runs_is_reported_as_such() {
+    let dir = scratch("none");
+    let plan = dir.join("plan.toml");
+    let db = dir.join("results.db");
+    let slow = RESUMABLE
+        .replace("ci-resume", "ci-none")
+        .replace("requests = 4000", "requests = 10000000");
+    std::fs::write(&plan, slow).unwrap();
+    let mut child = experiment_cmd(&plan, &db, &dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_run_in_flight(&db, &dir, 0, &mut child);
+    signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(db_runs(&db), 0);
+    let line = format!(
+        "No runs are stored for experiment ci-none (id 1; interrupted, 0 of 6 runs), so there is nothing to report yet: `dualbench experiment {} --resume`, with the --db and --out it ran with, runs them.",
+        plan.display()
+    );
+    let show = on_db(&["results", "show", "ci-none"], &db)
+        .output()
+        .unwrap();
+    succeeded(&show);
+    assert!(
+        stdout(&show).ends_with(&format!("\nruns: none\n{line}\n")),
+        "{}",
+        stdout(&show)
+    );
+    let reports = dir.join("reports");
+    let report = on_db(&["report", "ci-none"], &db)
+        .arg("-o")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    succeeded(&report);
+    let md = std::fs::read_to_string(reports.join("ci-none-1.md")).unwrap();
+    assert!(
+        md.starts_with(&format!(
+            "# ci-none\n\nExperiment `ci-none` (id 1), interrupted; started "
+        )) && md.contains("; 0 of 6 runs stored.\n\nNo runs are stored for experiment ci-none (id 1; interrupted, 0 of 6 runs), so there is nothing to report yet: \\`dualbench experiment ")
+            && md.contains("\n\n## Environment\n")
+            && !md.contains("## Results")
+            && !md.contains("## Runs"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(reports.join("ci-none-1.html")).unwrap();
+    assert!(
+        html.contains("so there is nothing to report yet") && !html.contains("<h2>Latency</h2>"),
+        "{html}"
+    );
+}
+
+/// Poisson runs stored while every run had seed 1 (run ids then had no seed) were kept
+/// by `--resume` and pooled with new repeats of their own seeds. Their ids no longer match
+/// now: repeat 2's old-id run is removed and runs again with `--seed 2`; repeat 1 is kept.
+#[test]
+fn resuming_poisson_runs_stored_with_seed_one_runs_them_with_their_seeds() {
+    let dir = scratch("seeds");
+    let plan = dir.join("p.toml");
+    let db = dir.join("results.db");
+    std::fs::write(
+        &plan,
+        "[experiment]\nname = \"x\"\nrepeats = 2\n[load]\nrequests = 100\narrival = \"poisson\"\n\
+         [axes]\nrate = [500.0]\nfamily = [\"ipv4\"]\n",
+    )
+    .unwrap();
+    let first = experiment(&plan, &db, &dir, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    // Repeat 2 as an older dualbench stored it: seed 1, under the id without a seed.
+    let (old, new) = ("a9344d2afa228d8f", "7e61d068e816290a");
+    let mut moved = String::new();
+    for table in [
+        "family_summaries",
+        "histograms",
+        "monitor_samples",
+        "capture_analyses",
+    ] {
+        moved += &format!("UPDATE {table} SET run_id = '{old}' WHERE run_id = '{new}';");
+    }
+    sql(
+        &db,
+        &format!("{moved} UPDATE runs SET id = '{old}', command = replace(command, '--seed 2', '--seed 1') WHERE id = '{new}';"),
+    );
+    let resumed = experiment(&plan, &db, &dir, &["--resume"]);
+    let err = stderr(&resumed);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains("1 stored run(s) no longer match it and were removed"),
+        "{err}"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT group_concat(id || ' ' || (command LIKE '% --seed ' || repeat || ' %'), ',') FROM (SELECT * FROM runs ORDER BY seq)"
+        ),
+        format!("a9344e2afa228f42 1,{new} 1")
+    );
+    assert_eq!(
+        sql(
+            &db,
+            &format!("SELECT COUNT(*) FROM family_summaries WHERE run_id = '{old}'")
+        ),
+        "0"
+    );
+}

@@ -183,13 +183,33 @@ pub fn results_main(cli: ResultsCli) -> Result<()> {
 }
 
 /// Write an export to `-o FILE`: a FIFO without a reader is refused at once (opening it
-/// waited for a reader that might never come), as `run --records` and `monitor -o` do.
+/// waited for a reader that might never come), as `run --records` and `monitor -o` do. A
+/// file that cannot be made is a usage error (exit 2); one that fails while written (a
+/// full disk, `/dev/full`) is not (exit 1), and a file this export made is removed, so no
+/// cut-short export is left to pass for a whole one.
 fn write_export(path: &std::path::Path, text: &str) -> Result<()> {
     use std::io::Write;
-    let cannot =
-        |e: std::io::Error| Failure::usage(format!("-o {}: cannot write it ({e})", path.display()));
-    let (mut file, _) = dualbench_common::outfile::create(path).map_err(cannot)?;
-    file.write_all(text.as_bytes()).map_err(cannot)
+    let (mut file, created) = dualbench_common::outfile::create(path)
+        .map_err(|e| Failure::usage(format!("-o {}: cannot write it ({e})", path.display())))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data().or_else(ignore_unsyncable))
+        .map_err(|e| {
+            if created {
+                let _ = std::fs::remove_file(path);
+            }
+            Failure::runtime(format!(
+                "-o {}: writing the export failed ({e})",
+                path.display()
+            ))
+        })
+}
+
+/// `fsync` of a pipe, FIFO or terminal fails with EINVAL: nothing is left to sync there.
+fn ignore_unsyncable(e: std::io::Error) -> std::io::Result<()> {
+    match e.raw_os_error() {
+        Some(libc::EINVAL) => Ok(()),
+        _ => Err(e),
+    }
 }
 
 /// Whether `a` and `b` name one existing file (also through a link).
@@ -359,6 +379,34 @@ mod tests {
         );
         std::fs::remove_file(&fifo).unwrap();
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// `results export X -o /dev/full` said `cannot write it (No space left on device)` and
+    /// exited 2, as if the command line were wrong: a write that fails is exit 1.
+    #[test]
+    fn an_export_whose_write_fails_is_a_runtime_error_naming_the_file() {
+        let (_, path) = db_of("export-full", 1);
+        let e = export_error(&path, std::path::Path::new("/dev/full"));
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            (e.kind, e.exit_code(), e.message.as_str()),
+            (
+                dualbench_common::FailureKind::Runtime,
+                1,
+                "-o /dev/full: writing the export failed (No space left on device (os error 28))"
+            )
+        );
+        // A file that cannot be made is still the command line's fault (exit 2).
+        let (_, path) = db_of("export-nofolder", 1);
+        let e = export_error(&path, std::path::Path::new("/nonexistent-ex/x.csv"));
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            (e.exit_code(), e.message.as_str()),
+            (
+                2,
+                "-o /nonexistent-ex/x.csv: cannot write it (No such file or directory (os error 2))"
+            )
+        );
     }
 
     /// `report 1 --compare 1 2` once wrote the comparison alone, leaving experiment 1

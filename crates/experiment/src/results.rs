@@ -64,8 +64,13 @@ pub fn show(db: &Db, e: &Experiment) -> Result<String> {
     for (table, n) in db.counts(e.id)? {
         let _ = write!(out, " {table}={n}");
     }
+    let runs = db.runs(e.id)?;
+    if runs.is_empty() {
+        let _ = writeln!(out, "\nruns: none\n{}", crate::report::study::no_runs(e));
+        return Ok(out);
+    }
     out += "\nruns:\n";
-    for r in db.runs(e.id)? {
+    for r in runs {
         let _ = writeln!(out, "{}", run_line(&r));
         let monitor = Monitor::of(&db.monitor_samples(e.id, &r.id)?);
         if let Some(line) = observed_line(&r, &monitor) {
@@ -75,9 +80,6 @@ pub fn show(db: &Db, e: &Experiment) -> Result<String> {
     Ok(out)
 }
 
-/// `  1 <id> <parameters> repeat r:` then per family its requests/s, mean total time,
-/// failures and how its requests ended (ANMA's classes: NORMAL, RESET, TIMEOUT, and the
-/// others when any request ended so).
 /// One stored run's whole text report, as `dualbench run` printed it (see [`crate::runtext`]);
 /// `run` is the run's id or a prefix of exactly one.
 pub fn show_run(db: &Db, e: &Experiment, run: &str) -> Result<String> {
@@ -102,6 +104,9 @@ pub fn show_run(db: &Db, e: &Experiment, run: &str) -> Result<String> {
     }
 }
 
+/// `  1 <id> <parameters> repeat r:` then per family its requests/s, mean total time,
+/// failures and how its requests ended (ANMA's classes: NORMAL, RESET, TIMEOUT, and the
+/// others when any request ended so).
 fn run_line(r: &StoredRun) -> String {
     let mut line = format!(
         "  {:>3} {} {} repeat {}:",

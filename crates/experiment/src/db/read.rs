@@ -14,6 +14,8 @@ pub struct Experiment {
     pub name: String,
     pub title: String,
     pub plan_text: String,
+    /// The plan file as the experiment was started (or last resumed) with it.
+    pub plan_path: String,
     pub status: String,
     pub started_unix: f64,
     pub finished_unix: Option<f64>,
@@ -41,7 +43,7 @@ pub struct StoredRun {
 
 const EXPERIMENT_COLUMNS: &str =
     "e.id, e.name, e.title, e.plan_text, e.status, e.started_unix, e.finished_unix,
-    e.runs_planned, (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id)";
+    e.runs_planned, (SELECT COUNT(*) FROM runs r WHERE r.experiment_id = e.id), e.plan_path";
 
 fn experiment(row: &Row) -> rusqlite::Result<Experiment> {
     Ok(Experiment {
@@ -54,6 +56,7 @@ fn experiment(row: &Row) -> rusqlite::Result<Experiment> {
         finished_unix: row.get(6)?,
         runs_planned: row.get(7)?,
         runs_stored: row.get(8)?,
+        plan_path: row.get(9)?,
     })
 }
 

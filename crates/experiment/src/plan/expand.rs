@@ -195,6 +195,13 @@ pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
     if l.capture_host == CaptureHost::Server {
         text.push_str(";capture_host=server");
     }
+    // Until 2026-11-24 every Poisson run had seed 1; repeat R now has seed R. Repeat 1's
+    // seed is the same and keeps its id; another seed enters the id, so `--resume` of an
+    // experiment stored before does not pool those runs (the arrivals of repeat 1, run
+    // again) with runs of their own seeds: it removes them and runs them anew.
+    if let Some(seed) = poisson_seed(plan, point, Some(repeat)).filter(|&s| s != 1) {
+        text.push_str(&format!(";seed={seed}"));
+    }
     if let (Placement::Testbed, Some(t)) = (point.placement, &plan.testbed) {
         text.push_str(&format!(
             ";testbed=topology={:?},text={:?},client={:?},server={:?},v4={:?},v6={:?},setup={:?},services={:?},background={:?},settle={:?}",
@@ -213,6 +220,20 @@ pub fn run_id(plan: &Plan, point: &Point, repeat: u32) -> String {
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
+/// The `--seed` the runner gives a run of `point` with Poisson arrivals: repeat R's counted
+/// run gets R, so the repeats are independent samples of the arrivals, and both families
+/// of a repeat the same ones. None for a warm-up (`repeat` None: `run`'s seed 1), in
+/// closed loop or at a constant rate, and when `load.extra_args` gives a seed of its own.
+pub fn poisson_seed(plan: &Plan, point: &Point, repeat: Option<u32>) -> Option<u32> {
+    let l = &plan.load;
+    let poisson = point.rate.is_some() && l.arrival.as_deref() == Some("poisson");
+    let own = l
+        .extra_args
+        .iter()
+        .any(|a| a == "--seed" || a.starts_with("--seed="));
+    repeat.filter(|_| poisson && !own)
+}
+
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
@@ -220,4 +241,38 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Plan {
+        super::super::parse(text, std::path::Path::new("p.toml")).unwrap()
+    }
+
+    /// Poisson runs of an experiment stored before each repeat had its own seed all ran with
+    /// seed 1, under the ids they have now: `--resume` kept them, ran only the missing repeats
+    /// with seeds 2, 3, …, and the report pooled repeats of one arrival sequence with repeats
+    /// of their own. A seed other than 1 is now part of the id, so those runs no longer match
+    /// and run anew; repeat 1 (seed 1 before and now) keeps its id.
+    #[test]
+    fn a_poisson_seed_other_than_one_is_part_of_the_run_id() {
+        let text =
+            "[experiment]\nname = \"x\"\nrepeats = 2\n[load]\nrequests = 100\narrival = \"poisson\"\n\
+                    [axes]\nrate = [500.0]\nfamily = [\"ipv4\"]\n";
+        let ids: Vec<String> = expand(&plan(text)).into_iter().map(|r| r.id).collect();
+        // FNV-1a of the run's text as stored before (repeat 2's: a9344d2afa228d8f).
+        assert_eq!(ids, ["a9344e2afa228f42", "7e61d068e816290a"]);
+        // A seed of the plan's own, or constant arrivals: the runner gives no seed.
+        let own = text.replace("[axes]", "extra_args = [\"--seed\", \"9\"]\n[axes]");
+        let constant = text.replace("poisson", "constant");
+        for other in [own, constant] {
+            let p = plan(&other);
+            let runs = expand(&p);
+            assert!(runs
+                .iter()
+                .all(|r| poisson_seed(&p, &r.point, Some(r.repeat)).is_none()));
+        }
+    }
 }

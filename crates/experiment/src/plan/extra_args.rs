@@ -10,6 +10,8 @@
 //! document or another file of the runner's.
 
 use super::{Axes, Load, Locator, Placement, Selector};
+// The files each run's folder holds for the runner, named where the runner names them.
+use crate::runner::{CAPTURE_PCAP, MONITOR_SERIES, RUNNER_FILES, RUN_DOCUMENT};
 use dualbench_common::{Failure, Family, Result};
 use dualbench_load::cli::RunCli;
 use dualbench_load::config;
@@ -173,20 +175,10 @@ fn changes_the_point(cli: &RunCli, rate: Option<f64>) -> Option<String> {
     ];
     outputs.iter().find(|(_, given)| *given).map(|(flag, _)| {
         format!(
-            "{flag:?}: the runner stores the run's monitor.jsonl and analyses its capture.pcap, in the run's folder, and would miss a file of another name; load.monitor and load.capture turn them on"
+            "{flag:?}: the runner stores the run's {MONITOR_SERIES} and analyses its {CAPTURE_PCAP}, in the run's folder, and would miss a file of another name; load.monitor and load.capture turn them on"
         )
     })
 }
-
-/// The files each run's folder holds for the runner: its document (the run's standard
-/// output), its messages, its monitor series and its capture with the analysis.
-const RUNNER_FILES: [&str; 5] = [
-    "run.json",
-    "run.stderr",
-    "monitor.jsonl",
-    "capture.pcap",
-    "capture-analysis.json",
-];
 
 /// Why the files of `-e`, `-g` and `--records` (written in the run's folder when relative)
 /// would spoil the run's own: standard output, which is the run's document; a file of the
@@ -210,7 +202,7 @@ fn output_clash(cli: &RunCli) -> Option<String> {
                 .contains(&text)
         {
             return Some(format!(
-                "{flag} {shown}: a run's standard output is its document, run.json; give a file name"
+                "{flag} {shown}: a run's standard output is its document, {RUN_DOCUMENT}; give a file name"
             ));
         }
         if path.is_relative() && RUNNER_FILES.iter().any(|f| *path == Path::new(f)) {
@@ -351,5 +343,34 @@ mod tests {
         let monitored = plan_with(family, r#"["--monitor-interval", "0.5"]"#)
             .replace("[load]\n", "[load]\nmonitor = true\n");
         assert!(plan(&monitored).is_ok());
+    }
+
+    /// The runner's file names were written out twice, in the runner and in this check:
+    /// each name the runner uses in a run's folder (the one list, `RUNNER_FILES`) is
+    /// refused as a `-e`, `-g` or `--records` file.
+    #[test]
+    fn every_file_of_the_runner_is_refused_as_an_output_of_the_run() {
+        assert_eq!(
+            RUNNER_FILES,
+            [
+                "run.json",
+                "run.stderr",
+                "monitor.jsonl",
+                "capture.pcap",
+                "capture-analysis.json"
+            ]
+        );
+        for file in RUNNER_FILES {
+            for flag in ["-e", "-g", "--records"] {
+                let text = format!(
+                    "[experiment]\nname = \"x\"\n[load]\nextra_args = [\"{flag}\", \"{file}\"]\n[axes]\nfamily = [\"ipv4\"]\n"
+                );
+                let e = parse(&text, Path::new("p.toml")).unwrap_err();
+                assert_eq!(
+                    e.message,
+                    format!("p.toml:4: load.extra_args: {flag} {file}: each run's folder holds the runner's run.json, run.stderr, monitor.jsonl, capture.pcap, capture-analysis.json; give the file another name")
+                );
+            }
+        }
     }
 }

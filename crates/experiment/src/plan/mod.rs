@@ -273,14 +273,18 @@ struct RawExperiment {
     title: String,
     #[serde(default)]
     description: String,
-    #[serde(default)]
-    warmup: u32,
+    #[serde(default = "zero")]
+    warmup: Spanned<u32>,
     #[serde(default = "one")]
     repeats: Spanned<u32>,
 }
 
 fn one() -> Spanned<u32> {
     Spanned::new(0..0, 1)
+}
+
+fn zero() -> Spanned<u32> {
+    Spanned::new(0..0, 0)
 }
 
 type Axis<T> = Option<Spanned<Vec<T>>>;
@@ -307,7 +311,9 @@ pub fn load(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read plan {}: {e}", path.display())))?;
     let mut plan = parse(&text, path)?;
-    extra_args::check_runs(&plan.load, &plan.axes, &Locator::new(&text, path))?;
+    let at = Locator::new(&text, path);
+    check_name_is_no_id(&plan.name, &at)?;
+    extra_args::check_runs(&plan.load, &plan.axes, &at)?;
     let uses_testbed = plan.axes.placement.contains(&Placement::Testbed);
     let capture = plan
         .load
@@ -316,7 +322,6 @@ pub fn load(path: &Path) -> Result<Plan> {
         .map(|iface| (iface, plan.load.capture_host));
     if let Some(t) = plan.testbed.as_mut() {
         let file = path.parent().unwrap_or(Path::new(".")).join(&t.topology);
-        let at = Locator::new(&text, path);
         match std::fs::read_to_string(&file) {
             Ok(topology) => {
                 if uses_testbed {
@@ -358,12 +363,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Plan> {
     let report = raw.report.unwrap_or_default();
     spec::check_report(&report, &axes, &at)?;
     spec::check_combinations(&axes, raw.testbed.as_ref(), &at)?;
-    check_size(&axes, &exp.repeats, &at)?;
+    check_size(&axes, &exp.repeats, &exp.warmup, &at)?;
     Ok(Plan {
         name: exp.name.into_inner(),
         title: exp.title,
         description: exp.description,
-        warmup: exp.warmup,
+        warmup: exp.warmup.into_inner(),
         repeats: exp.repeats.into_inner(),
         load,
         axes,
@@ -426,9 +431,21 @@ fn default_load() -> Load {
 /// one starts (about 400 bytes each); a million take more than a day at 10 runs a second.
 pub const MAX_RUNS: u128 = 1_000_000;
 
+/// The most warm-up rounds a plan may have. A warm-up round runs every point of its group
+/// once and is thrown away; `warmup` counts rounds, not seconds, and a value meant as
+/// seconds (`warmup = 3000`) would run for hours before the first counted run.
+pub const MAX_WARMUP: u32 = 100;
+
 /// A plan whose points × repeats exceed [`MAX_RUNS`] refused, before its runs are listed
-/// (4,000,000,000 repeats of 20 points asked for 11.5 TB and aborted).
-fn check_size(axes: &Axes, repeats: &Spanned<u32>, at: &Locator) -> Result<()> {
+/// (4,000,000,000 repeats of 20 points asked for 11.5 TB and aborted); so is one with more
+/// than [`MAX_WARMUP`] warm-up rounds, or whose warm-up and counted runs together exceed
+/// [`MAX_RUNS`] (`warmup = 4000000000` was taken, and would never have reached a counted run).
+fn check_size(
+    axes: &Axes,
+    repeats: &Spanned<u32>,
+    warmup: &Spanned<u32>,
+    at: &Locator,
+) -> Result<()> {
     let lengths = [
         axes.placement.len(),
         axes.link.len(),
@@ -444,17 +461,37 @@ fn check_size(axes: &Axes, repeats: &Spanned<u32>, at: &Locator) -> Result<()> {
         .iter()
         .try_fold(1u128, |n, &len| n.checked_mul(len as u128));
     let runs = points.and_then(|p| p.checked_mul(*repeats.get_ref() as u128));
+    let count = |n: Option<u128>| n.map_or("too many".to_string(), |n| n.to_string());
     match (points, runs) {
-        (Some(_), Some(runs)) if runs <= MAX_RUNS => Ok(()),
+        (Some(_), Some(runs)) if runs <= MAX_RUNS => {}
         (points, runs) => {
-            let count = |n: Option<u128>| n.map_or("too many".to_string(), |n| n.to_string());
             let message = format!(
                 "{} points × {} repeats make {} runs; a plan may have at most {MAX_RUNS}: split it into several plans",
                 count(points),
                 repeats.get_ref(),
                 count(runs),
             );
-            Err(at.error(repeats.span().start, "experiment.repeats", &message))
+            return Err(at.error(repeats.span().start, "experiment.repeats", &message));
+        }
+    }
+    let w = *warmup.get_ref();
+    if w > MAX_WARMUP {
+        let message = format!(
+            "{w} is more than {MAX_WARMUP}, the most warm-up rounds a plan may have (a round runs every point once and is not stored; warmup counts rounds, not seconds)"
+        );
+        return Err(at.error(warmup.span().start, "experiment.warmup", &message));
+    }
+    let all = points.and_then(|p| p.checked_mul(w as u128 + *repeats.get_ref() as u128));
+    match all {
+        Some(all) if all <= MAX_RUNS => Ok(()),
+        all => {
+            let message = format!(
+                "{} points × ({w} warm-up + {} repeats) make {} runs; a plan may run at most {MAX_RUNS}: split it into several plans",
+                count(points),
+                repeats.get_ref(),
+                count(all),
+            );
+            Err(at.error(warmup.span().start, "experiment.warmup", &message))
         }
     }
 }
@@ -562,6 +599,20 @@ fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
             "use letters, digits, '-', '_' or '.'",
         ))
     }
+}
+
+/// A name of digits alone (`name = "7"`) is refused when a plan is loaded to run: every
+/// command that takes an experiment reads digits as its id first, so `results show 7` or
+/// `report 7` would name experiment id 7, not this one. Stored plans (an older dualbench
+/// took such names) are not checked again, so their reports keep their layout.
+fn check_name_is_no_id(name: &str, at: &Locator) -> Result<()> {
+    if !name.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(());
+    }
+    let message = format!(
+        "{name:?} is digits alone, which `dualbench results` and `report` read as an experiment id (`report {name}` would report experiment id {name}, not this one); give a name with a letter, e.g. \"s{name}\""
+    );
+    Err(at.error_at("experiment.name", &message))
 }
 
 /// Turns byte offsets in the plan into "file:line: key: message" errors, and finds where a

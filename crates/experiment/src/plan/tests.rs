@@ -706,3 +706,66 @@ fn a_plan_of_more_runs_than_memory_holds_is_refused_before_they_are_listed() {
         "{over}"
     );
 }
+
+/// `name = "7"` was taken, and every command that takes an experiment read `7` as an id
+/// first: `results show 7` and `report 7` showed experiment id 7 (another experiment), and
+/// this one could be named only by `report` with no argument while it was the newest.
+/// Refused when a plan is loaded to run, naming why; a stored plan (an older dualbench's)
+/// still parses, so its report keeps its layout.
+#[test]
+fn a_name_of_digits_alone_is_refused_when_a_plan_is_loaded() {
+    for name in ["7", "007"] {
+        let text = format!("[experiment]\nname = \"{name}\"\n[axes]\nfamily = [\"ipv4\"]\n");
+        let e = load_beside_topology("digits", &text).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.exit_code()),
+            (
+                format!(
+                    "p.toml:2: experiment.name: \"{name}\" is digits alone, which `dualbench results` and `report` read as an experiment id (`report {name}` would report experiment id {name}, not this one); give a name with a letter, e.g. \"s{name}\""
+                )
+                .as_str(),
+                2
+            )
+        );
+        assert_eq!(plan(&text).unwrap().name, name);
+    }
+    for name in ["s7", "7a", "1.0", "-7"] {
+        let text = format!("[experiment]\nname = \"{name}\"\n[axes]\nfamily = [\"ipv4\"]\n");
+        assert_eq!(load_beside_topology("named", &text).unwrap().name, name);
+    }
+}
+
+/// `warmup = 3000` (meant as seconds) or `4000000000` was taken: 3,000 warm-up rounds of
+/// every group before the first counted run, or, for the second, one that never came.
+/// At most MAX_WARMUP rounds, and warm-up and counted runs together at most MAX_RUNS.
+#[test]
+fn warm_up_rounds_are_bounded() {
+    let with = |warmup: &str, repeats: u32| {
+        format!(
+            "[experiment]\nname = \"x\"\nrepeats = {repeats}\nwarmup = {warmup}\n[axes]\nfamily = [\"ipv4\", \"ipv6\"]\n"
+        )
+    };
+    for w in ["3000", "4000000000", "101"] {
+        let e = plan(&with(w, 1)).unwrap_err();
+        assert_eq!(
+            (e.message.clone(), e.exit_code()),
+            (
+                format!(
+                    "p.toml:4: experiment.warmup: {w} is more than 100, the most warm-up rounds a plan may have (a round runs every point once and is not stored; warmup counts rounds, not seconds)"
+                ),
+                2
+            )
+        );
+    }
+    assert_eq!(plan(&with("100", 3)).unwrap().warmup, 100);
+    // 2 points × (100 + 499,950) = 1,000,100 runs to run, with 999,900 counted.
+    assert_eq!(
+        error(&with("100", 499_950)),
+        "p.toml:4: experiment.warmup: 2 points × (100 warm-up + 499950 repeats) make 1000100 runs; a plan may run at most 1000000: split it into several plans"
+    );
+    assert_eq!(plan(&with("50", 499_950)).unwrap().warmup, 50);
+    assert_eq!(
+        error(&with("-1", 1)),
+        "p.toml:4: experiment.warmup: invalid value: integer `-1`, expected u32"
+    );
+}

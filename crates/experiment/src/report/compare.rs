@@ -113,6 +113,16 @@ fn change_cells(r: &Row) -> [String; 3] {
     ]
 }
 
+/// For a side with no runs stored, whose column is all `–`: a line saying so, and what
+/// runs them.
+fn empty_sides(c: &Comparison) -> Vec<String> {
+    [("A", &c.a), ("B", &c.b)]
+        .into_iter()
+        .filter(|(_, e)| e.runs_stored == 0)
+        .map(|(side, e)| format!("{side}: {}", super::study::no_runs(e)))
+        .collect()
+}
+
 /// The comparison as HTML.
 pub fn html(c: &Comparison) -> String {
     let title = format!(
@@ -126,6 +136,9 @@ pub fn html(c: &Comparison) -> String {
         marked when Welch's t-test gives p &lt; {ALPHA}.</p>\n",
         escape(&title)
     );
+    for line in empty_sides(c) {
+        let _ = writeln!(s, "<p>{}</p>", escape(&line));
+    }
     for (m, rows) in &c.tables {
         let _ = write!(s, "<h2>{}</h2>\n<table><tr><th class=\"l\">point</th><th>A</th><th>B</th><th>change</th><th>relative</th><th>p</th><th class=\"l\">verdict</th></tr>\n", escape(m.heading));
         for r in rows {
@@ -156,6 +169,9 @@ pub fn markdown(c: &Comparison) -> String {
         "# {} (id {}) vs {} (id {})\n\nB compared with A: mean ± 95% CI; change = B − A; **marked** when Welch's t-test gives p < {ALPHA}.\n\n",
         cell(&c.a.name), c.a.id, cell(&c.b.name), c.b.id
     );
+    for line in empty_sides(c) {
+        let _ = writeln!(s, "{}\n", super::markdown::escape(&line));
+    }
     for (m, rows) in &c.tables {
         let _ = writeln!(s, "## {}\n\n| point | A | B | change | relative | p | verdict |\n|---|---:|---:|---:|---:|---:|---|", m.heading);
         for r in rows {
@@ -189,6 +205,7 @@ mod tests {
             name: "t".into(),
             title: String::new(),
             plan_text: String::new(),
+            plan_path: "x.toml".into(),
             status: "complete".into(),
             started_unix: 0.0,
             finished_unix: None,
@@ -334,5 +351,39 @@ mod tests {
             md.contains("| 52.0 ± 5.0 | no value (n=0 of 1) | – |"),
             "{md}"
         );
+    }
+
+    /// `report --compare A B` with B interrupted before its first run ended showed a
+    /// column of `–` with no word why; a side with no runs now says so, and what runs them.
+    #[test]
+    fn a_side_without_runs_says_so() {
+        let a = vec![stored("nginx", 1, 100.0, 90.0)];
+        let mut b = experiment(2);
+        b.runs_stored = 0;
+        b.status = "interrupted".into();
+        let spec = ReportSpec {
+            metrics: vec!["rps".into()],
+            ..ReportSpec::default()
+        };
+        let c = compare(&experiment(1), &b, &a, &[], &spec, &AxisOrder::default());
+        let line = "B: No runs are stored for experiment t (id 2; interrupted, 0 of 3 runs), so there is nothing to report yet: `dualbench experiment x.toml --resume`, with the --db and --out it ran with, runs them.";
+        let md = markdown(&c);
+        assert!(
+            md.contains(&format!(
+                "p < 0.05.\n\n{}\n\n## requests/s\n",
+                crate::report::markdown::escape(line)
+            )),
+            "{md}"
+        );
+        assert!(html(&c).contains(&format!("<p>{}</p>\n<h2>", escape(line))));
+        assert!(!markdown(&compare(
+            &experiment(1),
+            &experiment(2),
+            &a,
+            &a,
+            &spec,
+            &AxisOrder::default()
+        ))
+        .contains("No runs"));
     }
 }

@@ -39,10 +39,12 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(text.trim()));
         }
     }
-    s += "<h2>Results</h2>\n<p class=\"note\">Each cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.</p>\n";
     if r.runs.is_empty() {
-        s += "<p>No runs are stored for this experiment yet.</p>\n";
+        // No tables or charts of nothing: what to do, and the machine it ran on.
+        let _ = writeln!(s, "<p>{}</p>", escape(&super::study::no_runs(e)));
+        return s + &environment(r) + "</body></html>\n";
     }
+    s += "<h2>Results</h2>\n<p class=\"note\">Each cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.</p>\n";
     for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }

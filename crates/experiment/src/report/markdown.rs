@@ -51,10 +51,12 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "{}\n", escape(text.trim()));
         }
     }
-    s += "## Results\n\nEach cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.\n\n";
     if r.runs.is_empty() {
-        s += "No runs are stored for this experiment yet.\n\n";
+        // No tables of nothing: what to do, and the machine it ran on.
+        let _ = writeln!(s, "{}", escape(&super::study::no_runs(e)));
+        return s + &environment(r);
     }
+    s += "## Results\n\nEach cell: mean ± half-width of the 95% confidence interval (Student's t) over the counted repeats.\n\n";
     for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }
@@ -95,11 +97,16 @@ pub fn render(r: &Report) -> String {
             cell(how)
         );
     }
-    s += "\n## Environment\n\n| | |\n|---|---|\n";
+    s += &environment(r);
+    s + &runs(r)
+}
+
+fn environment(r: &Report) -> String {
+    let mut s = "\n## Environment\n\n| | |\n|---|---|\n".to_string();
     for (k, v) in &r.environment {
         let _ = writeln!(s, "| {} | {} |", cell(k), cell(v));
     }
-    s + &runs(r)
+    s
 }
 
 fn runs(r: &Report) -> String {

@@ -138,11 +138,29 @@ fn write_pair(out: &Path, stem: &str, html: &str, md: &str) -> Result<Vec<PathBu
     let mut written = Vec::new();
     for (ext, text) in [("html", html), ("md", md)] {
         let path = out.join(format!("{stem}.{ext}"));
-        std::fs::write(&path, text)
-            .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+        write_file(&path, text)?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Write one report file. A FIFO in its place without a reader is refused at once (a
+/// plain write waited for a reader for good), as is anything else that cannot be opened
+/// for writing (a folder of that name): exit 2. A write that fails (a full disk) is exit 1.
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let (mut file, _) = dualbench_common::outfile::create(path).map_err(|e| {
+        Failure::usage(format!(
+            "cannot write the report {} ({e}); move it away or give another -o",
+            path.display()
+        ))
+    })?;
+    file.write_all(text.as_bytes()).map_err(|e| {
+        Failure::runtime(format!(
+            "writing the report {} failed ({e})",
+            path.display()
+        ))
+    })
 }
 
 /// A run's stored parameters as `key=value` words in table order: the family selector
@@ -232,6 +250,7 @@ mod tests {
             name: "s1".into(),
             title: String::new(),
             plan_text: plan_text.into(),
+            plan_path: "x.toml".into(),
             status: "complete".into(),
             started_unix: 0.0,
             finished_unix: None,
@@ -263,5 +282,38 @@ mod tests {
         );
         assert_eq!(accepted.spec.metrics, ["p99_ms"]);
         assert_eq!(accepted.description, "d");
+    }
+
+    /// A FIFO where a report file goes (`-o DIR` holding `x-1.html` as a FIFO) made
+    /// `dualbench report` wait for a reader for good; a folder there, or a write that
+    /// fails (the file a link to /dev/full), said only `PATH: Is a directory (os error 21)`.
+    #[test]
+    fn a_report_file_that_cannot_be_written_is_one_line_and_no_wait() {
+        let dir = std::env::temp_dir().join(format!("dualbench-ex10-pair-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.join("f-1.html").into_os_string().into_encoded_bytes())
+                .unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(dir.join("d-1.html")).unwrap();
+        std::os::unix::fs::symlink("/dev/full", dir.join("full-1.html")).unwrap();
+        let failed = |stem: &str| write_pair(&dir, stem, "<html>", "# md").unwrap_err();
+        let (fifo, folder, full) = (failed("f-1"), failed("d-1"), failed("full-1"));
+        let shown = dir.display();
+        assert_eq!(
+            (fifo.exit_code(), fifo.message),
+            (2, format!("cannot write the report {shown}/f-1.html (a FIFO with no reader: start its reader first); move it away or give another -o"))
+        );
+        assert_eq!(
+            (folder.exit_code(), folder.message),
+            (2, format!("cannot write the report {shown}/d-1.html (Is a directory (os error 21)); move it away or give another -o"))
+        );
+        assert_eq!(
+            (full.exit_code(), full.message),
+            (1, format!("writing the report {shown}/full-1.html failed (No space left on device (os error 28))"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

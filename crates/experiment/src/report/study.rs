@@ -83,6 +83,26 @@ pub const RATIO_CELLS_NOTE: &str = "In a run with both families, a family's requ
 /// What the mark after a difference set by the ratio means, under its table.
 pub const BY_RATIO_NOTE: &str = "† Both families in one run at a fixed V6:V4 ratio: each family's share of the requests is set by the ratio, so its requests/s, bytes/s and request counts (completed, failed, NORMAL, RESET, …) and their difference follow from the ratio and the run's total; they are not a measured difference between the families (the percentages are).";
 
+/// What a report (and `results show`) says instead of its tables when the experiment has
+/// no run stored (interrupted or failed before its first run ended, or still at its first):
+/// that there is nothing to report, and the command that runs the runs.
+pub fn no_runs(e: &Experiment) -> String {
+    let resume = format!(
+        "`dualbench experiment {} --resume`, with the --db and --out it ran with, runs them",
+        dualbench_common::shell_word(&e.plan_path)
+    );
+    let what = format!(
+        "experiment {} (id {}; {}, 0 of {} runs)",
+        e.name, e.id, e.status, e.runs_planned
+    );
+    if e.status == "running" {
+        // Its process may be at its first run still, or have been killed (SIGKILL).
+        format!("No runs are stored yet for {what}: report it when its first run has ended; if its process was killed, {resume}.")
+    } else {
+        format!("No runs are stored for {what}, so there is nothing to report yet: {resume}.")
+    }
+}
+
 /// Latency percentiles of one group and family (merged over repeats), in ms.
 pub struct Percentiles {
     pub group: String,

@@ -161,7 +161,7 @@ fn terminate(child: &mut Child, dir: &Path) -> Result<Option<std::process::ExitS
     note(&format!(
         "dualbench: the server-side capture (pid {}) did not end within 5 s of SIGTERM; killed it (SIGKILL): {} may be cut short",
         child.id(),
-        dir.join("capture.pcap").display()
+        dir.join(super::exec::CAPTURE_PCAP).display()
     ));
     child.kill()?;
     child.wait()?;

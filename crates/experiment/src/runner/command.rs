@@ -53,15 +53,8 @@ pub fn run_args(
     // Poisson process, as the confidence intervals assume; both families of a repeat
     // share them. With `run`'s seed 1 for all, every repeat offered the same arrival
     // times and the intervals left out the arrivals' variation.
-    let poisson = point.rate.is_some() && l.arrival.as_deref() == Some("poisson");
-    if let (true, Some(r)) = (poisson, repeat) {
-        if !l
-            .extra_args
-            .iter()
-            .any(|a| a == "--seed" || a.starts_with("--seed="))
-        {
-            a.extend(["--seed".into(), r.to_string()]);
-        }
+    if let Some(seed) = crate::plan::expand::poisson_seed(plan, point, repeat) {
+        a.extend(["--seed".into(), seed.to_string()]);
     }
     let variable = ["-l", "--variable-length"];
     if route.variable_length && !l.extra_args.iter().any(|a| variable.contains(&a.as_str())) {

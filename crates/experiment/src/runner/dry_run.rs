@@ -72,7 +72,7 @@ pub(super) fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<(
                 t,
                 iface,
                 TESTBED_PORT,
-                "RUNDIR/capture.pcap",
+                &format!("RUNDIR/{}", super::CAPTURE_PCAP),
             );
             out += &format!(
                 "      around it, in the server host: {}\n",

@@ -38,8 +38,8 @@ pub fn run(
     capture: Option<ServerCapture>,
 ) -> Result<Outcome> {
     std::fs::create_dir_all(dir)?;
-    let out_path = dir.join("run.json");
-    let err_path = dir.join("run.stderr");
+    let out_path = dir.join(RUN_DOCUMENT);
+    let err_path = dir.join(RUN_STDERR);
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(dir)
@@ -107,7 +107,7 @@ pub fn run(
 /// (`capture.pcap`), analysed per connection and
 /// family by `dualbench analyze` into `capture-analysis.json` (S3's delay and throughput).
 fn analyze_capture(dir: &Path) -> Result<()> {
-    let pcap = dir.join("capture.pcap");
+    let pcap = dir.join(CAPTURE_PCAP);
     if !pcap.exists() {
         return Ok(());
     }
@@ -136,8 +136,28 @@ fn analyze_capture(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The run's JSON document: its standard output, in the run's folder.
+pub const RUN_DOCUMENT: &str = "run.json";
+
+/// The run's standard error, in the run's folder.
+pub const RUN_STDERR: &str = "run.stderr";
+
+/// The run's packets, in the run's folder: `run --capture`'s default file, or the
+/// server-side capture's.
+pub const CAPTURE_PCAP: &str = "capture.pcap";
+
 /// Name of the capture analysis beside a run's output.
 pub const CAPTURE_ANALYSIS: &str = "capture-analysis.json";
+
+/// Every file the runner reads or writes in a run's folder; the one list of their names,
+/// which `load.extra_args` checks `-e`, `-g` and `--records` against.
+pub const RUNNER_FILES: [&str; 5] = [
+    RUN_DOCUMENT,
+    RUN_STDERR,
+    MONITOR_SERIES,
+    CAPTURE_PCAP,
+    CAPTURE_ANALYSIS,
+];
 
 /// SIGINT to the run (it reports what it measured), SIGKILL if it is not gone in 10 s.
 fn interrupt(child: &mut std::process::Child) -> Result<()> {

@@ -14,6 +14,9 @@ mod progress;
 mod testbed;
 
 pub use command::{run_args, Bases};
+pub use exec::{
+    CAPTURE_ANALYSIS, CAPTURE_PCAP, MONITOR_SERIES, RUNNER_FILES, RUN_DOCUMENT, RUN_STDERR,
+};
 pub use progress::{clock, Progress};
 
 use crate::db::{Db, RunRecord};
@@ -524,7 +527,7 @@ impl Context<'_> {
         };
         // The capture runs from the server host's view of the file system: give it the
         // whole path.
-        let pcap = std::path::absolute(run_dir.join("capture.pcap"))?;
+        let pcap = std::path::absolute(run_dir.join(CAPTURE_PCAP))?;
         let argv = capture::argv(
             &self.opts.dualbench,
             t,

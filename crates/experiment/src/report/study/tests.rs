@@ -12,6 +12,7 @@ fn experiment() -> Experiment {
         name: "t".into(),
         title: "Test study".into(),
         plan_text: String::new(),
+        plan_path: "x.toml".into(),
         status: "complete".into(),
         started_unix: 0.0,
         finished_unix: None,
@@ -194,18 +195,44 @@ fn a_single_family_plan_without_a_report_section_names_its_column() {
     assert!(html.contains("<tr><th>ipv4</th></tr>"), "{html}");
 }
 
+/// An experiment interrupted before its first run ended was reported as a page of empty
+/// tables (results, IPv6 − IPv4 "no point has both families", latency, servers, runs):
+/// now one line says there is nothing to report and the command that runs the runs, and
+/// only the environment follows.
 #[test]
-fn an_experiment_without_runs_has_no_broken_tables() {
-    let r = assemble_with(ReportSpec::default(), vec![], &AxisOrder::default()).unwrap();
+fn an_experiment_without_runs_says_so_and_what_to_do() {
+    let mut r = assemble_with(ReportSpec::default(), vec![], &AxisOrder::default()).unwrap();
+    r.experiment.status = "interrupted".into();
+    r.experiment.runs_stored = 0;
+    r.experiment.plan_path = "plans/my plan.toml".into();
+    r.environment = vec![("cores".into(), "2".into())];
+    let line = "No runs are stored for experiment t (id 1; interrupted, 0 of 4 runs), so there is nothing to report yet: `dualbench experiment 'plans/my plan.toml' --resume`, with the --db and --out it ran with, runs them.";
     let md = crate::report::markdown::render(&r);
-    assert!(
-        md.contains("No runs are stored for this experiment yet."),
-        "{md}"
+    assert_eq!(
+        md,
+        format!(
+            "# Test study\n\nExperiment `t` (id 1), interrupted; started 1970-01-01 00:00:00 UTC; 0 of 4 runs stored.\n\n{}\n\n## Environment\n\n| | |\n|---|---|\n| cores | 2 |\n",
+            crate::report::markdown::escape(line)
+        )
     );
-    assert!(!md.lines().any(|l| l == "|"), "{md}");
-    assert!(!md.contains("### requests/s"), "{md}");
     let html = crate::report::html::render(&r);
-    assert!(html.contains("No runs are stored") && !html.contains("<h3>requests/s</h3>"));
+    assert!(
+        html.contains(&format!(
+            "<p>{}</p>\n<h2>Environment</h2>",
+            crate::report::svg::escape(line)
+        )),
+        "{html}"
+    );
+    for section in ["Results", "IPv6 − IPv4", "Latency", "Over time", "Runs"] {
+        assert!(!html.contains(&format!("<h2>{section}</h2>")), "{html}");
+    }
+    assert!(html.ends_with("</table>\n</body></html>\n"), "{html}");
+    // Still running (or killed): no --resume while it runs, which its lock refuses.
+    r.experiment.status = "running".into();
+    assert_eq!(
+        super::no_runs(&r.experiment),
+        "No runs are stored yet for experiment t (id 1; running, 0 of 4 runs): report it when its first run has ended; if its process was killed, `dualbench experiment 'plans/my plan.toml' --resume`, with the --db and --out it ran with, runs them."
+    );
 }
 
 #[test]
