@@ -1410,3 +1410,229 @@ fn send_and_sink_durations_take_units() {
         "dualbench: --duration 0: give a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)",
     );
 }
+
+/// The events of one flow in the sender's MGEN log, without their times:
+/// `["ON flow>1 srcPort>… dst>…", "SEND proto>UDP flow>1 seq>0 …", …]`.
+fn flow_events(log: &str, flow: u32) -> Vec<String> {
+    log.lines()
+        .map(|l| l.split_once(' ').unwrap().1)
+        .filter(|l| l.contains(&format!(" flow>{flow} ")))
+        .map(String::from)
+        .collect()
+}
+
+/// `traffic send --mgen-log FILE` writes MGEN's sender log (its `txlog`): one SEND line per
+/// message sent, with the flow, sequence number, source port, destination and size the
+/// sink's RECV line shows for it, between the flow's ON (CONNECT) and (SHUTDOWN) OFF, or
+/// ON and DISCONNECT for a refused TCP flow. It wrote none: the sender had no MGEN log.
+#[test]
+fn send_writes_mgen_send_lines_that_match_the_sinks_recv_lines() {
+    let dir = scratch("txlog");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = dir.join("log.mgn");
+    std::fs::write(
+        &path,
+        format!(
+            "0.0 ON 1 UDP DST {v4} PERIODIC [20 100] COUNT 5\n\
+             0.0 ON 2 UDP DST {v6} POISSON [50 300] COUNT 4\n\
+             0.0 ON 3 TCP DST {v6} PERIODIC [20 2000] COUNT 3\n\
+             0.0 ON 4 TCP DST 127.0.0.1/{closed} PERIODIC [10 100] COUNT 2\n"
+        ),
+    )
+    .unwrap();
+    let log_path = dir.join("send.log");
+    let out = dir.join("send.json");
+    let o = send_cmd(
+        bin(),
+        &[
+            path.as_os_str(),
+            "--mgen-log".as_ref(),
+            log_path.as_os_str(),
+        ],
+        &out,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    let sent = report(&out);
+    assert!(sent["mgen_log_error"].is_null(), "{sent}");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let recv = std::fs::read_to_string(dir.join("recv.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(lines[0].contains(" START dualbench "), "{log}");
+    assert!(lines.last().unwrap().ends_with(" STOP"), "{log}");
+    // Times are UTC time of day, in order.
+    let times: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert!(times.iter().all(|t| t.len() == 15), "{log}");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{log}");
+
+    for (flow, proto, dst, n, size) in [
+        (1, "UDP", &v4, 5, 100),
+        (2, "UDP", &v6, 4, 300),
+        (3, "TCP", &v6, 3, 2000),
+    ] {
+        assert_eq!(sent["flows"][flow as usize - 1]["sent"], n);
+        let events = flow_events(&log, flow);
+        // The source port the sink saw, from its RECV lines.
+        let src = recv
+            .lines()
+            .find(|l| l.contains(&format!(" RECV proto>{proto} flow>{flow} ")))
+            .and_then(|l| l.split(" src>").nth(1))
+            .and_then(|s| s.split(' ').next())
+            .unwrap_or_else(|| panic!("no RECV of flow {flow}: {recv}"));
+        let port = src.rsplit('/').next().unwrap();
+        let tail = format!("flow>{flow} srcPort>{port} dst>{dst}");
+        let mut want = vec![format!("ON {tail}")];
+        if proto == "TCP" {
+            want.push(format!("CONNECT {tail}"));
+        }
+        for seq in 0..n {
+            want.push(format!(
+                "SEND proto>{proto} flow>{flow} seq>{seq} srcPort>{port} dst>{dst} size>{size}"
+            ));
+        }
+        if proto == "TCP" {
+            want.push(format!("SHUTDOWN {tail}"));
+        }
+        want.push(format!("OFF {tail}"));
+        assert_eq!(events, want, "flow {flow}: {log}");
+        // Each SEND's time is the send time the message carried (the RECV's sent>), to the
+        // microsecond the two processes' wall clocks may differ by.
+        let micros = |t: &str| {
+            let p: Vec<f64> = t.split(':').map(|x| x.parse().unwrap()).collect();
+            ((p[0] * 3600.0 + p[1] * 60.0 + p[2]) * 1e6).round() as i64
+        };
+        for seq in 0..n {
+            let key = format!(" flow>{flow} seq>{seq} ");
+            let send_t = log
+                .lines()
+                .find(|l| l.contains(" SEND") && l.contains(&key));
+            let recv_t = recv
+                .lines()
+                .find(|l| l.contains(" RECV") && l.contains(&key))
+                .and_then(|l| l.split(" sent>").nth(1))
+                .and_then(|s| s.split(' ').next());
+            let (s, r) = (send_t.unwrap().split(' ').next().unwrap(), recv_t.unwrap());
+            assert!((micros(s) - micros(r)).abs() <= 1, "{s} vs {r}");
+        }
+        assert_eq!(
+            sink_flow(&got, &proto.to_lowercase(), flow.into())["messages"],
+            n
+        );
+    }
+    // The refused TCP flow: attempted, then disconnected, and nothing sent.
+    let tail = format!("flow>4 srcPort>0 dst>127.0.0.1/{closed}");
+    assert_eq!(
+        flow_events(&log, 4),
+        [format!("ON {tail}"), format!("DISCONNECT {tail}")]
+    );
+    assert_eq!(log.matches(" SEND ").count(), 12, "{log}");
+}
+
+/// A sender's MGEN log that cannot be written (a full disk) is said once; the flows go on,
+/// the summary is written (with `mgen_log_error`) and the run exits 1, as the sink does.
+/// `--mgen-log` may not be the script, nor the `-o` file.
+#[test]
+fn a_send_mgen_log_that_cannot_be_written_is_said_once_and_exits_1() {
+    let dir = scratch("txfull");
+    let sink = start_sink(&dir);
+    let v4 = slash(&sink.addrs[0]);
+    let path = dir.join("full.mgn");
+    // 300 SEND lines are about 30 kB: more than the log's 8 kB buffer.
+    std::fs::write(
+        &path,
+        format!("0 ON 1 UDP DST {v4} PERIODIC [1000 100] COUNT 300\n"),
+    )
+    .unwrap();
+    let out = dir.join("send.json");
+    let run = |log: &Path, out: &Path| {
+        send_cmd(
+            bin(),
+            &[path.as_os_str(), "--mgen-log".as_ref(), log.as_os_str()],
+            out,
+        )
+        .output()
+        .unwrap()
+    };
+    let full = Path::new("/dev/full");
+    if full.exists() {
+        let o = run(full, &out);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let said: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("writing the MGEN log /dev/full"))
+            .collect();
+        assert_eq!(said.len(), 1, "{err}");
+        assert!(said[0].contains("No space left on device"), "{err}");
+        assert_eq!(
+            err.lines().last(),
+            Some("dualbench: the MGEN log /dev/full is incomplete (No space left on device (os error 28)); the summary is complete"),
+            "{err}"
+        );
+        let sent = report(&out);
+        assert_eq!(sent["flows"][0]["sent"], 300, "{sent}");
+        assert!(sent["mgen_log_error"].is_string(), "{sent}");
+    }
+    let script = std::fs::read_to_string(&path).unwrap();
+    let o = run(&path, &out);
+    let why = format!(
+        "dualbench: --mgen-log {} is the script or profile being sent: the log would overwrite it; give another file\n",
+        path.display()
+    );
+    one_line(&o, 2, &why);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), script);
+    let o = run(&out, &out);
+    let why = format!(
+        "dualbench: -o {0} and --mgen-log {0} are the same file: the summary would overwrite the log; give two files\n",
+        out.display()
+    );
+    one_line(&o, 2, &why);
+    drop(sink);
+}
+
+/// A profile is a profile however its `.toml` is spelt (`P.TOML` was read as an MGEN script
+/// and failed at `rate`), and one under a name without `.toml` fails with a hint saying
+/// so. A profile that gives `udp_size` for IPv6 only runs (serde said "missing field
+/// `ipv4`").
+#[test]
+fn profiles_are_known_by_any_case_of_toml_and_sizes_take_one_family() {
+    let dir = scratch("tomlcase");
+    let text = "rate = \"1Mbit\"\nmix = { udp_v6 = 1 }\nflows = 1\nduration = 1\n\
+                udp_size = { ipv6 = 1200 }\n[destinations]\nipv6 = [\"::1/5000\"]\n";
+    let dry_run = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = bin()
+            .args(["traffic", "send", "--dry-run"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        (o, path)
+    };
+    for name in ["p.toml", "P.TOML"] {
+        let (o, _) = dry_run(name);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "flow 1 UDP IPv6 -> [::1]:5000 0.000s..1.000s PERIODIC 100.160 msg/s x 1200 B: payload 0.962 / ip 1.000 / wire 1.030 Mbit/s\n"
+        );
+    }
+    let (o, path) = dry_run("profile");
+    one_line(
+        &o,
+        2,
+        &format!(
+            "dualbench: {}:1: at 'rate': expected an event time in seconds (or a global TOS/TXBUFFER) (this looks like a TOML profile: a profile's file name must end in .toml)\n",
+            path.display()
+        ),
+    );
+}

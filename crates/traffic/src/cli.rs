@@ -58,7 +58,7 @@ struct SendArgs {
     /// other work on a busy machine does not delay sends.
     #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(i32).range(1..=99))]
     realtime: Option<i32>,
-    /// Seed for POISSON arrivals and random bursts.
+    /// Seed for POISSON arrivals, JITTER intervals and random bursts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the JSON summary here instead of stdout.
@@ -67,6 +67,10 @@ struct SendArgs {
     /// Print the flows and their rates, send nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Also write MGEN's sender log lines to this file (MGEN's txlog: ON, CONNECT, one SEND
+    /// per message sent, SHUTDOWN/DISCONNECT, OFF), for trpr and friends.
+    #[arg(long, value_name = "FILE")]
+    mgen_log: Option<PathBuf>,
 }
 
 /// Longest `--batch-window`, µs: larger values were cut to this in silence.
@@ -165,17 +169,23 @@ fn send_main(a: SendArgs) -> Result<()> {
             .and_then(|_| out.flush())
             .map_err(|e| Failure::runtime(format!("writing the plan: {e}")));
     }
-    if let (Some(o), None) = (&a.output, profile::preset(&a.source)) {
-        if names_same_file(o, Path::new(&a.source)) {
-            return Err(Failure::usage(format!(
-                "-o {} is the script or profile being sent: the summary would overwrite it; give another file",
-                o.display()
-            )));
-        }
-    }
+    check_send_outputs(&a)?;
     // Handlers first: a signal from here on still ends with a written summary.
     let stop = Stop::on_signals()?;
     let out = open_output(a.output.as_deref())?;
+    let tx_log = match &a.mgen_log {
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .map_err(|e| Failure::usage(format!("creating {}: {e}", path.display())))?;
+            let out = Box::new(std::io::BufWriter::new(f));
+            Some(send::mgen_log::TxLog::start(
+                path.display().to_string(),
+                out,
+                &plans,
+            ))
+        }
+        None => None,
+    };
     let unix_before = dualbench_common::clock::unix_ns();
     let mono_before = dualbench_common::clock::monotonic_ns();
     let options = send::SendOptions {
@@ -183,9 +193,12 @@ fn send_main(a: SendArgs) -> Result<()> {
         window_ns: a.batch_window * 1_000,
         realtime: a.realtime,
     };
-    let run = send::run(plans, options, &stop);
+    let run = send::run(plans, options, &stop, tx_log.as_ref());
+    let log_error = tx_log.and_then(send::mgen_log::TxLog::finish);
     let unix_at_t0 = unix_before + (run.t0_ns - mono_before);
-    let summary = send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
+    let mut summary =
+        send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
+    summary.mgen_log_error = log_error.clone();
     // Failures one line per flow; a stop request one line for all the flows it cut short;
     // flows cut at their end with data unsent one line for all.
     for line in failure_lines(&summary) {
@@ -230,10 +243,50 @@ fn send_main(a: SendArgs) -> Result<()> {
         t.rate_bps.ip / 1e6
     ));
     write_json(out, &summary)?;
-    match nothing_sent(&summary) {
-        Some(why) => Err(Failure::runtime(why)),
-        None => Ok(()),
+    // A failed log was said when it happened; no delivery is the run's first failure.
+    match (nothing_sent(&summary), (&log_error, &a.mgen_log)) {
+        (Some(why), _) => Err(Failure::runtime(why)),
+        (None, (Some(e), Some(path))) => Err(Failure::runtime(format!(
+            "the MGEN log {} is incomplete ({e}); the summary is complete",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
+}
+
+/// `-o` and `--mgen-log` must not be the script or profile being sent, nor one file: the
+/// summary or the log would overwrite it. Devices (`/dev/null`) may be shared.
+fn check_send_outputs(a: &SendArgs) -> Result<()> {
+    let script = profile::preset(&a.source)
+        .is_none()
+        .then(|| Path::new(&a.source));
+    let (o, log) = (a.output.as_deref(), a.mgen_log.as_deref());
+    if let (Some(o), Some(s)) = (o, script) {
+        if names_same_file(o, s) {
+            return Err(Failure::usage(format!(
+                "-o {} is the script or profile being sent: the summary would overwrite it; give another file",
+                o.display()
+            )));
+        }
+    }
+    if let (Some(log), Some(s)) = (log, script) {
+        if names_same_file(log, s) {
+            return Err(Failure::usage(format!(
+                "--mgen-log {} is the script or profile being sent: the log would overwrite it; give another file",
+                log.display()
+            )));
+        }
+    }
+    if let (Some(o), Some(log)) = (o, log) {
+        if names_same_file(o, log) {
+            return Err(Failure::usage(format!(
+                "-o {} and --mgen-log {} are the same file: the summary would overwrite the log; give two files",
+                o.display(),
+                log.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The one line of a run in which no flow delivered a message though some were scheduled
@@ -320,7 +373,10 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
             a.source
         ))
     })?;
-    if path.extension().is_some_and(|e| e == "toml") {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    {
         let mut p = profile::parse_profile(&text, &a.source)?;
         return profile_script(&mut p, a);
     }
@@ -329,7 +385,16 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
             "--dst4/--dst6 apply to profiles; a script names its destinations with DST",
         ));
     }
-    let script = script::parse(&text).map_err(|e| e.into_failure(&a.source))?;
+    let script = script::parse(&text).map_err(|e| {
+        let mut failure = e.into_failure(&a.source);
+        // A profile under another name read as a script failed at its first key.
+        if profile::looks_like_profile(&text) {
+            failure.message.push_str(
+                " (this looks like a TOML profile: a profile's file name must end in .toml)",
+            );
+        }
+        failure
+    })?;
     Ok((script, a.counting.unwrap_or_default()))
 }
 
@@ -392,8 +457,9 @@ fn pattern_name(pattern: &script::Pattern) -> String {
             readable(b.interval_s),
             if b.random_duration { "EXP" } else { "FIXED" },
             readable(b.duration_s),
-            pattern_terms(&b.inner).0
+            pattern_name(&b.inner)
         ),
+        script::Pattern::Jitter { fraction, .. } => format!("JITTER +/-{}", readable(*fraction)),
         other => pattern_terms(other).0.to_string(),
     }
 }
@@ -427,6 +493,7 @@ fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
     match pattern {
         script::Pattern::Periodic { rate, size } => ("PERIODIC", *rate, *size, 1.0),
         script::Pattern::Poisson { rate, size } => ("POISSON", *rate, *size, 1.0),
+        script::Pattern::Jitter { rate, size, .. } => ("JITTER", *rate, *size, 1.0),
         script::Pattern::Burst(b) => {
             let (_, rate, size, _) = pattern_terms(&b.inner);
             ("BURST", rate, size, (b.duration_s / b.interval_s).min(1.0))

@@ -312,7 +312,7 @@ fn udp_to_a_closed_port_counts_every_message_the_peer_refused() {
     };
     let send = |script: &str| {
         let plans = plan(&script::parse(script).unwrap(), None).unwrap();
-        let run = send::run(plans, send::SendOptions::default(), &Stop::manual());
+        let run = send::run(plans, send::SendOptions::default(), &Stop::manual(), None);
         send::summary::summarize(&run, "x.mgn", Counting::Ip, 0, None)
     };
     let summary = send(&format!("{}{}{}", on(1, v4), on(2, v6), on(3, live)));

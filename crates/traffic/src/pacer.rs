@@ -2,7 +2,8 @@
 //! [`dualbench_pace::Schedule`] (constant rate for PERIODIC, seeded Poisson for POISSON)
 //! offset to where the phase's pattern starts. BURST, which `pace` does not have, is built
 //! here on top of it: each on-period is a bounded inner schedule, and on-periods start
-//! every interval (REGULAR) or after seeded exponential gaps (RANDOM).
+//! every interval (REGULAR) or after seeded exponential gaps (RANDOM). JITTER, which `pace`
+//! lacks too, is PERIODIC with each interval drawn (seeded) within its fraction.
 //!
 //! As in MGEN, every stretch of a pattern opens with a message: at the flow's ON, at the
 //! start of each burst, and after a MOD that sets a new pattern one interval of that
@@ -31,22 +32,57 @@ pub struct Slot {
 }
 
 /// One stretch of a pattern: a message at its origin, then the schedule's (whose first slot
-/// is that message for PERIODIC; a POISSON schedule's first slot is one draw later).
+/// is that message for PERIODIC and JITTER; a POISSON schedule's first slot is one draw
+/// later).
 struct Stretch {
     /// Where it starts, ns since run start.
     origin_ns: u64,
     /// The message at the origin is still to come (POISSON: the schedule has no slot there).
     lead: bool,
-    schedule: Schedule,
+    times: Times,
+}
+
+/// The times of a stretch, from its origin: `pace`'s schedule, or MGEN's JITTER, which
+/// `pace` does not have.
+enum Times {
+    Schedule(Schedule),
+    Jitter(Jitter),
+}
+
+/// PERIODIC with each interval drawn uniformly from `interval × (1 ± fraction)`; the first
+/// message at the origin.
+struct Jitter {
+    next_ns: u64,
+    end_ns: u64,
+    interval_ns: f64,
+    fraction: f64,
+    rng: StdRng,
 }
 
 impl Stretch {
-    /// `arrival` from `origin_ns` until `end_ns`; none if that is empty.
-    fn new(arrival: Arrival, origin_ns: u64, end_ns: u64) -> Option<Stretch> {
-        (origin_ns < end_ns).then(|| Stretch {
+    /// `pattern` (not a BURST) from `origin_ns` until `end_ns`, seeded; none if that is empty.
+    fn new(pattern: &Pattern, seed: u64, origin_ns: u64, end_ns: u64) -> Option<Stretch> {
+        if origin_ns >= end_ns {
+            return None;
+        }
+        let times = match *pattern {
+            Pattern::Jitter { rate, fraction, .. } => Times::Jitter(Jitter {
+                next_ns: 0,
+                end_ns: end_ns - origin_ns,
+                interval_ns: 1e9 / rate,
+                fraction,
+                rng: StdRng::seed_from_u64(seed),
+            }),
+            _ => Times::Schedule(Schedule::new(
+                arrival(pattern, seed),
+                None,
+                Some(end_ns - origin_ns),
+            )),
+        };
+        Some(Stretch {
             origin_ns,
-            lead: matches!(arrival, Arrival::Poisson { .. }),
-            schedule: Schedule::new(arrival, None, Some(end_ns - origin_ns)),
+            lead: matches!(pattern, Pattern::Poisson { .. }),
+            times,
         })
     }
 
@@ -54,12 +90,26 @@ impl Stretch {
         if self.lead {
             return Some(self.origin_ns);
         }
-        self.schedule.peek().map(|t| self.origin_ns + t)
+        let t = match &self.times {
+            Times::Schedule(s) => s.peek(),
+            Times::Jitter(j) => (j.next_ns < j.end_ns).then_some(j.next_ns),
+        };
+        t.map(|t| self.origin_ns + t)
     }
 
     fn take(&mut self) {
-        if !std::mem::take(&mut self.lead) {
-            self.schedule.take();
+        if std::mem::take(&mut self.lead) {
+            return;
+        }
+        match &mut self.times {
+            Times::Schedule(s) => {
+                s.take();
+            }
+            Times::Jitter(j) => {
+                let spread = j.rng.gen_range(-j.fraction..=j.fraction);
+                let gap = (j.interval_ns * (1.0 + spread)).max(1.0) as u64;
+                j.next_ns = j.next_ns.saturating_add(gap);
+            }
         }
     }
 }
@@ -246,7 +296,7 @@ impl FlowPacer {
     /// The time from a message to the next of `pattern` (a POISSON gap is drawn).
     fn first_gap_ns(&mut self, pattern: &Pattern) -> u64 {
         match pattern {
-            Pattern::Periodic { rate, .. } => (1e9 / rate) as u64,
+            Pattern::Periodic { rate, .. } | Pattern::Jitter { rate, .. } => (1e9 / rate) as u64,
             Pattern::Poisson { rate, .. } => {
                 let u: f64 = self.rng.gen_range(f64::MIN_POSITIVE..1.0);
                 (-u.ln() / rate * 1e9) as u64
@@ -268,8 +318,8 @@ impl FlowPacer {
             .wrapping_add(self.phase as u64 * 7919)
             .wrapping_add(start);
         match &phase.pattern {
-            Pattern::Periodic { .. } | Pattern::Poisson { .. } => {
-                self.current = Stretch::new(arrival(&phase.pattern, seed), start, end_ns);
+            Pattern::Periodic { .. } | Pattern::Poisson { .. } | Pattern::Jitter { .. } => {
+                self.current = Stretch::new(&phase.pattern, seed, start, end_ns);
                 self.next_start_ns = end_ns;
             }
             Pattern::Burst(b) => {
@@ -278,7 +328,7 @@ impl FlowPacer {
                 }
                 let (on_ns, gap_ns) = self.draw_burst(b);
                 let len = on_ns.min(end_ns - start);
-                self.current = Stretch::new(arrival(&b.inner, seed), start, start + len);
+                self.current = Stretch::new(&b.inner, seed, start, start + len);
                 self.next_start_ns = start + gap_ns.max(on_ns).max(1);
             }
         }
@@ -304,8 +354,9 @@ fn arrival(pattern: &Pattern, seed: u64) -> Arrival {
     match pattern {
         Pattern::Periodic { rate, .. } => Arrival::Constant { rate: *rate },
         Pattern::Poisson { rate, .. } => Arrival::Poisson { rate: *rate, seed },
-        // A nested burst is rejected by the parser; treat it as closed (never reached).
-        Pattern::Burst(_) => Arrival::Closed,
+        // JITTER is built in `Stretch`; a nested burst is rejected by the parser: treat
+        // them as closed (never reached).
+        Pattern::Jitter { .. } | Pattern::Burst(_) => Arrival::Closed,
     }
 }
 

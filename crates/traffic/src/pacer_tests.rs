@@ -245,3 +245,39 @@ fn poisson_stretches_open_with_a_message() {
     }
     assert!(t.iter().all(|&x| x % 1_000_000_000 < 200_000_000), "{t:?}");
 }
+
+/// MGEN's JITTER [rate size fraction]: the first message at the ON, then each interval
+/// uniformly within interval × (1 ± fraction), seeded. It was refused as unsupported.
+#[test]
+fn jitter_varies_each_interval_within_its_fraction() {
+    let s = "2 ON 1 UDP DST ::1/5000 JITTER [100 64 0.5]\n32 OFF 1\n";
+    let times = |seed| {
+        let plans = plan(&parse(s).unwrap(), None).unwrap();
+        let mut p = FlowPacer::new(plans[0].phases.clone(), seed);
+        std::iter::from_fn(|| p.take().map(|s| s.intended_ns)).collect::<Vec<u64>>()
+    };
+    let a = times(7);
+    assert_eq!(a, times(7), "the same seed gives the same times");
+    assert_ne!(a, times(8));
+    assert_eq!(a[0], 2_000_000_000);
+    assert!(*a.last().unwrap() < 32_000_000_000);
+    let gaps: Vec<u64> = a.windows(2).map(|w| w[1] - w[0]).collect();
+    // 5 to 15 ms, and spread over that range, not PERIODIC's 10 ms each time.
+    assert!(
+        gaps.iter().all(|g| (5_000_000..=15_000_000).contains(g)),
+        "{gaps:?}"
+    );
+    assert!(gaps.iter().any(|g| *g < 6_000_000) && gaps.iter().any(|g| *g > 14_000_000));
+    // A mean interval of 10 ms: about 3,000 messages in 30 s (3 standard deviations of
+    // the sum of 3,000 uniform gaps are under 0.5 %).
+    assert!((2985..=3015).contains(&a.len()), "{}", a.len());
+    // Inside a BURST it keeps to each on-period: 0.5 s at about 100/s every 2 s.
+    let s = "0 ON 1 UDP DST ::1/5000 BURST [REGULAR 2 JITTER [100 64 0.2] FIXED 0.5]\n";
+    let counts = per_second(&mut pacer_for(s, 1, 10), 10);
+    for (i, n) in counts.iter().enumerate() {
+        match i % 2 {
+            0 => assert!((48..=52).contains(n), "{counts:?}"),
+            _ => assert_eq!(*n, 0, "{counts:?}"),
+        }
+    }
+}

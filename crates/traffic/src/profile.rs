@@ -10,7 +10,7 @@
 //! flows = 10                 # each class with a share gets at least one flow
 //! duration = 30              # seconds (or --duration)
 //! pattern = "periodic"       # or "poisson"
-//! tcp_size = { ipv4 = 1460, ipv6 = 1440 }   # message payload bytes (these are the defaults)
+//! tcp_size = { ipv4 = 1460, ipv6 = 1440 }   # message payload bytes (the defaults; either may be left out)
 //! udp_size = { ipv4 = 1460, ipv6 = 1440 }
 //! [destinations]
 //! ipv4 = ["198.18.1.2/5000"] # flows of a family take its destinations in turn
@@ -78,8 +78,8 @@ pub fn preset(name: &str) -> Option<Profile> {
         flows: 10,
         duration_s: None,
         poisson: false,
-        tcp_size: [1460, 1440],
-        udp_size: [1460, 1440],
+        tcp_size: DEFAULT_SIZE,
+        udp_size: DEFAULT_SIZE,
         destinations: [Vec::new(), Vec::new()],
     })
 }
@@ -116,11 +116,29 @@ struct MixFile {
     udp_v6: f64,
 }
 
+/// `tcp_size` / `udp_size`: either family may be left out (`{ ipv6 = 1200 }`); it then
+/// keeps its default, [`DEFAULT_SIZE`] (serde once refused it as "missing field `ipv4`").
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SizeFile {
-    ipv4: u64,
-    ipv6: u64,
+    ipv4: Option<u64>,
+    ipv6: Option<u64>,
+}
+
+/// S3's message payload per family (IPv4, IPv6): 1,460 / 1,440 bytes.
+pub const DEFAULT_SIZE: [u64; 2] = [1460, 1440];
+
+impl SizeFile {
+    fn sizes(sizes: Option<SizeFile>) -> [u64; 2] {
+        let s = sizes.unwrap_or(SizeFile {
+            ipv4: None,
+            ipv6: None,
+        });
+        [
+            s.ipv4.unwrap_or(DEFAULT_SIZE[0]),
+            s.ipv6.unwrap_or(DEFAULT_SIZE[1]),
+        ]
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -136,6 +154,9 @@ struct DestFile {
 pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     let bad = |m: String| Failure::usage(format!("{file}: {m}"));
     let f: ProfileFile = toml::from_str(text).map_err(|e| {
+        if let Some(line) = missing_key_line(e.message()) {
+            return Failure::usage(format!("{file}: {line}"));
+        }
         let line = e.span().map_or(1, |s| {
             text[..s.start.min(text.len())].matches('\n').count() + 1
         });
@@ -166,12 +187,32 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
         flows: f.flows,
         duration_s: f.duration,
         poisson,
-        tcp_size: f.tcp_size.map_or([1460, 1440], |s| [s.ipv4, s.ipv6]),
-        udp_size: f.udp_size.map_or([1460, 1440], |s| [s.ipv4, s.ipv6]),
+        tcp_size: SizeFile::sizes(f.tcp_size),
+        udp_size: SizeFile::sizes(f.udp_size),
         destinations,
     };
     check(&profile).map_err(bad)?;
     Ok(profile)
+}
+
+/// Whether a text is a TOML table with a profile's `rate` and `mix` (a profile given under
+/// a name without `.toml`, which is read as an MGEN script).
+pub fn looks_like_profile(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .is_ok_and(|t| t.contains_key("rate") && t.contains_key("mix"))
+}
+
+/// A required key left out, in words with what to write (serde said "missing field `rate`"
+/// at line 1, whatever the file's length).
+fn missing_key_line(message: &str) -> Option<String> {
+    let key = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    let example = match key {
+        "rate" => "rate = \"75Mbit\" (the total bit rate)",
+        "mix" => "mix = { tcp_v4 = 45, tcp_v6 = 45, udp_v4 = 5, udp_v6 = 5 } (shares of the rate)",
+        "flows" => "flows = 10 (split over the classes of the mix)",
+        _ => return None,
+    };
+    Some(format!("the profile has no `{key}`: add e.g. {example}"))
 }
 
 /// Destinations as `addr/port` (or `addr:port`), all of one family.
@@ -194,7 +235,16 @@ pub fn parse_destinations(
 }
 
 fn check(p: &Profile) -> std::result::Result<(), String> {
-    if p.mix.iter().any(|s| *s < 0.0 || !s.is_finite()) || p.mix.iter().sum::<f64>() <= 0.0 {
+    for ((proto, family), share) in CLASSES.iter().zip(&p.mix) {
+        if *share < 0.0 || !share.is_finite() {
+            return Err(format!(
+                "mix: {} = {} must be a share of 0 or more",
+                class_key(*proto, *family),
+                crate::numbers::readable(*share)
+            ));
+        }
+    }
+    if p.mix.iter().sum::<f64>() <= 0.0 {
         return Err(
             "mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)".into(),
         );
@@ -217,9 +267,19 @@ fn check(p: &Profile) -> std::result::Result<(), String> {
                 .into(),
         );
     }
-    for size in p.tcp_size.iter().chain(&p.udp_size) {
-        if !(crate::message::MIN_SIZE..=crate::message::MAX_SIZE).contains(size) {
-            return Err(format!("message size {size} must be 28..=65487 bytes"));
+    // Bounded as a script's sizes are: a TCP message may be up to 16 MiB, as in a script
+    // (profiles refused more than UDP's 65,487 bytes for TCP too).
+    use crate::message::{MAX_SIZE, MAX_TCP_SIZE, MIN_SIZE};
+    for (key, sizes, max) in [
+        ("tcp_size", &p.tcp_size, MAX_TCP_SIZE),
+        ("udp_size", &p.udp_size, MAX_SIZE),
+    ] {
+        for (family, size) in ["ipv4", "ipv6"].into_iter().zip(sizes) {
+            if !(MIN_SIZE..=max).contains(size) {
+                return Err(format!(
+                    "{key}.{family} = {size} must be {MIN_SIZE}..={max} bytes (dualbench's header takes {MIN_SIZE})"
+                ));
+            }
         }
     }
     Ok(())

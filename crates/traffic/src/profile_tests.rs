@@ -228,3 +228,80 @@ fn profile_durations_and_flow_rates_are_bounded() {
     )
     .is_ok());
 }
+
+/// `udp_size = { ipv6 = 1200 }` (a profile of IPv6 flows) was refused with serde's
+/// "missing field `ipv4`": either family may be left out and keeps its default.
+#[test]
+fn a_size_may_give_one_family_only() {
+    let text = |sizes: &str| {
+        format!(
+            "rate = \"1Mbit\"\nduration = 1\nflows = 4\n\
+             mix = {{ tcp_v4 = 1, tcp_v6 = 1, udp_v4 = 1, udp_v6 = 1 }}\n{sizes}\n"
+        )
+    };
+    let p = parse_profile(&text("udp_size = { ipv6 = 1200 }"), "x.toml").unwrap();
+    assert_eq!((p.udp_size, p.tcp_size), ([1460, 1200], [1460, 1440]));
+    let p = parse_profile(&text("tcp_size = { ipv4 = 1000 }"), "x.toml").unwrap();
+    assert_eq!((p.udp_size, p.tcp_size), ([1460, 1440], [1000, 1440]));
+    let p = parse_profile(&text("tcp_size = {}"), "x.toml").unwrap();
+    assert_eq!(p.tcp_size, DEFAULT_SIZE);
+    // A misspelt family is still refused, and a given size is still checked.
+    let e = parse_profile(&text("udp_size = { ipv5 = 1200 }"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml:5: unknown field `ipv5`, expected `ipv4` or `ipv6`"
+    );
+    let e = parse_profile(&text("udp_size = { ipv6 = 20 }"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml: udp_size.ipv6 = 20 must be 28..=65487 bytes (dualbench's header takes 28)"
+    );
+    // TCP messages may be as large as in a script (16 MiB); UDP's stay within a datagram.
+    let p = parse_profile(&text("tcp_size = { ipv6 = 1000000 }"), "x.toml").unwrap();
+    assert_eq!(p.tcp_size, [1460, 1_000_000]);
+    let e = parse_profile(&text("tcp_size = { ipv4 = 16777217 }"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml: tcp_size.ipv4 = 16777217 must be 28..=16777216 bytes (dualbench's header takes 28)"
+    );
+    let e = parse_profile(&text("udp_size = { ipv4 = 65488 }"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml: udp_size.ipv4 = 65488 must be 28..=65487 bytes (dualbench's header takes 28)"
+    );
+}
+
+/// A required key left out was serde's "x.toml:1: missing field `rate`", and a negative
+/// share "mix needs at least one positive share" though another one was positive.
+#[test]
+fn missing_keys_and_negative_shares_say_what_to_write() {
+    let full = "rate = \"1Mbit\"\nmix = { udp_v4 = 1 }\nflows = 1\nduration = 1\n";
+    let cases = [
+        ("rate", "x.toml: the profile has no `rate`: add e.g. rate = \"75Mbit\" (the total bit rate)"),
+        ("mix", "x.toml: the profile has no `mix`: add e.g. mix = { tcp_v4 = 45, tcp_v6 = 45, udp_v4 = 5, udp_v6 = 5 } (shares of the rate)"),
+        ("flows", "x.toml: the profile has no `flows`: add e.g. flows = 10 (split over the classes of the mix)"),
+    ];
+    for (key, want) in cases {
+        let text: String = full
+            .lines()
+            .filter(|l| !l.starts_with(key))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = parse_profile(&text, "x.toml").unwrap_err();
+        assert_eq!((e.exit_code(), e.to_string()), (2, want.to_string()));
+    }
+    let e = parse_profile(
+        &full.replace("udp_v4 = 1", "udp_v4 = -1, tcp_v6 = 1"),
+        "x.toml",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml: mix: udp_v4 = -1 must be a share of 0 or more"
+    );
+    let e = parse_profile(&full.replace("udp_v4 = 1", "udp_v4 = 0"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml: mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)"
+    );
+}

@@ -8,7 +8,8 @@
 //! <time> OFF <flow>
 //! TOS <x> | TXBUFFER <bytes>            (global defaults, no time)
 //! <pattern> = PERIODIC [<msgs/s> <size>] | POISSON [<msgs/s> <size>]
-//!           | BURST [REGULAR|RANDOM <interval_s> PERIODIC|POISSON [<msgs/s> <size>] FIXED|EXP <duration_s>]
+//!           | JITTER [<msgs/s> <size> <fraction>]
+//!           | BURST [REGULAR|RANDOM <interval_s> PERIODIC|POISSON|JITTER [...] FIXED|EXP <duration_s>]
 //! ```
 //!
 //! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Errors name
@@ -76,12 +77,26 @@ pub struct Change {
 /// When a flow's messages go out.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pattern {
-    Periodic { rate: f64, size: u64 },
-    Poisson { rate: f64, size: u64 },
+    Periodic {
+        rate: f64,
+        size: u64,
+    },
+    Poisson {
+        rate: f64,
+        size: u64,
+    },
+    /// MGEN's JITTER: PERIODIC at `rate`, each interval varied uniformly by up to
+    /// `fraction` (0 < fraction <= 0.5) of it either way: `JITTER [1 1024 0.5]` sends
+    /// every 0.5 to 1.5 s.
+    Jitter {
+        rate: f64,
+        size: u64,
+        fraction: f64,
+    },
     Burst(Burst),
 }
 
-/// MGEN's BURST: on-periods of an inner PERIODIC or POISSON pattern, started every
+/// MGEN's BURST: on-periods of an inner PERIODIC, POISSON or JITTER pattern, started every
 /// `interval_s` (REGULAR) or after exponential gaps of that mean (RANDOM), each lasting
 /// `duration_s` (FIXED) or an exponential time of that mean (EXP).
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +111,9 @@ pub struct Burst {
 impl Pattern {
     pub fn size(&self) -> u64 {
         match self {
-            Pattern::Periodic { size, .. } | Pattern::Poisson { size, .. } => *size,
+            Pattern::Periodic { size, .. }
+            | Pattern::Poisson { size, .. }
+            | Pattern::Jitter { size, .. } => *size,
             Pattern::Burst(b) => b.inner.size(),
         }
     }
@@ -322,9 +339,12 @@ fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
         _ => return Err(cur.err(&word, "expected ON, MOD or OFF")),
     };
     let flow_tok = cur.next("a flow id")?.to_string();
-    let flow: u32 = flow_tok
-        .parse()
-        .map_err(|_| cur.err(&flow_tok, "flow id must be a whole number"))?;
+    let flow: u32 = flow_tok.parse().map_err(|_| {
+        cur.err(
+            &flow_tok,
+            "flow id must be a whole number from 0 to 4294967295",
+        )
+    })?;
     let action = match action_word.as_str() {
         "ON" => Action::On(parse_on(cur)?),
         "MOD" => Action::Mod(parse_mod(cur)?),
@@ -365,8 +385,12 @@ fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
     }
     let last = cur.toks.last().cloned().unwrap_or_default();
     let dst = dst.ok_or_else(|| cur.err(&last, "ON needs DST <addr>/<port>"))?;
-    let pattern =
-        pattern.ok_or_else(|| cur.err(&last, "ON needs a pattern: PERIODIC, POISSON or BURST"))?;
+    let pattern = pattern.ok_or_else(|| {
+        cur.err(
+            &last,
+            "ON needs a pattern: PERIODIC, POISSON, JITTER or BURST",
+        )
+    })?;
     check_size(cur, proto, &pattern)?;
     Ok(FlowSpec {
         proto,
@@ -401,8 +425,8 @@ fn parse_mod(cur: &mut Cursor) -> Result<Change, ScriptError> {
 }
 
 /// The options of an ON line and of a MOD line, as an unknown option's error lists them.
-const ON_OPTIONS: &str = "DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, BURST";
-const MOD_OPTIONS: &str = "COUNT, TOS, TTL, PERIODIC, POISSON, BURST";
+const ON_OPTIONS: &str = "DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, JITTER, BURST";
+const MOD_OPTIONS: &str = "COUNT, TOS, TTL, PERIODIC, POISSON, JITTER, BURST";
 
 /// Options ON and MOD share: a pattern, COUNT, TOS, TTL (`supported` lists the line's).
 fn parse_common_option(
@@ -469,14 +493,15 @@ fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
             let (rate, size) = parse_rate_size(cur)?;
             Ok(Pattern::Poisson { rate, size })
         }
+        "JITTER" => parse_jitter(cur),
         "BURST" => parse_burst(cur),
-        "JITTER" | "CLONE" => Err(cur.err(
+        "CLONE" => Err(cur.err(
             &tok,
-            "MGEN's JITTER and CLONE patterns are not supported: use PERIODIC, POISSON or BURST",
+            "MGEN's CLONE pattern is not supported: use PERIODIC, POISSON, JITTER or BURST",
         )),
         _ => Err(cur.err(
             &tok,
-            "unknown pattern: use PERIODIC, POISSON or BURST (JITTER and CLONE are not supported)",
+            "unknown pattern: use PERIODIC, POISSON, JITTER or BURST (CLONE is not supported)",
         )),
     }
 }
@@ -494,6 +519,21 @@ fn parse_rate_size(cur: &mut Cursor) -> Result<(f64, u64), ScriptError> {
     let size: u64 = cur.number("size (bytes)")?;
     cur.expect("]")?;
     Ok((rate, size))
+}
+
+/// `JITTER [<rate> <size> <fraction>]`: the fraction is above 0 and at most 0.5, as MGEN's
+/// (its own example, `JITTER [1 1024 .5]`, takes 0.5).
+fn parse_jitter(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
+    cur.expect("[")?;
+    let rate = cur.positive("rate (messages per second)", MAX_RATE)?;
+    let size: u64 = cur.number("size (bytes)")?;
+    let fraction = cur.positive("JITTER fraction (of the interval)", 0.5)?;
+    cur.expect("]")?;
+    Ok(Pattern::Jitter {
+        rate,
+        size,
+        fraction,
+    })
 }
 
 fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {

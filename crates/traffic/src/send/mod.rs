@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod flow;
+pub mod mgen_log;
 pub mod socket;
 pub mod summary;
 
@@ -15,6 +16,7 @@ use crate::signals::Stop;
 use clock::{Clock, Monotonic};
 use dualbench_common::clock::monotonic_ns;
 use flow::{run_flow, ErrorKind, SendError, SendStats};
+use mgen_log::{FlowEvent, FlowLog, Logged, TxLog};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -45,7 +47,7 @@ pub struct SendRun {
 /// How the flows are sent.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SendOptions {
-    /// Seeds POISSON arrivals and random bursts.
+    /// Seeds POISSON arrivals, JITTER intervals and random bursts.
     pub seed: u64,
     /// How early a message may leave to share a batch (see [`flow::run_flow`]).
     pub window_ns: u64,
@@ -62,19 +64,30 @@ pub fn run_id(t0_ns: u64, pid: u32) -> u32 {
     (z ^ (z >> 31)) as u32 & RUN_MASK
 }
 
-/// Run every flow to its end (or until `stop`).
-pub fn run(plans: Vec<FlowPlan>, options: SendOptions, stop: &Stop) -> SendRun {
+/// Run every flow to its end (or until `stop`), logging to `log` (started for these plans,
+/// in this order) if given.
+pub fn run(
+    plans: Vec<FlowPlan>,
+    options: SendOptions,
+    stop: &Stop,
+    log: Option<&TxLog>,
+) -> SendRun {
     let cpu0 = cpu_times();
     let t0 = monotonic_ns() + START_LEAD_NS;
     let run = run_id(t0, std::process::id());
+    if let Some(log) = log {
+        log.start_at(t0);
+    }
     let handles: Vec<_> = plans
         .into_iter()
-        .map(|plan| {
+        .enumerate()
+        .map(|(i, plan)| {
             let stop = Arc::clone(&stop.any);
             let mine = plan.clone();
+            let flow_log = log.map(|l| l.flow(i));
             let spawned = std::thread::Builder::new()
                 .name(format!("flow-{}", plan.flow))
-                .spawn(move || flow_thread(plan, (t0, run), options, stop));
+                .spawn(move || flow_thread(plan, (t0, run), options, stop, flow_log));
             (mine, spawned)
         })
         .collect();
@@ -129,12 +142,14 @@ fn other(message: String) -> SendError {
     }
 }
 
-/// Wait for the flow's start, open its socket and run its send loop (time zero and run id).
+/// Wait for the flow's start, open its socket and run its send loop (time zero and run id),
+/// logging its events and messages to `log` if given.
 fn flow_thread(
     plan: FlowPlan,
     (t0, run): (u64, u32),
     options: SendOptions,
     stop: Arc<AtomicBool>,
+    log: Option<FlowLog>,
 ) -> FlowResult {
     let mut clock = Monotonic::for_this_thread();
     if let Some(Err(e)) = options.realtime.map(clock::realtime) {
@@ -152,29 +167,53 @@ fn flow_thread(
         u64::MAX => u64::MAX,
         end => t0.saturating_add(end),
     };
-    let sock = match socket::open(&plan, end_ns) {
+    let on_ns = monotonic_ns();
+    let sock = socket::open(&plan, end_ns);
+    let src_port = match &sock {
+        Ok(s) => s
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .map_or(0, |a| a.port()),
+        Err(_) => plan.src_port.unwrap_or(0),
+    };
+    let event = |e: FlowEvent, at_ns: u64| {
+        if let Some(log) = &log {
+            log.flow_event(e, src_port, at_ns);
+        }
+    };
+    let end = |failed: bool| {
+        let at_ns = monotonic_ns();
+        for e in mgen_log::end_events(plan.proto, failed) {
+            event(*e, at_ns);
+        }
+    };
+    event(FlowEvent::On, on_ns);
+    let sock = match sock {
         Ok(s) => s,
-        Err(e) => return not_started(plan, options.seed, e),
+        Err(e) => {
+            end(true);
+            return not_started(plan, options.seed, e);
+        }
     };
+    if plan.proto == Proto::Tcp {
+        event(FlowEvent::Connect, monotonic_ns());
+    }
     let w = options.window_ns;
+    let log = log.as_ref();
     let stats = match plan.proto {
-        Proto::Udp => run_flow(
-            &mut pacer,
-            t0,
-            w,
-            &mut clock,
-            &mut socket::UdpTx::new(sock, &plan, run),
-            &stop,
-        ),
-        Proto::Tcp => run_flow(
-            &mut pacer,
-            t0,
-            w,
-            &mut clock,
-            &mut socket::TcpTx::new(sock, &plan, run),
-            &stop,
-        ),
+        Proto::Udp => {
+            let inner = socket::UdpTx::new(sock, &plan, run);
+            let mut tx = Logged { inner, log };
+            run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop)
+        }
+        Proto::Tcp => {
+            let inner = socket::TcpTx::new(sock, &plan, run);
+            let mut tx = Logged { inner, log };
+            run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop)
+        }
     };
+    end(stats.ended_by.is_some());
     FlowResult { plan, stats }
 }
 

@@ -22,6 +22,8 @@ pub struct SendSummary {
     pub start_monotonic_ns: u64,
     pub duration_s: f64,
     pub interrupted: Option<String>,
+    /// Why the `--mgen-log` file is incomplete (a write failed), if it is.
+    pub mgen_log_error: Option<String>,
     /// Flows whose end came while a send still waited for the kernel (a dead or frozen
     /// path), summed; null when none was.
     pub cut: Option<CutTotal>,
@@ -177,6 +179,7 @@ pub fn summarize(
         start_monotonic_ns: run.t0_ns,
         duration_s: round6(duration_s),
         interrupted,
+        mgen_log_error: None,
         cut,
         generator: Generator {
             cpu_user_s: round3(run.cpu_user_s),
@@ -277,7 +280,9 @@ fn status(s: &SendStats) -> String {
 /// The mean time between two messages of a pattern (of a BURST's inner one), ns.
 fn mean_gap_ns(pattern: &Pattern) -> u64 {
     match pattern {
-        Pattern::Periodic { rate, .. } | Pattern::Poisson { rate, .. } => (1e9 / rate) as u64,
+        Pattern::Periodic { rate, .. }
+        | Pattern::Poisson { rate, .. }
+        | Pattern::Jitter { rate, .. } => (1e9 / rate) as u64,
         Pattern::Burst(b) => mean_gap_ns(&b.inner),
     }
 }

@@ -18,6 +18,24 @@ pub fn time_of_day(unix_ns: u64) -> String {
     )
 }
 
+/// Wall clock minus monotonic clock, ns, to date monotonic times in log lines: the pair of
+/// readings with the least time between them of a few, so a preemption between the two
+/// reads (milliseconds on a busy machine) does not shift every line. A sender's `SEND` and
+/// a sink's `RECV ... sent>` date the same monotonic time each with their own offset.
+pub fn unix_offset_ns() -> i128 {
+    use dualbench_common::clock::{monotonic_ns, unix_ns};
+    (0..5)
+        .map(|_| {
+            let before = monotonic_ns();
+            let unix = unix_ns();
+            let after = monotonic_ns();
+            let mid = before as i128 + (after as i128 - before as i128) / 2;
+            (after - before, unix as i128 - mid)
+        })
+        .min_by_key(|(bracket, _)| *bracket)
+        .map_or(0, |(_, offset)| offset)
+}
+
 fn slash(a: &SocketAddr) -> String {
     format!("{}/{}", a.ip(), a.port())
 }
@@ -99,6 +117,17 @@ pub fn stop_line(unix_ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two offsets taken apart agree to within microseconds (one process's SEND and
+    /// another's RECV `sent>` date a message each with its own), and match the clocks.
+    #[test]
+    fn the_clock_offset_is_steady() {
+        use dualbench_common::clock::{monotonic_ns, unix_ns};
+        let (a, b) = (unix_offset_ns(), unix_offset_ns());
+        assert!((a - b).abs() < 10_000, "{a} vs {b}");
+        let direct = unix_ns() as i128 - monotonic_ns() as i128;
+        assert!((a - direct).abs() < 1_000_000, "{a} vs {direct}");
+    }
 
     #[test]
     fn recv_line_matches_mgen_layout() {

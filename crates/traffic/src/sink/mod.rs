@@ -189,7 +189,7 @@ pub fn run(config: SinkConfig, bound: Bound, stop: &Stop) -> Result<SinkRun> {
             .map_or(String::new(), |(name, _)| name.clone()),
         log: config.mgen_log.map(|(_, out)| out),
         log_error: None,
-        unix_offset: start_unix_ns as i128 - start_ns as i128,
+        unix_offset: mgen_log::unix_offset_ns(),
         chunk: vec![0u8; 65_536],
     };
     let addrs = bound.addrs.clone();
