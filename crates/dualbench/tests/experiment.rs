@@ -246,6 +246,12 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
         "{csv}"
     );
     assert!(first[column("monitor_samples")].parse::<u64>().unwrap() > 0);
+    // A server answering requests gives up its CPU to wait for the next ones.
+    let cswch: f64 = first[column("monitor_server_cswch_per_s")].parse().unwrap();
+    assert!(cswch > 0.0, "{csv}");
+    // The ICMP counts of the server's namespace are there (whole messages; other tests
+    // may make some on this host's loopback).
+    first[column("monitor_icmp_in")].parse::<u64>().unwrap();
 
     // One stored run's whole report, as `dualbench run` printed it.
     let id = sql(

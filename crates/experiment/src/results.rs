@@ -8,6 +8,7 @@ use crate::runjson::FamilyDoc;
 use crate::timefmt::utc;
 use dualbench_common::{Failure, Result};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The list of experiments as a text table.
@@ -177,36 +178,91 @@ fn observed_line(r: &StoredRun, monitor: &Monitor) -> Option<String> {
             .server_cpu_pct
             .map(|p| format!("{p:.1}%"))
             .unwrap_or_else(|| "-".into());
-        parts.push(format!(
+        let mut line = format!(
             "monitor: {} samples, server CPU mean {cpu} of one core",
             monitor.samples
-        ));
+        );
+        if let (Some(v), Some(nv)) = (monitor.server_cswch_per_s, monitor.server_nvcswch_per_s) {
+            let _ = write!(
+                line,
+                ", context switches {v:.0}/s voluntary, {nv:.0}/s involuntary"
+            );
+        }
+        for (family, (i, o)) in &monitor.icmp {
+            let _ = write!(line, ", {family} ICMP {:.0} in {:.0} out", i, o);
+        }
+        parts.push(line);
     }
     (!parts.is_empty()).then(|| format!("        {}", parts.join("; ")))
 }
 
-/// A run's monitor series in brief: how many samples, and the server's mean CPU (the
-/// watched processes' `cpu_pct` summed per sample, averaged over the samples).
+/// A run's monitor series in brief: how many samples; the server's mean CPU and context
+/// switches per second (the watched processes' `cpu_pct`, `cswch_per_s` and
+/// `nvcswch_per_s` summed per sample, averaged over the samples); and the ICMP messages
+/// each family received and sent over the run in the server's namespace (`icmp.<family>`'s
+/// `InMsgs_per_s` and `OutMsgs_per_s` times each sample's `interval_s`, summed).
 #[derive(Debug, Default, PartialEq)]
 struct Monitor {
     samples: usize,
     server_cpu_pct: Option<f64>,
+    server_cswch_per_s: Option<f64>,
+    server_nvcswch_per_s: Option<f64>,
+    /// (received, sent) by family (`ipv4`, `ipv6`), where the series has them.
+    icmp: BTreeMap<String, (f64, f64)>,
 }
 
 impl Monitor {
     fn of(lines: &[(String, String)]) -> Monitor {
-        let cpu: Vec<f64> = lines
+        let samples: Vec<serde_json::Value> = lines
             .iter()
-            .filter_map(|(_, line)| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter_map(|v| {
-                let procs = v["processes"].as_array()?;
-                Some(procs.iter().filter_map(|p| p["cpu_pct"].as_f64()).sum())
-            })
+            .filter_map(|(_, line)| serde_json::from_str(line).ok())
             .collect();
+        // The mean over the samples of the watched processes' `key`, summed per sample.
+        let server_mean = |key: &str| {
+            let sums: Vec<f64> = samples
+                .iter()
+                .filter_map(|v| {
+                    let procs = v["processes"].as_array()?;
+                    let values: Vec<f64> = procs.iter().filter_map(|p| p[key].as_f64()).collect();
+                    (!values.is_empty()).then(|| values.iter().sum())
+                })
+                .collect();
+            (!sums.is_empty()).then(|| sums.iter().sum::<f64>() / sums.len() as f64)
+        };
+        let mut icmp: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for v in &samples {
+            let (Some(families), Some(interval)) =
+                (v["icmp"].as_object(), v["interval_s"].as_f64())
+            else {
+                continue;
+            };
+            for (family, c) in families {
+                let count = |key: &str| c[key].as_f64().unwrap_or(0.0) * interval;
+                let e = icmp.entry(family.clone()).or_default();
+                e.0 += count("InMsgs_per_s");
+                e.1 += count("OutMsgs_per_s");
+            }
+        }
         Monitor {
             samples: lines.len(),
-            server_cpu_pct: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
+            server_cpu_pct: server_mean("cpu_pct"),
+            server_cswch_per_s: server_mean("cswch_per_s"),
+            server_nvcswch_per_s: server_mean("nvcswch_per_s"),
+            icmp,
         }
+    }
+
+    /// ICMP messages of `family` (`all`: both) over the run, (received, sent), rounded to
+    /// whole messages (rates times intervals give the counts back up to rounding).
+    fn icmp_of(&self, family: &str) -> Option<(u64, u64)> {
+        let mut matched = self
+            .icmp
+            .iter()
+            .filter(|(f, _)| family == "all" || f.as_str() == family)
+            .peekable();
+        matched.peek()?;
+        let (i, o) = matched.fold((0.0, 0.0), |(i, o), (_, c)| (i + c.0, o + c.1));
+        Some((i.round() as u64, o.round() as u64))
     }
 }
 
@@ -252,6 +308,10 @@ pub const CSV_COLUMNS: &[&str] = &[
     "handler_mechanism",
     "monitor_samples",
     "monitor_server_cpu_pct",
+    "monitor_server_cswch_per_s",
+    "monitor_server_nvcswch_per_s",
+    "monitor_icmp_in",
+    "monitor_icmp_out",
 ];
 
 /// (column, cell) pairs.
@@ -293,12 +353,16 @@ pub fn csv(db: &Db, e: &Experiment) -> Result<String> {
         for (family, f) in families {
             let mut cells = run_cells(e, &r, family, f);
             cells.push(monitor.samples.to_string());
-            cells.push(
-                monitor
-                    .server_cpu_pct
-                    .map(|p| p.to_string())
-                    .unwrap_or_default(),
-            );
+            for mean in [
+                monitor.server_cpu_pct,
+                monitor.server_cswch_per_s,
+                monitor.server_nvcswch_per_s,
+            ] {
+                cells.push(mean.map(|p| p.to_string()).unwrap_or_default());
+            }
+            let icmp = monitor.icmp_of(family);
+            cells.push(icmp.map(|c| c.0.to_string()).unwrap_or_default());
+            cells.push(icmp.map(|c| c.1.to_string()).unwrap_or_default());
             rows.push((cells, capture_cells(f.capture.as_ref())));
         }
     }
@@ -552,6 +616,44 @@ mod tests {
         assert_eq!(cell(&ipv4, "monitor_samples"), "2");
         assert_eq!(cell(&ipv4, "monitor_server_cpu_pct"), "40");
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// The server's context switches are means of per-sample sums, as its CPU is; ICMP
+    /// messages are counts over the run per family (rate times interval, summed), both
+    /// families for the `all` row; a series without them (an older monitor) has none.
+    #[test]
+    fn monitor_summary_has_context_switches_and_icmp_per_family() {
+        let sample = |interval: f64, v: f64, nv: f64, in4: f64, out6: f64| {
+            (
+                "monitor.jsonl".to_string(),
+                json!({
+                    "interval_s": interval,
+                    "processes": [
+                        {"cpu_pct": 10.0, "cswch_per_s": v, "nvcswch_per_s": nv},
+                        {"cpu_pct": 5.0, "cswch_per_s": 100.0, "nvcswch_per_s": 0.0},
+                    ],
+                    "icmp": {
+                        "ipv4": {"InMsgs_per_s": in4, "OutMsgs_per_s": 0.0},
+                        "ipv6": {"InMsgs_per_s": 0.0, "OutMsgs_per_s": out6},
+                    },
+                })
+                .to_string(),
+            )
+        };
+        let m = Monitor::of(&[
+            sample(0.5, 900.0, 10.0, 6.0, 4.0),
+            sample(2.0, 300.0, 30.0, 1.5, 2.5),
+        ]);
+        assert_eq!(m.samples, 2);
+        assert_eq!(m.server_cpu_pct, Some(15.0));
+        assert_eq!(m.server_cswch_per_s, Some(700.0), "(1000 + 400) / 2");
+        assert_eq!(m.server_nvcswch_per_s, Some(20.0));
+        assert_eq!(m.icmp_of("ipv4"), Some((6, 0)), "6 × 0.5 + 1.5 × 2");
+        assert_eq!(m.icmp_of("ipv6"), Some((0, 7)), "4 × 0.5 + 2.5 × 2");
+        assert_eq!(m.icmp_of("all"), Some((6, 7)));
+        let old = Monitor::of(&[("monitor.jsonl".to_string(), SAMPLE.to_string())]);
+        assert_eq!(old.server_cpu_pct, Some(50.0));
+        assert_eq!((old.server_cswch_per_s, old.icmp_of("all")), (None, None));
     }
 
     #[test]
