@@ -314,6 +314,7 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     assert!(
         html.contains("delay from the capture (ms)") && html.contains("server CPU during the runs")
     );
+    assert!(html.contains("server context switches during the runs"));
     assert!(
         html.matches("<svg").count() >= 5,
         "percentiles and CDF per server, and the timeline"

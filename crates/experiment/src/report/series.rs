@@ -2,7 +2,8 @@
 //! every chart (IPv4, IPv6, both together), whichever families a chart has; requests/s
 //! and mean latency of each run against when it started; and the server's CPU from
 //! monitor samples (`dualbench run --monitor`), whose JSON lines carry `unix_ns`,
-//! `cpu.all.{idle,…}` and `processes[].cpu_pct`.
+//! `cpu.all.{idle,…}` and `processes[].cpu_pct`, and its context switches from their
+//! `processes[].cswch_per_s` and `nvcswch_per_s`.
 
 use super::svg::{Chart, Series, BOTH_COLOR, IPV4_COLOR, IPV6_COLOR, OTHER_COLORS};
 use crate::db::StoredRun;
@@ -142,6 +143,53 @@ pub fn server_cpu(samples: &[String], t0_unix: f64) -> Option<Chart> {
     })
 }
 
+/// The server's context switches per second over time (its processes' voluntary and
+/// involuntary ones, summed per sample), `None` when no sample has them (none, or
+/// written by a monitor before it counted them). A prefork server switches for every
+/// request; an event-driven one serves many per switch.
+pub fn server_switches(samples: &[String], t0_unix: f64) -> Option<Chart> {
+    let (mut voluntary, mut involuntary) = (Vec::new(), Vec::new());
+    for line in samples {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let (Some(t), Some(procs)) = (v["unix_ns"].as_f64(), v["processes"].as_array()) else {
+            continue;
+        };
+        let t = t / 1e9 - t0_unix;
+        let sum = |key: &str| -> Option<f64> {
+            let values: Vec<f64> = procs.iter().filter_map(|p| p[key].as_f64()).collect();
+            (!values.is_empty()).then(|| values.iter().sum())
+        };
+        if let (Some(v), Some(nv)) = (sum("cswch_per_s"), sum("nvcswch_per_s")) {
+            voluntary.push((t, v));
+            involuntary.push((t, nv));
+        }
+    }
+    if voluntary.is_empty() {
+        return None;
+    }
+    Some(Chart {
+        title: "server context switches during the runs (monitor samples)".into(),
+        x_label: "seconds since the first run started".into(),
+        y_label: "context switches per second".into(),
+        x_log: false,
+        x_ticks: None,
+        series: vec![
+            Series {
+                name: "voluntary (waits: for requests, I/O, locks)".into(),
+                color: OTHER_COLORS[0],
+                points: voluntary,
+            },
+            Series {
+                name: "involuntary (preempted)".into(),
+                color: OTHER_COLORS[1],
+                points: involuntary,
+            },
+        ],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +205,19 @@ mod tests {
         assert_eq!(chart.series[0].points, vec![(1.0, 25.5), (2.0, 40.0)]);
         assert_eq!(chart.series[1].points, vec![(1.0, 25.0), (2.0, 50.0)]);
         assert!(server_cpu(&[], 0.0).is_none());
+    }
+
+    #[test]
+    fn server_switches_from_monitor_lines() {
+        let lines = vec![
+            r#"{"unix_ns": 10000000000, "processes": [{"cswch_per_s": 900.0, "nvcswch_per_s": 3.0}, {"cswch_per_s": 100.0, "nvcswch_per_s": 1.0}]}"#.to_string(),
+            r#"{"unix_ns": 11000000000, "processes": [{"cpu_pct": 40.0}]}"#.to_string(),
+            r#"{"unix_ns": 12000000000, "processes": [{"cswch_per_s": 50.0, "nvcswch_per_s": 0.0}]}"#.to_string(),
+        ];
+        let chart = server_switches(&lines, 9.0).unwrap();
+        assert_eq!(chart.series[0].points, vec![(1.0, 1000.0), (3.0, 50.0)]);
+        assert_eq!(chart.series[1].points, vec![(1.0, 4.0), (3.0, 0.0)]);
+        // A series from before the monitor counted them: no chart.
+        assert!(server_switches(&lines[1..2], 9.0).is_none());
     }
 }

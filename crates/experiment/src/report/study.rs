@@ -172,6 +172,9 @@ pub fn build(db: &Db, experiment: &Experiment, layout: super::Layout) -> Result<
     report
         .timelines
         .extend(super::series::server_cpu(&samples, t0));
+    report
+        .timelines
+        .extend(super::series::server_switches(&samples, t0));
     Ok(report)
 }
 
