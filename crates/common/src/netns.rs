@@ -1,5 +1,6 @@
 //! Which network namespace's counters to read, and entering it from a thread: `ip netns`
-//! names live under `/run/netns/`, a process's namespace is `/proc/<pid>/ns/net`.
+//! names live under `/run/netns/`, a process's namespace is `/proc/<pid>/ns/net` (or a
+//! running thread's `/proc/<pid>/task/<tid>/ns/net` once its main thread has exited).
 //! `setns` changes only the calling thread, so the monitor and the capture each enter the
 //! namespace on a thread of their own and the rest of the process stays where it was.
 
@@ -20,38 +21,37 @@ pub enum Netns {
 }
 
 impl Netns {
-    fn path(&self) -> Option<PathBuf> {
+    /// The file to enter, checked (a usage error names it and what to do); `None` for
+    /// the current namespace.
+    fn path(&self) -> Result<Option<PathBuf>> {
         match self {
-            Netns::Current => None,
-            Netns::Named(name) => Some(PathBuf::from("/run/netns").join(name)),
-            Netns::OfProcess(pid) => Some(PathBuf::from(format!("/proc/{pid}/ns/net"))),
+            Netns::Current => Ok(None),
+            Netns::Named(name) if name.is_empty() => Err(Failure::usage(
+                "an empty network namespace name: give one of 'ip netns list'",
+            )),
+            Netns::Named(name) => {
+                let p = PathBuf::from("/run/netns").join(name);
+                if !p.exists() || name.contains('/') {
+                    return Err(Failure::usage(format!(
+                        "network namespace '{name}' not found (see 'ip netns list')"
+                    )));
+                }
+                Ok(Some(p))
+            }
+            Netns::OfProcess(pid) => process_link(*pid).map(Some),
         }
     }
 
     /// Check the namespace exists (a usage error names it and what to do).
     pub fn check(&self) -> Result<()> {
-        match (self, self.path()) {
-            (Netns::Named(name), _) if name.is_empty() => Err(Failure::usage(
-                "an empty network namespace name: give one of 'ip netns list'",
-            )),
-            (Netns::Named(name), Some(p)) if !p.exists() || name.contains('/') => {
-                Err(Failure::usage(format!(
-                    "network namespace '{name}' not found (see 'ip netns list')"
-                )))
-            }
-            (Netns::OfProcess(pid), Some(p)) if !p.exists() => Err(Failure::usage(format!(
-                "process {pid} not found (see 'ps -e')"
-            ))),
-            _ => Ok(()),
-        }
+        self.path().map(|_| ())
     }
 
     /// Move the calling thread into this namespace (nothing to do if it is already there).
     pub fn enter(&self) -> Result<()> {
-        let Some(path) = self.path() else {
+        let Some(path) = self.path()? else {
             return Ok(());
         };
-        self.check()?;
         let target = std::fs::File::open(&path)
             .map_err(|e| Failure::runtime(format!("opening {}: {e}", path.display())))?;
         let here = std::fs::metadata("/proc/thread-self/ns/net")?;
@@ -65,6 +65,45 @@ impl Netns {
         }
         Ok(())
     }
+}
+
+/// The namespace link of process `pid`: `/proc/PID/ns/net`, the main thread's. A main
+/// thread that has exited (`pthread_exit` in `main`) while others run is a zombie whose
+/// links are gone, so then a running thread's `/proc/PID/task/TID/ns/net` (until
+/// 2026-11-24 such a process was "not found"). A process with no running thread has
+/// exited, and is only waiting for its parent to reap it.
+fn process_link(pid: u32) -> Result<PathBuf> {
+    let main = PathBuf::from(format!("/proc/{pid}/ns/net"));
+    if main.exists() {
+        return Ok(main);
+    }
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    let running = threads
+        .filter_map(|e| Some(e.ok()?.path().join("ns/net")))
+        .find(|link| link.exists());
+    if let Some(link) = running {
+        return Ok(link);
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    Err(Failure::usage(match exited_parent(&stat) {
+        Some(ppid) => format!(
+            "process {pid} has exited and is not yet reaped by its parent (process {ppid}): \
+             nothing left to watch"
+        ),
+        None => format!("process {pid} not found (see 'ps -e')"),
+    }))
+}
+
+/// The parent of the process whose `/proc/<pid>/stat` this is, if it has exited (state
+/// `Z`, zombie, or `X`, dead); the command name in parentheses may hold either itself.
+fn exited_parent(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    let exited = matches!(fields.next(), Some("Z" | "X" | "x"));
+    let ppid = fields.next()?.parse().ok()?;
+    exited.then_some(ppid)
 }
 
 /// Why setns into `path` failed, and what to do: only a refusal (EPERM) wants root; EINVAL
@@ -107,6 +146,33 @@ mod tests {
             );
         }
         assert_eq!(Netns::Current.check(), Ok(()));
+    }
+
+    /// Only an exited process's stat names its parent; a command name may look like a
+    /// state.
+    #[test]
+    fn the_parent_of_an_exited_process() {
+        let zombie = "4243 (a) Z b) S 4242 4243 4242 0 -1 4227084 95 0 0 0 3 1 0 0\n";
+        assert_eq!(exited_parent(zombie), None);
+        let zombie = "4243 (a) S b) Z 4242 4243 4242 0 -1 4227084 95 0 0 0 3 1 0 0\n";
+        assert_eq!(exited_parent(zombie), Some(4242));
+        assert_eq!(exited_parent("4243 (x) X 17 1\n"), Some(17));
+        assert_eq!(exited_parent("4243 (x) R 17 1\n"), None);
+        assert_eq!(exited_parent("4243 (x) Z"), None);
+        assert_eq!(exited_parent(""), None);
+    }
+
+    /// A process that is gone, and this one (its main thread's link is there).
+    #[test]
+    fn the_link_of_a_process() {
+        let me = std::process::id();
+        assert_eq!(
+            process_link(me),
+            Ok(PathBuf::from(format!("/proc/{me}/ns/net")))
+        );
+        let e = Netns::OfProcess(999_999_999).check().unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.message, "process 999999999 not found (see 'ps -e')");
     }
 
     /// A stale `/run/netns` entry (a plain file) made setns fail with EINVAL, and the

@@ -7,7 +7,8 @@
 //! input failing with one clear line and leaving the output file alone, a process's
 //! context switches summed over its threads, exact ICMP counts per family inside a
 //! namespace this test creates and removes, no burst of tiny samples after a stall, and
-//! a process that execs named after its new program.
+//! a process that execs named after its new program, one whose main thread has exited
+//! while another runs watched as alive, and an unreaped one refused naming its parent.
 //! Every loop is bounded; processes and servers are this test's own, on loopback only.
 
 mod support;
@@ -791,4 +792,149 @@ fn a_process_that_execs_takes_its_new_name() {
         "{last}"
     );
     assert_eq!(last["process_groups"]["sleep"]["processes"], 1);
+}
+
+/// The state letter of `/proc/PID/stat` (`S`, `R`, `Z`...), `None` once it is gone.
+fn state_of(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().next().map(str::to_string)
+}
+
+/// A C program whose main thread closes every descriptor but 0, 1 and 2, starts a thread
+/// and exits with `pthread_exit`; the thread touches 8 MiB, writes `ready` and sleeps
+/// 30 s. Compiled with `cc` into `dir`; `None` without a `cc`.
+fn main_thread_exit_program(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let source = dir.join("mainexit.c");
+    std::fs::write(
+        &source,
+        "#include <pthread.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n\
+         char *kept; static void *work(void *a) { (void)a; kept = malloc(8 << 20); \
+         memset(kept, 1, 8 << 20); \
+         write(1, \"ready\\n\", 6); sleep(30); return 0; }\n\
+         int main(void) { for (int fd = 3; fd < 1024; fd++) close(fd); \
+         pthread_t t; pthread_create(&t, 0, work, 0); pthread_exit(0); }\n",
+    )
+    .unwrap();
+    let program = dir.join("mainexit");
+    let built = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .status();
+    match built {
+        Ok(status) => {
+            assert!(status.success(), "cc failed: {status}");
+            Some(program)
+        }
+        Err(e) => {
+            eprintln!("skipped: no C compiler (`cc`: {e}); install gcc");
+            None
+        }
+    }
+}
+
+/// A process whose main thread has exited while another runs (`pthread_exit` in `main`, as
+/// a few servers do): the main thread is a zombie, without its `/proc/PID/ns/net`, memory
+/// or descriptor table. Until 2026-11-24 `--pid`, `--name` and `--tree` of it failed with
+/// `process N not found (see 'ps -e')`, exit 2; with `--netns` it was `alive: false`, 0 kB.
+#[test]
+fn a_process_whose_main_thread_exited_is_watched() {
+    let dir = support::TempDir::new("mainexit");
+    let Some(program) = main_thread_exit_program(&dir) else {
+        return;
+    };
+    let child = Command::new(&program)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reaped(child);
+    let pid = child.0.id();
+    let mut ready = [0; 6];
+    let stdout = child.0.stdout.as_mut().unwrap();
+    stdout.read_exact(&mut ready).unwrap();
+    assert_eq!(&ready, b"ready\n");
+    let task = format!("/proc/{pid}/task");
+    let ready = eventually(Duration::from_secs(10), Duration::from_millis(10), || {
+        let threads = std::fs::read_dir(&task).map_or(0, |d| d.count());
+        state_of(pid).as_deref() == Some("Z") && threads == 2
+    });
+    assert!(ready, "the main thread did not exit: {:?}", state_of(pid));
+    let pid_text = pid.to_string();
+    let out = monitor(&[
+        "--pid",
+        &pid_text,
+        "--interval",
+        "200ms",
+        "--duration",
+        "400ms",
+    ]);
+    let watched = samples(&succeeded(&out));
+    assert_eq!(watched.len(), 2);
+    for s in &watched {
+        let p = &s["processes"][0];
+        assert_eq!((&p["pid"], &p["alive"]), (&pid.into(), &true.into()), "{s}");
+        assert!(p["threads"].as_u64().unwrap() >= 1, "{s}");
+        // 8 MiB touched by the running thread; stdin, stdout and stderr in its table (the
+        // main thread's, which `/proc/PID/fd` lists, went with it).
+        assert!(p["rss_kb"].as_u64().unwrap() >= 8192, "{s}");
+        assert_eq!(p["fds"], 3, "{s}");
+    }
+    let out = monitor(&[
+        "--tree",
+        &pid_text,
+        "--interval",
+        "200ms",
+        "--duration",
+        "200ms",
+    ]);
+    let tree = &samples(&succeeded(&out))[0]["process_trees"][&pid_text];
+    assert_eq!(tree["processes"], 1, "{tree}");
+    assert!(tree["rss_kb"].as_u64().unwrap() >= 8192, "{tree}");
+    let out = monitor(&[
+        "--name",
+        "mainexit",
+        "--interval",
+        "200ms",
+        "--duration",
+        "200ms",
+    ]);
+    let by_name = &samples(&succeeded(&out))[0]["processes"];
+    let found = by_name.as_array().unwrap().iter().find(|p| p["pid"] == pid);
+    assert_eq!(found.map(|p| &p["alive"]), Some(&true.into()), "{by_name}");
+}
+
+/// A process that has exited and waits for its parent to reap it (a zombie) has nothing
+/// left to watch, nor a namespace: refused naming that parent. Until 2026-11-24 it was
+/// `process N not found (see 'ps -e')`, though `ps -e` lists it (`<defunct>`).
+#[test]
+fn an_unreaped_process_is_refused_naming_its_parent() {
+    let child = Command::new("true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let child = Reaped(child);
+    let pid = child.0.id();
+    let exited = eventually(Duration::from_secs(10), Duration::from_millis(10), || {
+        state_of(pid).as_deref() == Some("Z")
+    });
+    assert!(exited, "{:?}", state_of(pid));
+    for flag in ["--pid", "--tree"] {
+        let out = monitor(&[flag, &pid.to_string(), "--duration", "1s"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "dualbench: process {pid} has exited and is not yet reaped by its parent \
+                 (process {}): nothing left to watch\n",
+                std::process::id()
+            )
+        );
+        assert!(out.stdout.is_empty());
+    }
+    drop(child);
 }

@@ -103,10 +103,9 @@ fn prepare(config: &MonitorConfig) -> Result<Prepared> {
         return Err(Failure::usage("--interval must be at least 10ms"));
     }
     let (watched, trees) = resolve(config)?;
-    let (netns, warning) = match (&config.netns, watched.first().or(trees.first())) {
-        (Some(name), _) => (Netns::Named(name.clone()), None),
-        (None, Some(w)) => namespace_of(w.pid),
-        (None, None) => (Netns::Current, None),
+    let (netns, warning) = match &config.netns {
+        Some(name) => (Netns::Named(name.clone()), None),
+        None => first_namespace(watched.iter().chain(&trees))?,
     };
     netns.check()?;
     Ok(Prepared {
@@ -115,6 +114,27 @@ fn prepare(config: &MonitorConfig) -> Result<Prepared> {
         netns,
         warning,
     })
+}
+
+/// The network namespace of the first watched process that has one (the monitor's own
+/// when none is watched). A process that has exited and waits for its parent to reap it
+/// (a zombie) has none: `--name` may match one, with a lower pid than the server running
+/// under that name (until 2026-11-24 that refused the whole watch); if every watched
+/// process is one, the first one's error.
+fn first_namespace<'a>(
+    mut watched: impl Iterator<Item = &'a Watched>,
+) -> Result<(Netns, Option<String>)> {
+    let Some(first) = watched.next() else {
+        return Ok((Netns::Current, None));
+    };
+    let (netns, warning) = namespace_of(first.pid);
+    match netns.check() {
+        Err(e) => watched
+            .map(|w| namespace_of(w.pid))
+            .find(|(netns, _)| netns.check().is_ok())
+            .ok_or(e),
+        Ok(()) => Ok((netns, warning)),
+    }
 }
 
 /// The network namespace of a watched process. A process that exists but whose namespace
@@ -474,6 +494,40 @@ mod tests {
             }
         }
         assert_eq!(namespace_of(std::process::id()).1, None);
+    }
+
+    /// A zombie has no namespace: the first watched process that has one gives it, and a
+    /// watch of zombies alone is refused naming the parent. Until 2026-11-24 `--name`
+    /// refused the whole watch when its lowest-pid match was a zombie.
+    #[test]
+    fn the_namespace_is_the_first_running_process() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let zombie = child.id();
+        let stat = format!("/proc/{zombie}/stat");
+        let exited = (0..1000).any(|_| {
+            let text = std::fs::read_to_string(&stat).unwrap_or_default();
+            let done = text.contains(") Z ");
+            if !done {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done
+        });
+        let me = std::process::id();
+        let second = Duration::from_secs(1);
+        let both = prepare(&MonitorConfig::for_pids(&[zombie, me], second)).map(|p| p.netns);
+        let alone = prepare(&MonitorConfig::for_pids(&[zombie], second)).err();
+        child.wait().unwrap();
+        assert!(exited, "{zombie} did not become a zombie");
+        assert_eq!(both, Ok(Netns::OfProcess(me)));
+        let e = alone.unwrap();
+        assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
+        assert_eq!(
+            e.message,
+            format!(
+                "process {zombie} has exited and is not yet reaped by its parent (process \
+                 {me}): nothing left to watch"
+            )
+        );
     }
 
     /// A process named twice, by pid and by name, is one process in the sample.

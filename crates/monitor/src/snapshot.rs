@@ -95,10 +95,21 @@ pub fn take(watched: &[Watched]) -> Snapshot {
 
 fn process(w: &Watched) -> ProcessSnapshot {
     let text = read(Path::new(&format!("/proc/{}/stat", w.pid)));
-    let stat = procfs::process::parse_pid_stat(&text);
+    let mut stat = procfs::process::parse_pid_stat(&text);
     // The name it has now: a process may exec another program (`sh -c '...; exec server'`).
     let name = procfs::process::parse_parent(&text).map(|(comm, _)| comm.to_string());
-    let fds = open_files(w.pid);
+    // A main thread that exited while others run (`pthread_exit` in `main`) is a zombie
+    // with no memory and no descriptors of its own: the process runs on, and its memory
+    // and descriptors are read through a running thread. (Its CPU, in the main thread's
+    // `stat`, is already the whole process's.)
+    let running = stat
+        .filter(|s| s.exited)
+        .and_then(|_| running_thread(w.pid));
+    if let (Some(s), Some((_, thread))) = (stat.as_mut(), running) {
+        s.exited = false;
+        s.rss_pages = thread.rss_pages;
+    }
+    let fds = open_files(w.pid, running.map_or(w.pid, |(tid, _)| tid));
     ProcessSnapshot {
         pid: w.pid,
         name: name.unwrap_or_else(|| w.name.clone()),
@@ -107,6 +118,19 @@ fn process(w: &Watched) -> ProcessSnapshot {
         fds,
         switches: thread_switches(w.pid),
     }
+}
+
+/// A thread of `pid` that has not exited, and its `/proc/PID/task/TID/stat` (its memory
+/// is the process's; its CPU, its own).
+fn running_thread(pid: u32) -> Option<(u32, ProcStat)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|tid| {
+            let text = read(Path::new(&format!("/proc/{pid}/task/{tid}/stat")));
+            Some((tid, procfs::process::parse_pid_stat(&text)?))
+        })
+        .find(|(_, stat)| !stat.exited)
 }
 
 /// The context switches of every thread of `pid`, from `/proc/PID/task/TID/status`
@@ -129,18 +153,24 @@ fn thread_switches(pid: u32) -> BTreeMap<u32, Switches> {
 /// do to lift the open-file limit) hold sockets that `/proc/PID/fd`, the main thread's
 /// table, does not list: 200 connections to `dualbench serve` showed as 9 descriptors.
 /// Threads are told apart by `kcmp(KCMP_FILES)`; where it is refused, the main table alone.
-fn open_files(pid: u32) -> Option<u64> {
+/// The main table is `first`'s: the main thread's (`pid`), or a running thread's once the
+/// main thread has exited (its own table went with it).
+fn open_files(pid: u32, first: u32) -> Option<u64> {
     let count = |path: String| std::fs::read_dir(path).ok().map(|d| d.count() as u64);
-    let main = count(format!("/proc/{pid}/fd"))?;
+    let main = if first == pid {
+        count(format!("/proc/{pid}/fd"))?
+    } else {
+        count(format!("/proc/{pid}/task/{first}/fd"))?
+    };
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Some(main);
     };
-    // One thread of each table counted so far (the main thread's first).
-    let mut tables = vec![pid];
+    // One thread of each table counted so far (the main table's first).
+    let mut tables = vec![first];
     let mut total = main;
     for tid in tasks.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
         let shares = |of: &u32| same_files(*of, tid).unwrap_or(true);
-        if tid != pid && !tables.iter().any(shares) {
+        if tid != first && !tables.iter().any(shares) {
             if let Some(n) = count(format!("/proc/{pid}/task/{tid}/fd")) {
                 total += n;
                 tables.push(tid);
@@ -249,7 +279,7 @@ mod tests {
     #[test]
     fn descriptors_in_a_threads_own_table_count() {
         let pid = std::process::id();
-        let before = open_files(pid).unwrap();
+        let before = open_files(pid, pid).unwrap();
         let (opened, done) = (mpsc::channel(), mpsc::channel::<()>());
         let (tx_opened, rx_done) = (opened.0, done.1);
         let thread = std::thread::spawn(move || {
@@ -263,7 +293,7 @@ mod tests {
             drop(files);
         });
         opened.1.recv().unwrap();
-        let during = open_files(pid).unwrap();
+        let during = open_files(pid, pid).unwrap();
         done.0.send(()).unwrap();
         thread.join().unwrap();
         // The thread's table: a copy of the main one, and its 40 files.
