@@ -77,8 +77,11 @@ const MAX_TICK_NS: u64 = 50_000_000;
 /// million connections to open (`-c 1000000`) stop at `-t` or Ctrl-C, not after the last.
 const DISPATCH_BATCH: usize = 1024;
 /// The fewest slots that may wait for a connection to their target (see [`Slot`]),
-/// whatever the worker's share of `-c`.
-const MIN_DEFER_WINDOW: usize = 16;
+/// whatever the worker's share of `-c`. At 16, a worker that fell behind on one target
+/// for a moment (its server's thread preempted) filled it and traded connections back and
+/// forth: 171 opened at `-c 10` over two families in 40,000 requests, 29 at 64
+/// (`docs/engine.md`, "`-c` with several targets").
+const MIN_DEFER_WINDOW: usize = 64;
 /// The poll token of the worker's timer (connections use their slab keys).
 const TIMER: Token = Token(usize::MAX);
 /// Records a worker keeps before it hands them to the records writer (when there is one):
