@@ -416,3 +416,32 @@ fn a_duration_that_is_not_one_is_refused_in_one_line() {
     let err = support::stderr(&out);
     assert!(err.contains("\"nosuch-wire0\" not found"), "{err}");
 }
+
+/// `queue=64KB` ends in `B` and was refused as `"64K" is not a plain decimal number`,
+/// which blamed the number; the unit is what is unknown, and the line now says so.
+#[test]
+fn an_unknown_unit_is_named_in_one_line() {
+    for (spec, unit, expected) in [
+        (
+            "rate=1Mbit,queue=64KB",
+            "queue=64KB: \"64KB\": unknown unit \"KB\"",
+            "packets (100) or bytes (64kB, 1MiB, 1500B)",
+        ),
+        (
+            "rate=1Tbit",
+            "rate=1Tbit: \"1Tbit\": unknown unit \"Tbit\"",
+            "a rate such as 100Mbit, 1Gbit or 64kbit",
+        ),
+    ] {
+        let out = bin()
+            .args(["wire", "--a", "nosuch-wire0", "--b", "nosuch-wire1"])
+            .args(["--both", spec])
+            .output()
+            .unwrap();
+        assert_eq!(
+            support::stderr(&out),
+            format!("dualbench: --both: link spec \"{spec}\": {unit}; expected {expected}\n")
+        );
+        assert_eq!(out.status.code(), Some(2));
+    }
+}

@@ -370,14 +370,20 @@ pub fn parse_percent(value: &str) -> Result<f64> {
     Ok(pct / 100.0)
 }
 
-/// Split `1.5ms` into (`1.5`, 1_000_000) using the longest matching unit suffix.
+/// Split `1.5ms` into (`1.5`, 1_000_000) using the longest matching unit suffix. The
+/// letters after the number must be that unit whole: `64KB` ends in `B`, but its unit is
+/// `KB`, which is unknown (not a number `64K` in bytes).
 fn split_unit<'a>(value: &'a str, units: &[(&str, u64)], expected: &str) -> Result<(&'a str, u64)> {
     let best = units
         .iter()
         .filter(|(u, _)| value.ends_with(u))
         .max_by_key(|(u, _)| u.len());
+    let given = &value[value.trim_end_matches(char::is_alphabetic).len()..];
     match best {
-        Some((unit, scale)) => Ok((&value[..value.len() - unit.len()], *scale)),
+        Some((unit, scale)) if *unit == given => Ok((&value[..value.len() - unit.len()], *scale)),
+        Some(_) => Err(Failure::usage(format!(
+            "{value:?}: unknown unit {given:?}; expected {expected}"
+        ))),
         None if value.bytes().all(|b| b.is_ascii_digit() || b == b'.') && !value.is_empty() => Err(
             Failure::usage(format!("{value:?} has no unit; expected {expected}")),
         ),

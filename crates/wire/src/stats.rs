@@ -28,15 +28,20 @@ pub struct Measured {
 impl Default for Measured {
     fn default() -> Self {
         Measured {
-            // 1 ns .. 60 s at 4 significant digits (1 µs steps at 10 ms); constant bounds, always valid.
-            delay: Histogram::new_with_bounds(1, 60_000_000_000, 4)
-                .expect("valid histogram bounds"),
+            // 1 ns .. 1 day at 4 significant digits (1 µs steps at 10 ms); constant bounds,
+            // always valid. Not 60 s, the bound on `delay` alone: with jitter (up to 60 s
+            // more) or a slow rate's queue (1000 frames at 64kbit wait 189 s) a frame is held
+            // longer, and a larger value is recorded as the top.
+            delay: Histogram::new_with_bounds(1, DELAY_TOP_NS, 4).expect("valid histogram bounds"),
             dropped_kernel: 0,
             dropped_oversize: 0,
             send_errors: 0,
         }
     }
 }
+
+/// The largest added delay the stats file can show (1 day); a longer one counts as this.
+pub const DELAY_TOP_NS: u64 = 86_400_000_000_000;
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct DelaySummary {
@@ -224,6 +229,29 @@ mod tests {
         assert!((s.p50 - 10_000.0).abs() < 10.0, "{}", s.p50);
         assert!((s.max - 12_000.0).abs() < 12.0, "{}", s.max);
         assert_eq!(summarise(&Measured::default().delay).count, 0);
+    }
+
+    /// `delay=60s,jitter=60s` holds frames up to 120 s, and `rate=64kbit` with its default
+    /// queue of 1000 frames up to 189 s; every delay above about 68 s was recorded as 60 s
+    /// (the histogram's top), so the stats file showed p50 60 s and max 66 s where half the
+    /// frames had waited 60 to 120 s.
+    #[test]
+    fn delays_longer_than_a_minute_are_recorded_as_they_were() {
+        let mut m = Measured::default();
+        for s in [30u64, 90, 120, 189] {
+            m.delay.saturating_record(s * 1_000_000_000);
+        }
+        let summary = summarise(&m.delay);
+        assert!(
+            (summary.max - 189e6).abs() < 189e6 * 1e-4,
+            "max {} µs",
+            summary.max
+        );
+        assert!(
+            (summary.p50 - 90e6).abs() < 90e6 * 1e-4,
+            "p50 {} µs",
+            summary.p50
+        );
     }
 
     #[test]

@@ -22,11 +22,14 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn new(slots: usize) -> Self {
-        Pool {
-            memory: vec![0u8; slots * SLOT_BYTES],
+    /// `slots` buffers in one zeroed allocation, or `None` when the system refuses that
+    /// much address space (`--buffers 1000000` is 70 GB of it): an error to report, where
+    /// `vec![0; n]` would abort the process.
+    pub fn new(slots: usize) -> Option<Self> {
+        Some(Pool {
+            memory: zeroed(slots.checked_mul(SLOT_BYTES)?)?,
             free: (0..slots as u32).rev().collect(),
-        }
+        })
     }
 
     pub fn take(&mut self) -> Option<u32> {
@@ -52,6 +55,23 @@ impl Pool {
     }
 }
 
+/// `bytes` zero bytes, left to the kernel to back as they are touched; `None` when the
+/// allocator refuses.
+fn zeroed(bytes: usize) -> Option<Vec<u8>> {
+    if bytes == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(bytes).ok()?;
+    // SAFETY: the layout's size is above zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `bytes` u8s, all
+    // of them initialised (zero); the Vec takes ownership with that capacity.
+    Some(unsafe { Vec::from_raw_parts(ptr, bytes, bytes) })
+}
+
 impl Frames<Slot> for Pool {
     fn copy(&mut self, item: &Slot) -> Option<Slot> {
         let index = self.take()?;
@@ -74,7 +94,7 @@ mod tests {
 
     #[test]
     fn slots_are_reused_and_copies_carry_the_bytes() {
-        let mut pool = Pool::new(2);
+        let mut pool = Pool::new(2).unwrap();
         let a = pool.take().unwrap();
         // SAFETY: slot a has SLOT_BYTES of room.
         unsafe { std::ptr::copy_nonoverlapping(b"hello".as_ptr(), pool.ptr(a), 5) };
@@ -89,5 +109,16 @@ mod tests {
         pool.recycle(twin);
         assert_eq!(pool.free(), 1);
         assert_eq!(pool.take(), Some(twin.index));
+    }
+
+    /// `--buffers 1000000` (70 GB of address space) aborted the wire with "memory
+    /// allocation failed" and a backtrace; a refused allocation is now a value.
+    #[test]
+    fn a_pool_larger_than_the_address_space_is_refused_not_aborted() {
+        // 2^44 slots of 68 KiB: 17 × 2^56 bytes, beyond any machine's address space
+        // (2^57 bytes even with 5-level page tables).
+        assert!(Pool::new(1 << 44).is_none());
+        assert!(Pool::new(usize::MAX).is_none(), "the byte count overflows");
+        assert_eq!(Pool::new(16).unwrap().free(), 16);
     }
 }

@@ -129,6 +129,17 @@ fn queue_takes_a_frame(flag: &str, spec: &LinkSpec, iface: &str) -> Result<()> {
     }
 }
 
+/// The pool of `n` frame buffers, or an error saying how much was asked when the system
+/// refuses it.
+fn frame_buffers(n: usize) -> Result<Pool> {
+    Pool::new(n).ok_or_else(|| {
+        Failure::runtime(format!(
+            "--buffers {n}: the system refused {} bytes of address space for them ({SLOT_BYTES} bytes each, backed only as used); give fewer --buffers",
+            n as u128 * SLOT_BYTES as u128
+        ))
+    })
+}
+
 impl Wire {
     fn open(config: WireConfig) -> Result<Self> {
         let claims = [
@@ -150,7 +161,7 @@ impl Wire {
         let paths = [path(0, 1, &config.a_to_b, 0), path(1, 0, &config.b_to_a, 1)];
         Ok(Wire {
             _claims: claims,
-            pool: Pool::new(config.buffers),
+            pool: frame_buffers(config.buffers)?,
             sockets,
             paths,
             batch: IoBatch::with_capacity(BATCH),
@@ -487,6 +498,18 @@ mod tests {
         assert_eq!(
             e.message,
             "--a-to-b: a queue of 1000 bytes holds no full-size frame from lo (MTU 65536: 65550 bytes), so every one would be dropped: give queue=65550B or more, or a count of packets"
+        );
+    }
+
+    #[test]
+    fn refused_buffers_are_one_line_and_exit_1() {
+        let e = frame_buffers(1 << 44)
+            .err()
+            .expect("17 × 2^56 bytes cannot be mapped");
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(
+            e.message,
+            "--buffers 17592186044416: the system refused 1224979098644774912 bytes of address space for them (69632 bytes each, backed only as used); give fewer --buffers"
         );
     }
 

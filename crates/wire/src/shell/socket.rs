@@ -21,30 +21,8 @@ impl PacketSocket {
     /// Open and bind a socket on interface `name` of the current network namespace.
     pub fn open(name: &str) -> Result<Self> {
         let index = interface_index(name)?;
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        // SAFETY: plain socket(2) call; the result is checked before use.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                proto as i32,
-            )
-        };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EPERM) {
-                return Err(Failure::runtime(
-                    "opening an AF_PACKET socket needs CAP_NET_RAW: run dualbench wire as root",
-                ));
-            }
-            return Err(Failure::runtime(format!(
-                "opening an AF_PACKET socket: {e}"
-            )));
-        }
-        // SAFETY: `raw` is a fresh descriptor we own.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let sock = PacketSocket {
-            fd,
+            fd: unbound_socket()?,
             name: name.to_string(),
             index,
         };
@@ -200,6 +178,34 @@ impl PacketSocket {
     }
 }
 
+/// A packet socket that takes no frame until `bind` names the protocol (ETH_P_ALL) and the
+/// interface. Opened with ETH_P_ALL it would queue every frame of every interface in the
+/// namespace until then, and the wire, starting under traffic, forwarded those: frames that
+/// had arrived on the other interface went back out of it.
+fn unbound_socket() -> Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the result is checked before use.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if raw < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EPERM) {
+            return Err(Failure::runtime(
+                "opening an AF_PACKET socket needs CAP_NET_RAW: run dualbench wire as root",
+            ));
+        }
+        return Err(Failure::runtime(format!(
+            "opening an AF_PACKET socket: {e}"
+        )));
+    }
+    // SAFETY: `raw` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
 /// The `iovec`/`mmsghdr` arrays of one `recvmmsg`/`sendmmsg` call, reused call after call.
 pub struct IoBatch {
     iovs: Vec<libc::iovec>,
@@ -316,4 +322,39 @@ pub fn require_ethernet(flag: &str, name: &str) -> Result<()> {
     Err(Failure::usage(format!(
         "{flag} {name}: not an Ethernet interface ({what}): the wire forwards Ethernet frames, so give a veth or another Ethernet device (one whose /sys/class/net/IF/type is 1)"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    /// The socket was opened with ETH_P_ALL and bound later: in between it queued frames of
+    /// every interface, which the wire then forwarded (a frame that had arrived on wwb
+    /// went back out of wwb). Unbound, it must take nothing.
+    #[test]
+    fn a_socket_takes_no_frame_before_it_is_bound() {
+        let Ok(fd) = unbound_socket() else {
+            eprintln!("skipped: AF_PACKET needs root");
+            return;
+        };
+        // One datagram over loopback; once it has arrived, every tap has seen its frame.
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.send_to(b"wire", rx.local_addr().unwrap()).unwrap();
+        rx.recv(&mut [0u8; 16]).unwrap();
+        let mut buf = [0u8; 256];
+        // SAFETY: buf is live and its length is given.
+        let n = unsafe {
+            libc::recv(
+                fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        let e = io::Error::last_os_error();
+        assert_eq!(n, -1, "an unbound socket read a frame of {n} bytes");
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+    }
 }

@@ -79,6 +79,27 @@ fn bad_numbers_are_rejected_with_the_cause() {
     assert!(err("rate=100Mbit,queue=10kb").contains("packets (100) or bytes"));
 }
 
+/// `queue=64KB` ends in `B`, and was refused as `"64K" is not a plain decimal number`:
+/// the number was fine, the unit is what is unknown.
+#[test]
+fn an_unknown_unit_is_named_as_such() {
+    assert_eq!(
+        err("rate=1Mbit,queue=64KB"),
+        "link spec \"rate=1Mbit,queue=64KB\": queue=64KB: \"64KB\": unknown unit \"KB\"; expected packets (100) or bytes (64kB, 1MiB, 1500B)"
+    );
+    assert_eq!(
+        err("rate=1Tbit"),
+        "link spec \"rate=1Tbit\": rate=1Tbit: \"1Tbit\": unknown unit \"Tbit\"; expected a rate such as 100Mbit, 1Gbit or 64kbit"
+    );
+    assert_eq!(
+        err("delay=10Ms"),
+        "link spec \"delay=10Ms\": delay=10Ms: \"10Ms\": unknown unit \"Ms\"; expected a time with a unit, e.g. 10ms, 250us, 1.5s"
+    );
+    assert_eq!(parse_queue("64KiB").unwrap(), QueueLimit::Bytes(65_536));
+    assert_eq!(parse_time_ns("10µs").unwrap(), 10_000);
+    assert_eq!(parse_rate_bps("1000kbit").unwrap(), 1_000_000);
+}
+
 #[test]
 fn bad_structure_is_rejected() {
     assert!(err("delay=10ms,delay=5ms").contains("given twice"));
