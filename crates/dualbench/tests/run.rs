@@ -541,6 +541,20 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["http://127.0.0.1:1/", "-t", "10x"],
             "invalid value '10x' for '--timelimit <TIME>': '10x' is not a time",
         ),
+        // A negative side was taken for a flag: "unexpected argument '-1' found".
+        (
+            vec!["http://127.0.0.1:1/", "--ratio", "-1:2"],
+            "dualbench: bad --ratio '-1:2': expected V6:V4 with whole numbers, e.g. 4:1",
+        ),
+        // -s said "invalid float literal" to anything but a number.
+        (
+            vec!["http://127.0.0.1:1/", "-s", "2x"],
+            "invalid value '2x' for '--timeout <SECS>': '2x' is not a time: give seconds (10, 2.5) or a number with a unit",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-s", "2d"],
+            "'2d' is not a time",
+        ),
         (
             vec!["http://127.0.0.1:1/", "-C", "a=1\r\nX-Injected: 1"],
             "bad -C 'a=1\\r\\nX-Injected: 1'",
@@ -577,6 +591,21 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+/// `-s` takes a unit as `-t` does (wrk's and oha's `--timeout 2s`); `-s 300ms` was refused
+/// as "invalid float literal".
+#[test]
+fn timeout_takes_a_unit_as_the_time_limit_does() {
+    let s = Server::start();
+    let url = &s.urls("/stall")[1];
+    let doc = run_json_nothing_completed(&["-n", "2", "-c", "2", "-s", "300ms", url], "2 TIMEOUT)");
+    assert_eq!(
+        doc["families"]["ipv6"]["close_detail"]["timeout_response"],
+        2
+    );
+    let secs = doc["duration_s"].as_f64().unwrap();
+    assert!((0.3..1.0).contains(&secs), "took {secs} s");
 }
 
 #[test]
@@ -717,6 +746,32 @@ fn demo_without_url_runs_both_families_and_says_so() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Complete requests:      2000"), "{text}");
     assert!(text.contains("Per address family"));
+}
+
+/// The notice of a run with no URL named both addresses and "1:1" whatever `--family` and
+/// `--ratio` said (`--family 4` sent nothing to ::1; `--ratio 2:1` sent 67 of 101 to it).
+#[test]
+fn demo_notice_names_the_addresses_and_ratio_the_run_uses() {
+    let ratio = run(&["-n", "101", "--ratio", "2:1"]);
+    assert!(ratio.status.success());
+    let err = String::from_utf8_lossy(&ratio.stderr);
+    assert!(err.contains("/ and http://[::1]:"), "{err}");
+    assert!(err.ends_with("/ (2:1, -c 10, -n 101).\n"), "{err}");
+    let v4 = run(&["-n", "10", "--family", "4"]);
+    let err = String::from_utf8_lossy(&v4.stderr);
+    assert!(
+        err.starts_with("No URL given: benchmarking the built-in server at http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.ends_with("/ (-c 10, -n 10).\n"), "{err}");
+    assert!(!err.contains("::1"), "{err}");
+    let v6 = run(&["-n", "10", "--family", "6"]);
+    let err = String::from_utf8_lossy(&v6.stderr);
+    assert!(
+        err.starts_with("No URL given: benchmarking the built-in server at http://[::1]:"),
+        "{err}"
+    );
+    assert!(!err.contains("127.0.0.1"), "{err}");
 }
 
 #[test]

@@ -7,9 +7,9 @@ use base64::Engine;
 use clap::Args;
 use dualbench_common::{Failure, Result};
 
-/// `-t`: ab's whole seconds (`10`), any decimal number of seconds (`2.5`), or durations as
-/// wrk and hey take them: a number with a unit (`500ms`, `10s`, `2m`, `1h`; also `us`), or
-/// several in a row (`1m30s`). Returns seconds; the range is checked with the plan.
+/// `-t` and `-s`: ab's seconds (`10`, `2.5`), or durations as wrk and oha take them: a
+/// number with a unit (`500ms`, `10s`, `2m`, `1h`; also `us`), or several in a row
+/// (`1m30s`). Returns seconds; the range is checked with the plan.
 pub fn parse_time_limit(text: &str) -> std::result::Result<f64, String> {
     let bad = || {
         format!("'{text}' is not a time: give seconds (10, 2.5) or a number with a unit (500ms, 10s, 2m, 1h, 1m30s)")

@@ -89,13 +89,15 @@ pub struct RunCli {
     /// Use HEAD requests (ab -i).
     #[arg(short = 'i', long = "head")]
     pub head: bool,
-    /// Seconds before a connect or response times out (ab -s): 0.001 to 86400.
+    /// Seconds before a connect or response times out (ab -s): 0.001 to 86400, or a number
+    /// with a unit as -t takes it (500ms, 2s, 1m).
     #[arg(
         short = 's',
         long = "timeout",
         value_name = "SECS",
         default_value_t = 30.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = ab_flags::parse_time_limit
     )]
     pub timeout: f64,
     /// No progress output (ab -q).
@@ -129,7 +131,7 @@ pub struct RunCli {
     #[arg(long, value_name = "4|6|both", default_value = "both")]
     pub family: String,
     /// Interleave IPv6 and IPv4 requests exactly at this ratio, e.g. 4:1.
-    #[arg(long, value_name = "V6:V4")]
+    #[arg(long, value_name = "V6:V4", allow_hyphen_values = true)]
     pub ratio: Option<String>,
     /// ANMA address list: one address, host:port or URL per line, optional weight, # comments.
     #[arg(long, value_name = "FILE")]
@@ -211,6 +213,7 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     let files = output_files(&cli);
     no_stdout_outputs(&files)?;
     distinct_outputs(&files)?;
+    inputs_kept(&cli, &files)?;
     if !matches!(cli.format.as_str(), "text" | "json") {
         return Err(Failure::usage(format!(
             "bad --format '{}': use text or json",
@@ -270,14 +273,7 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     // said: a usage error is then the run's one line, not the second after the notice.
     let observers = Observers::start(&observe_config(&cli, &plan)?)?;
     if demo && !cli.quiet {
-        dualbench_common::stdio::note(&format!(
-            "No URL given: benchmarking the built-in server at {} ({}-c {}{}).",
-            urls.join(" and "),
-            if plan.targets.len() > 1 { "1:1, " } else { "" },
-            plan.concurrency,
-            plan.max_slots
-                .map_or(String::new(), |n| format!(", -n {n}"))
-        ));
+        dualbench_common::stdio::note(&demo_notice(&plan));
     }
     if cli.verbosity >= 2 {
         for (t, req) in plan.targets.iter().zip(&plan.requests) {
@@ -449,17 +445,84 @@ fn distinct_outputs(files: &[(&'static str, PathBuf)]) -> Result<()> {
     Ok(())
 }
 
-/// The file a path names, as far as it can be told before it exists: its folder resolved
+/// An output created over one of the run's inputs (`--records list.txt --address-list
+/// list.txt`, `-e body -p body`) emptied it once read, for this run and the next: a usage
+/// error before anything is created.
+fn inputs_kept(cli: &RunCli, files: &[(&'static str, PathBuf)]) -> Result<()> {
+    let inputs = [
+        ("-p", &cli.post_file),
+        ("-u", &cli.put_file),
+        ("--address-list", &cli.address_list),
+    ];
+    for (input, path) in inputs
+        .iter()
+        .filter_map(|(f, p)| p.as_ref().map(|p| (*f, p)))
+    {
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let key = same_file_key(path);
+        if let Some((flag, out)) = files.iter().find(|(_, out)| same_file_key(out) == key) {
+            return Err(Failure::usage(format!(
+                "{flag} {} would write over the file {input} reads: give {flag} another file",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Which file a path names. An existing one is its device and inode, so that a symbolic
+/// or hard link to it is the same file; one that does not exist yet is its folder resolved
 /// (`./x` and `x`, or a folder reached through a link, are one file), then its name.
-fn same_file_key(path: &std::path::Path) -> PathBuf {
+#[derive(Debug, PartialEq, Eq)]
+enum FileKey {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+fn same_file_key(path: &std::path::Path) -> FileKey {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(path) {
+        return FileKey::Inode(m.dev(), m.ino());
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    match (dir.canonicalize(), path.file_name()) {
+    FileKey::Path(match (dir.canonicalize(), path.file_name()) {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => path.to_path_buf(),
-    }
+    })
+}
+
+/// The notice of a run with no URL: the built-in server's addresses the run sends requests
+/// to (`--family` may leave one out), the ratio as `--ratio` writes it (V6:V4), `-c`, `-n`.
+fn demo_notice(plan: &Plan) -> String {
+    let urls: Vec<String> = plan
+        .targets
+        .iter()
+        .map(|t| format!("http://{}{}", t.label(), t.path))
+        .collect();
+    let weight = |f: Family| -> u64 {
+        plan.targets
+            .iter()
+            .filter(|t| t.family == f)
+            .map(|t| t.weight)
+            .sum()
+    };
+    let ratio = if plan.targets.len() > 1 {
+        format!("{}:{}, ", weight(Family::V6), weight(Family::V4))
+    } else {
+        String::new()
+    };
+    format!(
+        "No URL given: benchmarking the built-in server at {} ({ratio}-c {}{}).",
+        urls.join(" and "),
+        plan.concurrency,
+        plan.max_slots
+            .map_or(String::new(), |n| format!(", -n {n}"))
+    )
 }
 
 /// Start the built-in server on ephemeral ports on 127.0.0.1 and ::1 (whichever exist).
@@ -771,6 +834,70 @@ mod tests {
         let err = distinct_outputs(&[("-g", inside), ("--records", through)]).unwrap_err();
         assert!(err.to_string().starts_with("-g and --records both write "));
         assert!(distinct_outputs(&files(&[("-e", "/dev/null"), ("-g", "/dev/null")])).is_ok());
+    }
+
+    /// `--records list.txt --address-list list.txt` emptied the list it had just read.
+    #[test]
+    fn an_output_over_an_input_is_refused() {
+        use super::{inputs_kept, RunCli};
+        let dir = std::env::temp_dir().join(format!("dualbench-inputs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let list = dir.join("list.txt");
+        std::fs::write(&list, "127.0.0.1:1\n").unwrap();
+        let (l, other) = (list.to_str().unwrap(), dir.join("b.csv"));
+        let dotted = dir.join(".").join("list.txt");
+        for (args, output, want) in [
+            (
+                vec!["--address-list", l, "--records", dotted.to_str().unwrap()],
+                ("--records", dotted.clone()),
+                format!("--records {} would write over the file --address-list reads: give --records another file", dotted.display()),
+            ),
+            (
+                vec!["-p", l, "-e", l],
+                ("-e", list.clone()),
+                format!("-e {l} would write over the file -p reads: give -e another file"),
+            ),
+        ] {
+            let cli = RunCli::try_parse_args([&["run"][..], &args].concat()).unwrap();
+            let err = inputs_kept(&cli, &[("-g", other.clone()), output]).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert_eq!(err.to_string(), want);
+        }
+        let cli = RunCli::try_parse_args(["run", "-u", l]).unwrap();
+        assert!(inputs_kept(&cli, &[("-g", other)]).is_ok());
+        assert_eq!(std::fs::read_to_string(&list).unwrap(), "127.0.0.1:1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A symbolic or a hard link to an existing file passed as another file: `-e x -g
+    /// link-to-x` left the CSV's rows inside the gnuplot file's.
+    #[test]
+    fn outputs_in_one_file_are_found_through_links() {
+        use super::distinct_outputs;
+        let dir = std::env::temp_dir().join(format!("dualbench-links-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("out.csv");
+        std::fs::write(&file, "").unwrap();
+        let (soft, hard, other) = (
+            dir.join("soft.csv"),
+            dir.join("hard.csv"),
+            dir.join("b.csv"),
+        );
+        std::os::unix::fs::symlink(&file, &soft).unwrap();
+        std::fs::hard_link(&file, &hard).unwrap();
+        for (flag, link) in [("-g", &soft), ("--records", &hard)] {
+            let err = distinct_outputs(&[("-e", file.clone()), (flag, link.clone())]).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "-e and {flag} both write {}: give each its own file",
+                    link.display()
+                )
+            );
+        }
+        assert!(distinct_outputs(&[("-e", file.clone()), ("-g", other)]).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
