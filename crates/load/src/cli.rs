@@ -206,6 +206,13 @@ pub fn main(cli: RunCli) -> Result<()> {
     run(cli, &mut std::io::stdout())
 }
 
+/// Where `--monitor` writes its samples without `--monitor-out`, in the current folder
+/// (the experiment runner collects it from each run's folder by this name).
+pub const MONITOR_OUT: &str = "monitor.jsonl";
+
+/// Where `--capture` writes its packets without `--capture-out`, in the current folder.
+pub const CAPTURE_OUT: &str = "capture.pcap";
+
 /// `dualbench run` with its report written to `report` (progress, notes and `-v` logs go
 /// to stderr; records, `-e` and `-g` files to theirs).
 pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
@@ -357,12 +364,12 @@ fn observe_config(cli: &RunCli, plan: &Plan) -> Result<ObserveConfig> {
         monitor_out: cli
             .monitor_out
             .clone()
-            .unwrap_or_else(|| "monitor.jsonl".into()),
+            .unwrap_or_else(|| MONITOR_OUT.into()),
         capture_iface: cli.capture.clone(),
         capture_out: cli
             .capture_out
             .clone()
-            .unwrap_or_else(|| "capture.pcap".into()),
+            .unwrap_or_else(|| CAPTURE_OUT.into()),
         capture_port: same_port.then_some(port),
     })
 }
@@ -395,12 +402,12 @@ fn output_files(cli: &RunCli) -> Vec<(&'static str, PathBuf)> {
     let monitor = (!cli.monitor.is_empty()).then(|| {
         cli.monitor_out
             .clone()
-            .unwrap_or_else(|| "monitor.jsonl".into())
+            .unwrap_or_else(|| MONITOR_OUT.into())
     });
     let capture = cli.capture.as_ref().map(|_| {
         cli.capture_out
             .clone()
-            .unwrap_or_else(|| "capture.pcap".into())
+            .unwrap_or_else(|| CAPTURE_OUT.into())
     });
     [
         ("-e", cli.csv.clone()),

@@ -144,7 +144,7 @@ pub const RUN_STDERR: &str = "run.stderr";
 
 /// The run's packets, in the run's folder: `run --capture`'s default file, or the
 /// server-side capture's.
-pub const CAPTURE_PCAP: &str = "capture.pcap";
+pub const CAPTURE_PCAP: &str = dualbench_load::cli::CAPTURE_OUT;
 
 /// Name of the capture analysis beside a run's output.
 pub const CAPTURE_ANALYSIS: &str = "capture-analysis.json";
@@ -178,7 +178,7 @@ fn interrupt(child: &mut std::process::Child) -> Result<()> {
 type Collected = (Vec<(String, Vec<String>)>, Vec<(String, String)>);
 
 /// The file `run --monitor` writes in the run's folder: the server's monitor samples.
-pub const MONITOR_SERIES: &str = "monitor.jsonl";
+pub const MONITOR_SERIES: &str = dualbench_load::cli::MONITOR_OUT;
 
 /// The run's monitor samples ([`MONITOR_SERIES`]) and capture analysis
 /// ([`CAPTURE_ANALYSIS`]), those of the two it has. Other files the run wrote beside them
