@@ -178,6 +178,7 @@ fn one_line(text: &str, args: &[OsString]) -> String {
     {
         line = format!("{line} {list}");
     }
+    let line = plain_parse_error(&line);
     let command = text
         .lines()
         .find_map(|l| l.strip_prefix("Usage: "))
@@ -191,6 +192,33 @@ fn one_line(text: &str, args: &[OsString]) -> String {
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| subcommand_at(args).0);
     format!("{line} (see '{command} --help')")
+}
+
+/// A number flag's value that does not parse ends clap's line in the words of Rust's
+/// parser (`invalid digit found in string` for `-n 1e6`, `-c 10k` or `--workers -1`;
+/// `invalid float literal` for `--rate 100/s`): said as what to give instead.
+fn plain_parse_error(line: &str) -> String {
+    const PLAIN: [(&str, &str); 4] = [
+        (
+            "invalid digit found in string",
+            "not a whole number: give digits alone (no sign, unit or exponent)",
+        ),
+        (
+            "invalid float literal",
+            "not a number: give one like 20000 or 2.5 (no unit)",
+        ),
+        ("number too large to fit in target type", "too large"),
+        (
+            "cannot parse integer from empty string",
+            "empty: give a number",
+        ),
+    ];
+    for (rust, plain) in PLAIN {
+        if let Some(head) = line.strip_suffix(rust) {
+            return format!("{head}{plain}");
+        }
+    }
+    line.to_string()
 }
 
 /// `dualbench` and the subcommands `args` name in order (`dualbench testbed up`), up to
@@ -267,7 +295,7 @@ mod tests {
         );
         assert_eq!(
             usage_line(&["dualbench", "run", "-n", "abc"]),
-            "invalid value 'abc' for '--requests <N>': invalid digit found in string (see 'dualbench run --help')"
+            "invalid value 'abc' for '--requests <N>': not a whole number: give digits alone (no sign, unit or exponent) (see 'dualbench run --help')"
         );
         assert_eq!(
             usage_line(&["dualbench", "traffic", "send", "--duration", "x", "s.mgn"]),

@@ -119,7 +119,7 @@ fn a_negative_number_is_a_value_out_of_range_not_an_unknown_flag() {
     exactly(
         &dualbench(&["capture", "--iface", "lo", "-w", "cl3-never.pcap", "--count", "-1"]),
         2,
-        "dualbench: invalid value '-1' for '--count <N>': invalid digit found in string (see 'dualbench capture --help')",
+        "dualbench: invalid value '-1' for '--count <N>': not a whole number: give digits alone (no sign, unit or exponent) (see 'dualbench capture --help')",
     );
     assert!(!Path::new("cl3-never.pcap").exists());
     // Every out-of-range priority gets the wire's own line (-1 got "not in 0..=255").
