@@ -1591,9 +1591,7 @@ fn an_experiment_without_runs_is_reported_as_such() {
     succeeded(&report);
     let md = std::fs::read_to_string(reports.join("ci-none-1.md")).unwrap();
     assert!(
-        md.starts_with(&format!(
-            "# ci-none\n\nExperiment `ci-none` (id 1), interrupted; started "
-        )) && md.contains("; 0 of 6 runs stored.\n\nNo runs are stored for experiment ci-none (id 1; interrupted, 0 of 6 runs), so there is nothing to report yet: \\`dualbench experiment ")
+        md.starts_with("# ci-none\n\nExperiment `ci-none` (id 1), interrupted; started ") && md.contains("; 0 of 6 runs stored.\n\nNo runs are stored for experiment ci-none (id 1; interrupted, 0 of 6 runs), so there is nothing to report yet: \\`dualbench experiment ")
             && md.contains("\n\n## Environment\n")
             && !md.contains("## Results")
             && !md.contains("## Runs"),

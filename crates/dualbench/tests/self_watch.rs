@@ -61,26 +61,42 @@ fn a_busy_generator_says_so_and_an_idle_one_does_not() {
     busy.extend_from_slice(b"0\r\n\r\n");
     let url = server(busy, None);
 
-    let doc = run_flags("-k -c 4 -t 2 --workers 1", &[&url]);
-    let generator = &doc["generator"];
-    let completed = doc["families"]["ipv4"]["completed"].as_u64().unwrap();
-    assert!(completed > 0);
-    assert_eq!(
-        doc["families"]["ipv4"]["html_bytes"].as_u64(),
-        Some(completed * 32 * 1024)
-    );
-    assert_eq!(
-        generator["bound"],
-        Value::Bool(true),
-        "one worker parsing 1-byte chunks is the bottleneck: {generator}"
-    );
-    eprintln!("busy: {generator}");
-    assert!(generator["cpu_fraction"].as_f64().unwrap() > 0.9);
-    let report = text(&url, "-k -c 4 -t 1 --workers 1");
-    let warning = report
-        .lines()
-        .find(|l| l.starts_with("WARNING: the load generator used"))
-        .unwrap_or_else(|| panic!("no generator-bound warning in:\n{report}"));
+    // The worker is the bottleneck only while it has its core: another process busy on
+    // the machine (a build, in CI another job) takes CPU from it, and the report then
+    // rightly says it used less. So up to three tries, each of which must be right in
+    // every other way.
+    let mut seen = Vec::new();
+    let mut bound_warning = None;
+    for _ in 0..3 {
+        let doc = run_flags("-k -c 4 -t 1 --workers 1", &[&url]);
+        let generator = doc["generator"].clone();
+        let completed = doc["families"]["ipv4"]["completed"].as_u64().unwrap();
+        assert!(completed > 0);
+        assert_eq!(
+            doc["families"]["ipv4"]["html_bytes"].as_u64(),
+            Some(completed * 32 * 1024)
+        );
+        eprintln!("busy: {generator}");
+        seen.push(generator.to_string());
+        if generator["bound"] == Value::Bool(true) {
+            assert!(generator["cpu_fraction"].as_f64().unwrap() > 0.9);
+            let report = text(&url, "-k -c 4 -t 1 --workers 1");
+            if let Some(w) = report
+                .lines()
+                .find(|l| l.starts_with("WARNING: the load generator used"))
+            {
+                bound_warning = Some(w.to_string());
+                break;
+            }
+            seen.push(format!("no generator-bound warning in:\n{report}"));
+        }
+    }
+    let warning = bound_warning.unwrap_or_else(|| {
+        panic!(
+            "one worker parsing 1-byte chunks is the bottleneck, yet in three tries: {}",
+            seen.join("\n")
+        )
+    });
     assert!(
         warning.ends_with("of 1 CPU core (1 worker): results may be generator-bound; more workers (--workers) may help"),
         "{warning}"
