@@ -545,6 +545,21 @@ fn first_sample_written(file: &std::path::Path) {
     assert!(written, "no sample in {file:?}");
 }
 
+/// A monitor of `pid` every 200 ms (for at most 60 s) into the temporary file `name`, once
+/// its first sample is written (the start every later count is measured from).
+fn watching(pid: u32, name: &str) -> (support::TempDir, std::path::PathBuf, Reaped) {
+    let (dir, file) = temp_file(name);
+    let monitor = Command::new(bin_path())
+        .args(["monitor", "--pid", &pid.to_string(), "--interval", "200ms"])
+        .args(["--duration", "60s", "-o"])
+        .arg(&file)
+        .spawn()
+        .unwrap();
+    let monitor = Reaped(monitor);
+    first_sample_written(&file);
+    (dir, file, monitor)
+}
+
 /// Context switches of every thread of a process, as pidstat -w's `cswch/s` and
 /// `nvcswch/s`: a perl process whose first thread sleeps 20 times and whose second 30
 /// times made at least 50 voluntary switches, though `/proc/PID/status` (its first thread
@@ -571,15 +586,7 @@ fn context_switches_of_every_thread() {
         .unwrap();
     let mut child = Reaped(child);
     let pid = child.0.id();
-    let (_dir, file) = temp_file("switches.jsonl");
-    let monitor = Command::new(bin_path())
-        .args(["monitor", "--pid", &pid.to_string(), "--interval", "200ms"])
-        .args(["--duration", "60s", "-o"])
-        .arg(&file)
-        .spawn()
-        .unwrap();
-    let monitor = Reaped(monitor);
-    first_sample_written(&file);
+    let (_dir, file, mut monitor) = watching(pid, "switches.jsonl");
     let mut stdin = child.0.stdin.take().unwrap();
     stdin.write_all(b"go\n").unwrap();
     let mut said = BufReader::new(child.0.stdout.take().unwrap());
@@ -593,7 +600,6 @@ fn context_switches_of_every_thread() {
     assert_eq!(lines, ["main done", "thread done"]);
     std::thread::sleep(Duration::from_millis(100));
     signal(monitor.0.id(), libc::SIGINT);
-    let mut monitor = monitor;
     let ended = wait_until_or_kill(&mut monitor.0, Instant::now() + Duration::from_secs(10));
     assert!(ended.is_some_and(|s| s.success()), "{ended:?}");
     drop(stdin);
@@ -759,15 +765,7 @@ fn a_process_that_execs_takes_its_new_name() {
         .unwrap();
     let mut shell = Reaped(shell);
     let pid = shell.0.id();
-    let (_dir, file) = temp_file("exec.jsonl");
-    let monitor = Command::new(bin_path())
-        .args(["monitor", "--pid", &pid.to_string(), "--interval", "200ms"])
-        .args(["--duration", "60s", "-o"])
-        .arg(&file)
-        .spawn()
-        .unwrap();
-    let mut monitor = Reaped(monitor);
-    first_sample_written(&file);
+    let (_dir, file, mut monitor) = watching(pid, "exec.jsonl");
     shell.0.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let comm = format!("/proc/{pid}/comm");
     let exec = eventually(Duration::from_secs(10), Duration::from_millis(10), || {

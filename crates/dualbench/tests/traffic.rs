@@ -159,17 +159,21 @@ fn sink_flow<'a>(sink: &'a Value, proto: &str, flow: u64) -> &'a Value {
         .unwrap_or_else(|| panic!("no {proto} flow {flow} at the sink"))
 }
 
+/// A loopback port of `host` (`127.0.0.1`, `[::1]`) nobody listens on: bound, noted, let go.
+fn closed_port(host: &str) -> u16 {
+    std::net::TcpListener::bind(format!("{host}:0"))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 #[test]
 fn script_over_both_families_is_counted_exactly() {
     let dir = scratch("script");
     let sink = start_sink(&dir);
     let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
-    // A port nobody listens on: bind one, note it, let it go.
-    let closed = std::net::TcpListener::bind("[::1]:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = closed_port("[::1]");
     let script = format!(
         "# loopback, both families\n\
          0.0 ON 1 UDP DST {v4} PERIODIC [500 1000]\n\
@@ -333,14 +337,7 @@ fn a_mod_with_count_starts_a_new_count_as_in_mgen() {
 #[test]
 fn a_run_in_which_every_flow_is_refused_writes_its_summary_and_exits_1() {
     let dir = scratch("allrefused");
-    let closed = |host: &str| {
-        std::net::TcpListener::bind(format!("{host}:0"))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
-    let (p4, p6) = (closed("127.0.0.1"), closed("[::1]"));
+    let (p4, p6) = (closed_port("127.0.0.1"), closed_port("[::1]"));
     let script = format!(
         "0 ON 1 TCP DST 127.0.0.1/{p4} PERIODIC [100 100] COUNT 50\n\
          0 ON 2 TCP DST ::1/{p6} PERIODIC [100 100] COUNT 50\n"
@@ -1134,11 +1131,7 @@ fn bad_listen_addresses_are_usage_errors_that_leave_the_output_file_alone() {
         err,
         "dualbench: --listen garbage: 'garbage' is not an address with a port (give ADDR:PORT, e.g. 127.0.0.1:5000, [::1]:5000 or [fe80::1%eth0]:5000)\n"
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port("127.0.0.1");
     let twice = format!("127.0.0.1:{port}");
     let (code, err) = sink(&[], &[&twice, &twice]);
     assert_eq!(code, Some(2), "{err}");
@@ -1430,11 +1423,7 @@ fn send_writes_mgen_send_lines_that_match_the_sinks_recv_lines() {
     let dir = scratch("txlog");
     let sink = start_sink(&dir);
     let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = closed_port("127.0.0.1");
     let path = dir.join("log.mgn");
     std::fs::write(
         &path,
