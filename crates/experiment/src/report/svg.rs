@@ -72,6 +72,28 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (a..=b).map(|k| 10f64.powi(k)).collect()
 }
 
+/// Ticks of a log axis that spans the data's own [lo, hi] (lo > 0): the decades inside
+/// it, with 2 and 5 × 10^k between them when it spans under two decades, and its ends
+/// when fewer than two ticks fall inside.
+pub fn log_axis_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let steps: &[f64] = if hi / lo < 100.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let inside = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
+    let ticks: Vec<f64> = log_ticks(lo, hi)
+        .into_iter()
+        .flat_map(|d| steps.iter().map(move |m| m * d))
+        .filter(inside)
+        .collect();
+    if ticks.len() < 2 {
+        vec![lo, hi]
+    } else {
+        ticks
+    }
+}
+
 /// Short number: 1200 → "1200", 0.5 → "0.5", 1e6 → "1e6".
 pub fn short(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) {
@@ -134,8 +156,11 @@ pub fn line_chart(chart: &Chart) -> String {
         );
     };
     let (xlo, xhi) = if chart.x_log {
-        let t = log_ticks(xlo, xhi);
-        (t[0], *t.last().unwrap_or(&xhi))
+        if xhi > xlo {
+            (xlo, xhi)
+        } else {
+            (xlo / 2.0, xhi * 2.0)
+        }
     } else {
         (xlo, if xhi > xlo { xhi } else { xlo + 1.0 })
     };
@@ -146,9 +171,11 @@ pub fn line_chart(chart: &Chart) -> String {
         from: LEFT,
         to: W - RIGHT,
     };
+    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    let keys = legend_places(&names);
     let ys = Scale {
         lo: ylo,
-        hi: yhi,
+        hi: below_legend(ylo, yhi, &keys),
         log: false,
         from: H - BOTTOM,
         to: TOP,
@@ -160,13 +187,12 @@ pub fn line_chart(chart: &Chart) -> String {
     );
     let _ = write!(
         s,
-        "<text x=\"{}\" y=\"18\" class=\"t\" text-anchor=\"middle\">{}</text>",
+        "<text x=\"{}\" y=\"18\" class=\"t\" text-anchor=\"middle\"{}>{}</text>",
         W / 2.0,
+        fit_title(&chart.title),
         escape(&chart.title)
     );
     axes(&mut s, chart, &xs, &ys);
-    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
-    let keys = legend_places(&names);
     for (series, &place) in chart.series.iter().zip(&keys) {
         draw_series(&mut s, series, &xs, &ys, chart.x_log);
         legend(&mut s, place, series);
@@ -194,7 +220,7 @@ fn axes(s: &mut String, chart: &Chart, xs: &Scale, ys: &Scale) {
     }
     let ticks: Vec<(f64, String)> = match &chart.x_ticks {
         Some(t) => t.clone(),
-        None if chart.x_log => log_ticks(xs.lo, xs.hi)
+        None if chart.x_log => log_axis_ticks(xs.lo, xs.hi)
             .into_iter()
             .map(|v| (v, short(v)))
             .collect(),
@@ -268,6 +294,30 @@ fn legend_places(names: &[&str]) -> Vec<(f64, f64)> {
     places
 }
 
+/// A title wider than the chart (13 px bold, about 8 px a character) is squeezed to the
+/// chart's width less 4 px a side, rather than cut off at both edges; others are left alone.
+fn fit_title(title: &str) -> String {
+    if title.chars().count() as f64 * 8.0 > W - 8.0 {
+        format!(
+            " textLength=\"{}\" lengthAdjust=\"spacingAndGlyphs\"",
+            W - 8.0
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The top of the y scale that puts `hi` (the data's top, headroom included) just below
+/// the legend's last row, so that no line or marker runs through a legend key.
+fn below_legend(lo: f64, hi: f64, keys: &[(f64, f64)]) -> f64 {
+    let Some(last_row) = keys.iter().map(|k| k.1).reduce(f64::max) else {
+        return hi;
+    };
+    // A key's text has its baseline 1 px below the row's y; descenders and a gap: 6 px.
+    let data_top = last_row + 7.0;
+    lo + (hi - lo) * (H - BOTTOM - TOP) / (H - BOTTOM - data_top)
+}
+
 fn legend(s: &mut String, (x, y): (f64, f64), series: &Series) {
     let color = escape(series.color);
     let _ = write!(
@@ -304,6 +354,95 @@ mod tests {
         }
         assert!(places.iter().all(|&(x, _)| x < W - RIGHT));
         assert!(places[3].1 > places[0].1, "the long name wraps: {places:?}");
+    }
+
+    /// The data's top lies below the legend: before, a series whose highest point was at
+    /// the left edge drew its marker at y 38.9, through the key's text (baseline 39).
+    #[test]
+    fn data_stays_below_the_legend() {
+        let chart = Chart {
+            title: "requests/s".into(),
+            x_label: "s".into(),
+            y_label: "requests/s".into(),
+            x_log: false,
+            x_ticks: None,
+            series: vec![Series {
+                name: "IPv4".into(),
+                color: IPV4_COLOR,
+                points: vec![(0.0, 100.0), (1.0, 50.0)],
+            }],
+        };
+        let svg = line_chart(&chart);
+        // Key at row y 38: text baseline 39; the data's top (105, 5% headroom) at 45.
+        assert!(svg.contains("<text x=\"88\" y=\"39\" class=\"k\">IPv4</text>"));
+        let top = 256.0 - 100.0 / (105.0 * 228.0 / 211.0) * 228.0;
+        assert_eq!(format!("{top:.1}"), "55.0");
+        assert!(svg.contains("<circle cx=\"64.0\" cy=\"55.0\""), "{svg}");
+        // Two rows of keys push the data further down.
+        let keys = legend_places(&["a much longer series name than the others"; 2]);
+        assert_eq!(keys[1].1, TOP + 24.0);
+        assert_eq!(below_legend(0.0, 10.0, &keys), 10.0 * 228.0 / 197.0);
+        assert_eq!(below_legend(0.0, 10.0, &[]), 10.0);
+    }
+
+    /// A log axis spans the data, not whole decades: a CDF of 0.06–1.5 ms used to be
+    /// drawn on 0.01–10 ms, the curve squeezed into the middle 47% of the plot.
+    #[test]
+    fn log_axis_spans_the_data() {
+        assert_eq!(log_axis_ticks(0.06, 1.5), vec![0.1, 0.2, 0.5, 1.0]);
+        assert_eq!(log_axis_ticks(0.3, 250.0), vec![1.0, 10.0, 100.0]);
+        assert_eq!(log_axis_ticks(0.11, 0.19), vec![0.11, 0.19]);
+        let chart = Chart {
+            title: "CDF".into(),
+            x_label: "ms".into(),
+            y_label: "fraction".into(),
+            x_log: true,
+            x_ticks: None,
+            series: vec![Series {
+                name: "IPv4".into(),
+                color: IPV4_COLOR,
+                points: vec![(0.06, 0.0), (0.2, 0.5), (1.5, 1.0)],
+            }],
+        };
+        let svg = line_chart(&chart);
+        // The first and last points sit on the plot's left and right edges.
+        assert!(svg.contains("<circle cx=\"64.0\" cy=\"256.0\""), "{svg}");
+        assert!(
+            svg.contains(&format!("<circle cx=\"{:.1}\"", W - RIGHT)),
+            "{svg}"
+        );
+        assert!(svg.contains(">0.2</text>") && !svg.contains(">0.01</text>"));
+    }
+
+    /// A group title of three axes used to overflow the 530 px chart and lose its ends.
+    #[test]
+    fn long_titles_fit_the_chart() {
+        let long = "total latency percentiles — server=apache-prefork handler=static-320k \
+                    placement=testbed";
+        assert_eq!(
+            fit_title(long),
+            " textLength=\"522\" lengthAdjust=\"spacingAndGlyphs\""
+        );
+        assert_eq!(
+            fit_title("total latency CDF — server=nginx congestion=C1B"),
+            ""
+        );
+        let chart = Chart {
+            title: long.into(),
+            x_label: "percentile".into(),
+            y_label: "ms".into(),
+            x_log: false,
+            x_ticks: None,
+            series: vec![Series {
+                name: "IPv4".into(),
+                color: IPV4_COLOR,
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+            }],
+        };
+        assert!(line_chart(&chart).contains(
+            "<text x=\"265\" y=\"18\" class=\"t\" text-anchor=\"middle\" \
+             textLength=\"522\" lengthAdjust=\"spacingAndGlyphs\">total latency"
+        ));
     }
 
     #[test]
