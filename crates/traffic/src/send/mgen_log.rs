@@ -13,7 +13,7 @@
 use super::flow::{BatchResult, ErrorKind, Outgoing, Transmit, Wait};
 use crate::plan::{FlowPlan, Phase};
 use crate::rate::{Bytes, Proto};
-use crate::sink::mgen_log::{start_line, stop_line, time_of_day};
+use crate::sink::mgen_log::{slash, start_line, stop_line, time_of_day};
 use dualbench_common::clock::monotonic_ns;
 use dualbench_common::stdio::note;
 use std::io::Write;
@@ -83,10 +83,6 @@ impl Event {
             Event::Sent { at_ns, .. } | Event::Flow { at_ns, .. } | Event::Start { at_ns } => at_ns,
         }
     }
-}
-
-fn slash(a: &SocketAddr) -> String {
-    format!("{}/{}", a.ip(), a.port())
 }
 
 /// `<time> SEND proto>UDP flow>1 seq>0 srcPort>40000 dst>127.0.0.1/5000 size>100`.

@@ -36,7 +36,8 @@ pub fn unix_offset_ns() -> i128 {
         .map_or(0, |(_, offset)| offset)
 }
 
-fn slash(a: &SocketAddr) -> String {
+/// An address as MGEN's log writes it: `127.0.0.1/5000`, `::1/5000`.
+pub fn slash(a: &SocketAddr) -> String {
     format!("{}/{}", a.ip(), a.port())
 }
 
