@@ -221,11 +221,7 @@ impl Monitor {
         let server_mean = |key: &str| {
             let sums: Vec<f64> = samples
                 .iter()
-                .filter_map(|v| {
-                    let procs = v["processes"].as_array()?;
-                    let values: Vec<f64> = procs.iter().filter_map(|p| p[key].as_f64()).collect();
-                    (!values.is_empty()).then(|| values.iter().sum())
-                })
+                .filter_map(|v| crate::report::series::processes_sum(v, key))
                 .collect();
             (!sums.is_empty()).then(|| sums.iter().sum::<f64>() / sums.len() as f64)
         };

@@ -101,6 +101,15 @@ pub fn timelines(runs: &[StoredRun]) -> Vec<Chart> {
     ]
 }
 
+/// The watched processes' `key` (`cpu_pct`, `cswch_per_s`, …) summed in one monitor
+/// sample: 0 when it watched none, `None` without a `processes` list, or when none of its
+/// processes has the key (a sample from a monitor that did not count it yet).
+pub fn processes_sum(sample: &Value, key: &str) -> Option<f64> {
+    let procs = sample["processes"].as_array()?;
+    let values: Vec<f64> = procs.iter().filter_map(|p| p[key].as_f64()).collect();
+    (procs.is_empty() || !values.is_empty()).then(|| values.iter().sum())
+}
+
 /// Server CPU over time from monitor samples (JSON lines), `None` when there are none.
 /// `t0_unix` is the time axis origin (the first run's start).
 pub fn server_cpu(samples: &[String], t0_unix: f64) -> Option<Chart> {
@@ -112,8 +121,8 @@ pub fn server_cpu(samples: &[String], t0_unix: f64) -> Option<Chart> {
         let Some(t) = v["unix_ns"].as_f64().map(|ns| ns / 1e9 - t0_unix) else {
             continue;
         };
-        if let Some(procs) = v["processes"].as_array() {
-            server.push((t, procs.iter().filter_map(|p| p["cpu_pct"].as_f64()).sum()));
+        if let Some(sum) = processes_sum(&v, "cpu_pct") {
+            server.push((t, sum));
         }
         if let Some(idle) = v["cpu"]["all"]["idle"].as_f64() {
             busy.push((t, 100.0 - idle));
@@ -153,14 +162,10 @@ pub fn server_switches(samples: &[String], t0_unix: f64) -> Option<Chart> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        let (Some(t), Some(procs)) = (v["unix_ns"].as_f64(), v["processes"].as_array()) else {
+        let Some(t) = v["unix_ns"].as_f64().map(|ns| ns / 1e9 - t0_unix) else {
             continue;
         };
-        let t = t / 1e9 - t0_unix;
-        let sum = |key: &str| -> Option<f64> {
-            let values: Vec<f64> = procs.iter().filter_map(|p| p[key].as_f64()).collect();
-            (!values.is_empty()).then(|| values.iter().sum())
-        };
+        let sum = |key: &str| processes_sum(&v, key);
         if let (Some(v), Some(nv)) = (sum("cswch_per_s"), sum("nvcswch_per_s")) {
             voluntary.push((t, v));
             involuntary.push((t, nv));
