@@ -36,9 +36,10 @@ fn samples(text: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A process's CPU in a CSV monitor output, one value per full-length sample (the last,
-/// shorter sample taken at the stop is left out: 10 ms clock ticks make it coarse).
-fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<f64> {
+/// A process's CPU in a CSV monitor output: each full-length sample's start and end, in
+/// seconds from the start of the first sample, and the CPU it gives (the last, shorter
+/// sample taken at the stop is left out: 10 ms clock ticks make it coarse).
+fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<(f64, f64, f64)> {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let column = |name: &str| {
@@ -47,27 +48,50 @@ fn cpu_column(csv: &str, pid: u32, interval_s: f64) -> Vec<f64> {
             .position(|h| *h == name)
             .unwrap_or_else(|| panic!("no {name}"))
     };
-    let (cpu, interval) = (
+    let (cpu, interval, at) = (
         column(&format!("process.{pid}.cpu_pct")),
         column("interval_s"),
+        column("monotonic_ns"),
     );
     let cells = |l: &str| {
         l.split(',')
             .map(|c| c.parse::<f64>().unwrap_or(f64::NAN))
             .collect::<Vec<_>>()
     };
-    lines
-        .map(cells)
+    let rows: Vec<Vec<f64>> = lines.map(cells).collect();
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let origin = first[at] / 1e9 - first[interval];
+    rows.iter()
         .filter(|c| c[interval] > interval_s * 0.9)
-        .map(|c| c[cpu])
+        .map(|c| {
+            let end = c[at] / 1e9 - origin;
+            (end - c[interval], end, c[cpu])
+        })
         .collect()
 }
 
 #[test]
 fn monitor_sees_a_busy_process() {
-    // Asleep for 1.2 s, then spinning; bounded: killed by pid below, ends by itself in 30 s.
-    let spin = "select(undef, undef, undef, 1.2); my $end = time + 30; 1 while time < $end";
-    let mut process = Command::new("perl").args(["-e", spin]).spawn().unwrap();
+    // Says it has started, sleeps 1.2 s, then spins; bounded: killed by pid below, ends by
+    // itself in 30 s. The monitor starts once perl has started (perl's own start-up, slow on
+    // a loaded machine, would otherwise fall in the asleep samples).
+    let spin = "$| = 1; print qq(ready\\n); select(undef, undef, undef, 1.2); \
+                my $end = time + 30; 1 while time < $end";
+    let mut process = Command::new("perl")
+        .args(["-e", spin])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = [0u8; 6];
+    process
+        .stdout
+        .take()
+        .unwrap()
+        .read_exact(&mut ready)
+        .unwrap();
+    assert_eq!(&ready, b"ready\n");
     let pid = process.id().to_string();
     let args = [
         "--pid",
@@ -89,10 +113,15 @@ fn monitor_sees_a_busy_process() {
         .unwrap()
         .starts_with("monotonic_ns,unix_ns,interval_s,"));
     let cpu = cpu_column(&csv, process.id(), 0.5);
-    assert!(cpu.len() >= 6, "{csv}");
-    // 0.5–1.0 s: asleep. 1.5–3.0 s: spinning — a loaded 2-core machine may give it far
-    // less than a core, but it rises well above the idle level.
-    let (idle, busy) = (cpu[1], (cpu[3] + cpu[4] + cpu[5]) / 3.0);
+    // Samples that end by 1.1 s: asleep. Samples that start from 1.5 s: spinning — a loaded
+    // 2-core machine may give it far less than a core, but it rises well above the idle
+    // level. Told apart by their times, not their places: a monitor starved for a moment
+    // takes one longer sample where it would have taken two.
+    let idle: Vec<f64> = cpu.iter().filter(|s| s.1 <= 1.1).map(|s| s.2).collect();
+    let busy: Vec<f64> = cpu.iter().filter(|s| s.0 >= 1.5).map(|s| s.2).collect();
+    assert!(!idle.is_empty() && !busy.is_empty(), "{cpu:?}\n{csv}");
+    let idle = idle.iter().cloned().fold(0.0, f64::max);
+    let busy = busy.iter().sum::<f64>() / busy.len() as f64;
     assert!(idle < 4.0, "CPU while asleep: {cpu:?}");
     assert!(
         busy > 5.0 && busy > 3.0 * idle,
@@ -345,8 +374,14 @@ fn run_with_monitor_writes_each_sample_as_it_is_taken() {
     assert!(out.status.success(), "{err}");
     let text = std::fs::read_to_string(&out_file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    // 1.5 s at 0.2 s: 7 samples, give or take one at either end.
-    assert!((6..=9).contains(&lines.len()), "{} samples", lines.len());
+    // 1.5 s at 0.2 s: 7 samples, give or take one at either end (one fewer for each tick a
+    // starved monitor missed: it then takes one longer sample). Together they cover the run.
+    assert!((3..=9).contains(&lines.len()), "{} samples", lines.len());
+    let covered: f64 = samples(&text)
+        .iter()
+        .map(|s| s["interval_s"].as_f64().unwrap())
+        .sum();
+    assert!((1.2..=2.5).contains(&covered), "samples cover {covered} s");
     assert!(
         err.contains(&format!("monitor: {} samples -> ", lines.len())),
         "{err}"
