@@ -22,6 +22,23 @@ pub fn nofile_limit() -> u64 {
     r.rlim_cur
 }
 
+/// The hard open-file limit: what a process started now may raise its soft limit to, and
+/// what it inherits as its own hard limit. Unlimited or unreadable counts as 1,048,576, the
+/// kernel's default `fs.nr_open`.
+pub fn nofile_hard_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
+    if ok && r.rlim_max != libc::RLIM_INFINITY {
+        r.rlim_max
+    } else {
+        1_048_576
+    }
+}
+
 /// Raise the open-file limit as far as this process may: both limits to the kernel's
 /// `fs.nr_open` when privileged (CAP_SYS_RESOURCE), else the soft limit to the hard one.
 /// Returns the new soft limit.

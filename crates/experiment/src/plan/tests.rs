@@ -769,3 +769,65 @@ fn warm_up_rounds_are_bounded() {
         "p.toml:4: experiment.warmup: invalid value: integer `-1`, expected u32"
     );
 }
+
+/// The bundled plan of one study, as `dualbench experiment experiments/NAME.toml` loads it.
+fn bundled(name: &str) -> Plan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../experiments/{name}.toml"));
+    load(&path).unwrap_or_else(|e| panic!("{name}: {}", e.message))
+}
+
+/// S1 published ab's "Total transferred" and "HTML transferred" (288,000 and 45,000 bytes);
+/// its plan's report showed neither, only a note quoting the published ones. It reports
+/// ours now, and naming the report's figures changes no run's id: a stored S1 experiment
+/// resumes with every run kept.
+#[test]
+fn the_s1_plan_reports_abs_total_and_html_transferred() {
+    let s1 = bundled("s1-mpm");
+    assert_eq!(
+        s1.report.metrics,
+        [
+            "rps",
+            "total_ms",
+            "connect_ms",
+            "ttfb_ms",
+            "failed",
+            "total_bytes",
+            "html_bytes"
+        ]
+    );
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/s1-mpm.toml"),
+    )
+    .unwrap();
+    let before = text.replace(
+        r#"metrics = ["rps", "total_ms", "connect_ms", "ttfb_ms", "failed", "total_bytes", "html_bytes"]"#,
+        r#"metrics = ["rps", "total_ms", "connect_ms", "ttfb_ms", "failed"]"#,
+    );
+    assert_ne!(before, text);
+    let ids = |p: &Plan| expand(p).into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let old = plan(&before).unwrap();
+    assert_eq!(ids(&old).len(), 30);
+    assert_eq!(ids(&old), ids(&s1));
+}
+
+/// The S4 plan's notes say why its IPv6 − IPv4 times at 4:1 and 1:4 follow the share:
+/// one accept queue of 511 per listening socket, so the majority family overflows its own.
+#[test]
+fn the_s4_plan_explains_its_per_family_accept_queues() {
+    let s4 = bundled("s4-ratio");
+    for words in [
+        "accept queue of 511",
+        "TcpExtListenOverflows",
+        "1:1 compares the families themselves",
+    ] {
+        assert!(
+            s4.report.notes.contains(words),
+            "{words}: {}",
+            s4.report.notes
+        );
+    }
+    assert_eq!(expand(&s4).len(), 15);
+    for name in ["s0-ipv6-vs-ipv4", "s2-handlers-loopback"] {
+        assert!(!expand(&bundled(name)).is_empty(), "{name}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::html::head;
 use super::markdown::cell;
-use super::metrics::{self, Metric};
+use super::metrics::{self, Better, Metric};
 use super::model::{self, AxisOrder, Cell};
 use super::study::{format_cell, label, AXIS_ORDER, PARTIAL_NOTE};
 use super::svg::escape;
@@ -91,13 +91,11 @@ pub fn compare(
 /// "better", "worse" or "" for a change of `metric`.
 pub fn verdict(metric: &Metric, diff: Option<&Difference>) -> &'static str {
     match diff {
-        Some(d) if d.significant(ALPHA) => {
-            if (d.diff > 0.0) == metric.higher_is_better {
-                "better"
-            } else {
-                "worse"
-            }
-        }
+        Some(d) if d.significant(ALPHA) => match metric.better {
+            Better::Neither => "",
+            better if (d.diff > 0.0) == (better == Better::Higher) => "better",
+            _ => "worse",
+        },
         _ => "",
     }
 }
@@ -255,6 +253,9 @@ mod tests {
             "worse",
             "a higher time is worse"
         );
+        // Bytes per response change with the server's headers: no verdict either way.
+        let bytes = metrics::find("total_bytes").unwrap();
+        assert_eq!(verdict(bytes, rows[0].diff.as_ref()), "");
         let html = html(&c);
         assert!(html.contains("class=\"sig better\"") && !html.contains("<script"));
         assert!(

@@ -160,14 +160,15 @@ fn percentile_table(r: &Report) -> String {
 }
 
 fn handlers(r: &Report) -> String {
-    let mut s = String::from("<h2>Servers and handlers</h2>\n<table><tr><th class=\"l\">server</th><th class=\"l\">handler</th><th class=\"l\">answered by</th></tr>\n");
-    for (server, handler, how) in &r.mechanisms {
+    let mut s = String::from("<h2>Servers and handlers</h2>\n<table><tr><th class=\"l\">server</th><th class=\"l\">handler</th><th class=\"l\">software</th><th class=\"l\">answered by</th></tr>\n");
+    for m in &r.mechanisms {
         let _ = writeln!(
             s,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-            escape(server),
-            escape(handler),
-            escape(how)
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            escape(&m.server),
+            escape(&m.handler),
+            escape(&m.software),
+            escape(&m.answered_by)
         );
     }
     s + "</table>\n"

@@ -87,14 +87,15 @@ pub fn render(r: &Report) -> String {
         s.push('\n');
     }
     s += &percentiles(r);
-    s += "## Servers and handlers\n\n| server | handler | answered by |\n|---|---|---|\n";
-    for (server, handler, how) in &r.mechanisms {
+    s += "## Servers and handlers\n\n| server | handler | software | answered by |\n|---|---|---|---|\n";
+    for m in &r.mechanisms {
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
-            cell(server),
-            cell(handler),
-            cell(how)
+            "| {} | {} | {} | {} |",
+            cell(&m.server),
+            cell(&m.handler),
+            cell(&m.software),
+            cell(&m.answered_by)
         );
     }
     s += &environment(r);

@@ -6,13 +6,25 @@ use crate::runjson::{FamilyDoc, RunDoc};
 pub struct Metric {
     pub name: &'static str,
     pub heading: &'static str,
-    /// Whether larger values are better (for the regression view's wording).
-    pub higher_is_better: bool,
+    /// Which way is better, for the verdict of `report --compare`.
+    pub better: Better,
     /// Whether a family's value in a run with both families follows its share of the
     /// requests, which the run's V6:V4 ratio sets: requests/s, bytes/s and the counts of
     /// requests (completed, failed, and how they ended).
     pub by_ratio: bool,
     pub read: fn(&RunDoc, &FamilyDoc) -> Option<f64>,
+}
+
+/// Which change of a metric `report --compare` calls `better`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// More is better (requests/s, NORMAL).
+    Higher,
+    /// Less is better (times, failures, RESET).
+    Lower,
+    /// Neither: a change says what differs, not whether it is an improvement (bytes a
+    /// response carries, which its headers set).
+    Neither,
 }
 
 fn ms(f: &FamilyDoc, phase: &str) -> Option<f64> {
@@ -50,49 +62,63 @@ pub const METRICS: &[Metric] = &[
     Metric {
         name: "rps",
         heading: "requests/s",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: true,
         read: |_, f| Some(f.rps),
     },
     Metric {
         name: "transfer_kbps",
         heading: "transfer rate (KB/s)",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: true,
         read: |r, f| (r.duration_s > 0.0).then(|| f.bytes as f64 / 1024.0 / r.duration_s),
     },
     Metric {
+        name: "total_bytes",
+        heading: "total transferred (bytes)",
+        better: Better::Neither,
+        by_ratio: true,
+        read: |_, f| Some(f.bytes as f64),
+    },
+    Metric {
+        name: "html_bytes",
+        heading: "HTML transferred (bytes)",
+        better: Better::Neither,
+        by_ratio: true,
+        read: |_, f| Some(f.html_bytes as f64),
+    },
+    Metric {
         name: "total_ms",
         heading: "mean total time (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| ms(f, "total"),
     },
     Metric {
         name: "connect_ms",
         heading: "mean establishment time (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| ms(f, "connect"),
     },
     Metric {
         name: "ttfb_ms",
         heading: "mean waiting time (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| ms(f, "ttfb"),
     },
     Metric {
         name: "lifetime_ms",
         heading: "mean continuation time (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| ms(f, "lifetime"),
     },
     Metric {
         name: "p99_ms",
         heading: "99th percentile total time (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| {
             f.latency_us
@@ -104,7 +130,7 @@ pub const METRICS: &[Metric] = &[
     Metric {
         name: "goodput_mbps",
         heading: "goodput (Mbit/s): body bits / mean total time",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: false,
         read: |r, f| match (f.mean_us("total"), f.completed) {
             (Some(us), n) if us > 0.0 && n > 0 => body_per_completed(r, f).map(|b| b * 8.0 / us),
@@ -114,98 +140,98 @@ pub const METRICS: &[Metric] = &[
     Metric {
         name: "capture_delay_ms",
         heading: "delay from the capture (ms): request → client's last ACK",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| captured(f, "delay_us").map(|us| us / 1000.0),
     },
     Metric {
         name: "capture_throughput_mbps",
         heading: "throughput from the capture (Mbit/s), both directions, no retransmissions",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: false,
         read: |_, f| captured(f, "throughput_mbps"),
     },
     Metric {
         name: "capture_rtt_ms",
         heading: "handshake RTT from the capture (ms)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| captured(f, "handshake_rtt_us").map(|us| us / 1000.0),
     },
     Metric {
         name: "completed",
         heading: "completed requests",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: true,
         read: |_, f| Some(f.completed as f64),
     },
     Metric {
         name: "failed",
         heading: "failed requests",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.failed as f64),
     },
     Metric {
         name: "normal_pct",
         heading: "NORMAL (%)",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: false,
         read: |_, f| percent(f.close.normal, f),
     },
     Metric {
         name: "reset_pct",
         heading: "RESET (%)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| percent(f.close.reset, f),
     },
     Metric {
         name: "timeout_pct",
         heading: "TIMEOUT (%)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: false,
         read: |_, f| percent(f.close.timeout, f),
     },
     Metric {
         name: "normal",
         heading: "NORMAL (requests)",
-        higher_is_better: true,
+        better: Better::Higher,
         by_ratio: true,
         read: |_, f| Some(f.close.normal as f64),
     },
     Metric {
         name: "reset",
         heading: "RESET (requests)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.close.reset as f64),
     },
     Metric {
         name: "timeout",
         heading: "TIMEOUT (requests)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.close.timeout as f64),
     },
     Metric {
         name: "refused",
         heading: "REFUSED (requests)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.close.refused as f64),
     },
     Metric {
         name: "unreachable",
         heading: "UNREACHABLE (requests)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.close.unreachable as f64),
     },
     Metric {
         name: "protocol_error",
         heading: "PROTOCOL_ERROR (requests)",
-        higher_is_better: false,
+        better: Better::Lower,
         by_ratio: true,
         read: |_, f| Some(f.close.protocol_error as f64),
     },
@@ -262,6 +288,46 @@ mod tests {
         }
         assert!(crate::report::study::PARTIAL_NOTE
             .contains("none completed, no total or waiting time, though its connections' establishment and continuation times remain"));
+    }
+
+    /// S1 published ab's "Total transferred" and "HTML transferred" (288,000 and 45,000
+    /// bytes for 1,000 requests of the 45-byte page); a report could show neither. They
+    /// are the family's own sums, which a ratio sets, and `--compare` judges neither.
+    #[test]
+    fn total_and_html_transferred_are_the_familys_bytes() {
+        let text = run_doc(&[
+            Fam {
+                key: "ipv4",
+                completed: 1000,
+                rps: 3887.0,
+                total_us: &[1200; 1000],
+            },
+            Fam {
+                key: "ipv6",
+                completed: 250,
+                rps: 971.0,
+                total_us: &[1300; 250],
+            },
+        ]);
+        let run = crate::runjson::parse(&text).unwrap();
+        let read = |name: &str, fam: &str| (find(name).unwrap().read)(&run, &run.families[fam]);
+        assert_eq!(read("total_bytes", "ipv4"), Some(288_000.0));
+        assert_eq!(read("html_bytes", "ipv4"), Some(45_000.0));
+        assert_eq!(read("total_bytes", "ipv6"), Some(72_000.0));
+        assert_eq!(read("html_bytes", "ipv6"), Some(11_250.0));
+        for name in ["total_bytes", "html_bytes"] {
+            let m = find(name).unwrap();
+            assert!(
+                m.by_ratio,
+                "{name} follows a family's share of the requests"
+            );
+            assert_eq!(m.better, Better::Neither, "{name}");
+        }
+        assert_eq!(
+            find("html_bytes").unwrap().heading,
+            "HTML transferred (bytes)"
+        );
+        assert!(names().contains("rps, transfer_kbps, total_bytes, html_bytes, total_ms"));
     }
 
     /// A family of 40 requests to the 320 KB page at `-s 0.001`: 1 completed in 965 µs,

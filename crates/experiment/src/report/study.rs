@@ -116,6 +116,16 @@ pub struct Percentiles {
     pub cdf: Vec<(f64, f64)>,
 }
 
+/// A row of the report's "Servers and handlers" table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mechanism {
+    pub server: String,
+    pub handler: String,
+    /// The server's software as the runs recorded it, e.g. `Apache/2.4.71 (MPM prefork)`.
+    pub software: String,
+    pub answered_by: String,
+}
+
 /// Everything a report shows.
 pub struct Report {
     pub experiment: Experiment,
@@ -128,8 +138,8 @@ pub struct Report {
     /// Requests/s and latency per run over time, and server CPU when monitored.
     pub timelines: Vec<Chart>,
     pub environment: Vec<(String, String)>,
-    /// (server, handler, how it was answered), distinct.
-    pub mechanisms: Vec<(String, String, String)>,
+    /// Each server and handler with its software and what answered it, distinct.
+    pub mechanisms: Vec<Mechanism>,
     pub runs: Vec<StoredRun>,
 }
 
@@ -514,14 +524,17 @@ fn charts(percentiles: &[Percentiles], phase: &str) -> Vec<(String, Chart, Chart
         .collect()
 }
 
-fn mechanisms(runs: &[StoredRun]) -> Vec<(String, String, String)> {
-    let mut out: Vec<(String, String, String)> = Vec::new();
+/// Each server and handler of the runs with the server's software as its runs recorded it
+/// (Apache with the MPM its configuration loaded) and what answered the handler.
+fn mechanisms(runs: &[StoredRun]) -> Vec<Mechanism> {
+    let mut out: Vec<Mechanism> = Vec::new();
     for r in runs {
-        let m = (
-            r.params["server"].clone(),
-            r.params["handler"].clone(),
-            r.handler_mechanism.clone(),
-        );
+        let m = Mechanism {
+            server: r.params["server"].clone(),
+            handler: r.params["handler"].clone(),
+            software: r.server_version.clone(),
+            answered_by: r.handler_mechanism.clone(),
+        };
         if !out.contains(&m) {
             out.push(m);
         }

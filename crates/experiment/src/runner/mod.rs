@@ -330,7 +330,7 @@ impl Context<'_> {
         let mut running = self.start_server(first, &dir)?;
         let route = site::route(first.server, first.handler, running.mod_perl);
         let bases = Bases::of(&running.listen);
-        let version = server::version(first.server, &self.opts.dualbench);
+        let version = server::software(first.server, &dir, &self.opts.dualbench)?;
         let serving = Serving {
             route: &route,
             version: &version,

@@ -168,6 +168,7 @@ pub fn start(setup: &Setup) -> Result<Running> {
         listen: &setup.listen,
         mod_perl,
         user: root_user.then_some("www-data"),
+        open_files: dualbench_common::fds::nofile_hard_limit(),
     };
     let argv = command(setup, &input)?;
     let log = std::fs::File::create(setup.dir.join("server.log"))?;
@@ -391,6 +392,53 @@ pub fn version(kind: ServerKind, dualbench: &Path) -> String {
         .find(|w| w.contains('/') && w.chars().any(|c| c.is_ascii_digit()))
         .unwrap_or("unknown")
         .to_string()
+}
+
+/// What a group's server is, as its runs record it: its version (`version`) and, for
+/// Apache, the MPM its generated configuration (`dir/apache2.conf`) loads, read back with
+/// `apache2 -f CONF -V` and checked against the plan's server: `Apache/2.4.71 (MPM
+/// prefork)`. A configuration that loads another MPM is an error rather than runs stored
+/// under the wrong name. (`apache2ctl -V` would read Debian's `/etc/apache2` instead.)
+pub fn software(kind: ServerKind, dir: &Path, dualbench: &Path) -> Result<String> {
+    let version = version(kind, dualbench);
+    let Some(want) = kind.mpm() else {
+        return Ok(version);
+    };
+    let conf = dir.join("apache2.conf");
+    let asked = format!("`apache2 -f {} -V`", conf.display());
+    let out = Command::new("apache2")
+        .arg("-f")
+        .arg(&conf)
+        .arg("-V")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Failure::runtime(format!("{}: {asked} failed: {e}", kind.key())))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    match loaded_mpm(&text) {
+        Some(mpm) if mpm == want => Ok(format!("{version} (MPM {mpm})")),
+        Some(mpm) => Err(Failure::runtime(format!(
+            "{}: {asked} says the server runs the {mpm} MPM, not {want}; see {}",
+            kind.key(),
+            dir.display()
+        ))),
+        None => Err(Failure::runtime(format!(
+            "{}: {asked} names no MPM ({}): {}",
+            kind.key(),
+            out.status,
+            text.lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output")
+        ))),
+    }
+}
+
+/// The MPM `apache2 -V` names on its `Server MPM:` line.
+fn loaded_mpm(v: &str) -> Option<&str> {
+    v.lines()
+        .find_map(|l| l.trim().strip_prefix("Server MPM:"))
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
 }
 
 fn tool_version(dualbench: &Path) -> String {

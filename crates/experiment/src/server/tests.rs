@@ -105,6 +105,70 @@ fn lighttpd_serves_static_and_cgi() {
     );
 }
 
+/// Every Apache's generated configuration loads the MPM the plan names, as `apache2 -f
+/// CONF -V` reads it back (without starting it): the runs record `Apache/2.4.x (MPM prefork)`, and a configuration of another
+/// MPM (here the prefork one checked as event) is refused naming both.
+#[test]
+fn apache_reports_the_mpm_its_configuration_loads() {
+    let dualbench = Path::new("dualbench");
+    for kind in [
+        ServerKind::ApachePrefork,
+        ServerKind::ApacheWorker,
+        ServerKind::ApacheEvent,
+    ] {
+        let dir = std::env::temp_dir().join(format!(
+            "dualbench-srv-mpm-{}-{}",
+            kind.key(),
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let listen = loopback(8080);
+        let input = ConfigInput {
+            kind,
+            dir: &dir,
+            root: &dir.join("htdocs"),
+            listen: &listen,
+            mod_perl: false,
+            user: None,
+            open_files: 1024,
+        };
+        let (name, text) = config::render(&input).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+        let mpm = kind.mpm().unwrap();
+        let version = version(kind, dualbench);
+        assert!(version.starts_with("Apache/2."), "{version}");
+        assert_eq!(
+            software(kind, &dir, dualbench).unwrap(),
+            format!("{version} (MPM {mpm})")
+        );
+        if kind == ServerKind::ApachePrefork {
+            let e = software(ServerKind::ApacheEvent, &dir, dualbench).unwrap_err();
+            assert_eq!(
+                e.message,
+                format!(
+                    "apache-event: `apache2 -f {}/apache2.conf -V` says the server runs the prefork MPM, not event; see {}",
+                    dir.display(),
+                    dir.display()
+                )
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert_eq!(
+        software(ServerKind::Nginx, Path::new("/nonexistent"), dualbench).unwrap(),
+        version(ServerKind::Nginx, dualbench)
+    );
+}
+
+#[test]
+fn the_mpm_is_read_from_apaches_v_output() {
+    let v = "Server version: Apache/2.4.71 (Debian)\nServer built:   2026-11-12T08:58:41\n\
+             Server's Module Magic Number: 20120211:137\nServer MPM:     worker\n  threaded:     yes (fixed thread count)\n";
+    assert_eq!(loaded_mpm(v), Some("worker"));
+    assert_eq!(loaded_mpm("Server MPM:\n"), None);
+    assert_eq!(loaded_mpm("AH00526: Syntax error on line 3\n"), None);
+}
+
 #[test]
 fn a_bad_config_is_one_clear_error() {
     let dir = std::env::temp_dir().join(format!("dualbench-srv-bad-{}", std::process::id()));

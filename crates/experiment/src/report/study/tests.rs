@@ -102,6 +102,36 @@ fn percentiles_and_charts_per_group() {
     assert_eq!(r.mechanisms.len(), 2);
 }
 
+/// The "Servers and handlers" table names each server's software as its runs recorded it
+/// (for Apache, the MPM its configuration loaded), so a report shows which MPM answered.
+#[test]
+fn servers_and_handlers_name_the_software_that_answered() {
+    let mut runs = vec![
+        stored("apache-prefork", 1, 50.0, 40.0),
+        stored("apache-prefork", 2, 52.0, 44.0),
+    ];
+    for r in &mut runs {
+        r.server_version = "Apache/2.4.71 (MPM prefork)".into();
+    }
+    let r = report_of(runs);
+    assert_eq!(
+        r.mechanisms,
+        [Mechanism {
+            server: "apache-prefork".into(),
+            handler: "static".into(),
+            software: "Apache/2.4.71 (MPM prefork)".into(),
+            answered_by: "static file".into(),
+        }]
+    );
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("| server | handler | software | answered by |\n|---|---|---|---|\n| apache-prefork | static | Apache/2.4.71 (MPM prefork) | static file |\n"),
+        "{md}"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("<td class=\"l\">Apache/2.4.71 (MPM prefork)</td>"));
+}
+
 #[test]
 fn renders_html_and_markdown() {
     let r = report();
