@@ -410,7 +410,7 @@ fn head_refusals_that_keep_the_connection_are_framed() {
     let served = Served::start(&["--root", root.to_str().unwrap()]);
     let answer = served.exchange(
         b"HEAD /missing.txt HTTP/1.1\r\nHost: t\r\n\r\n\
-          HEAD /%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\n\r\n\
+          HEAD /..%2f..%2fetc/passwd HTTP/1.1\r\nHost: t\r\n\r\n\
           HEAD /bytes/x HTTP/1.1\r\nHost: t\r\n\r\n\
           GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
     );

@@ -84,13 +84,21 @@ impl Answer {
     /// `/vary` answers: the k-th has k mod (N + 1) bytes, so over any multiple of N + 1
     /// answers every length from 0 to N comes up equally often, across all the workers.
     pub fn of(head: &RequestHead, root: Option<&Path>, varied: &AtomicU64) -> Self {
-        let endpoint = match route::route(head.path, root.is_some()) {
+        // `/status/./500` is `/status/500`, as nginx resolves dot segments before it matches.
+        let path = route::remove_dot_segments(head.path);
+        let endpoint = match &path {
+            Ok(path) => route::route(path, root.is_some()),
+            Err(why) => Endpoint::Invalid(why),
+        };
+        let endpoint = match endpoint {
             Endpoint::Vary(n) => Endpoint::Bytes(varied.fetch_add(1, Ordering::Relaxed) % (n + 1)),
             endpoint => endpoint,
         };
-        let file = match (endpoint, root) {
-            (Endpoint::File, Some(root)) if matches!(head.method, Method::Get | Method::Head) => {
-                Some(files::open(root, head.path))
+        let file = match (endpoint, root, &path) {
+            (Endpoint::File, Some(root), Ok(path))
+                if matches!(head.method, Method::Get | Method::Head) =>
+            {
+                Some(files::open(root, path))
             }
             _ => None,
         };
@@ -126,6 +134,18 @@ impl Answer {
     /// more than [`MAX_ECHO`]. Known from `Content-Length` before the body is read.
     pub fn refuses_body_of(&self, len: u64) -> bool {
         self.endpoint == Endpoint::Echo && len > MAX_ECHO as u64
+    }
+
+    /// This answer is a refusal that no request body could change: 404 for a path with no
+    /// endpoint (no root), a file's 403 or 404, 405 for a method a file does not take, 400
+    /// for a bad parameter. A request that expects `100 Continue` gets it at once, without
+    /// the 100. (`/status/CODE` is no refusal: its status is what was asked for.)
+    pub fn refuses_any_body(&self) -> bool {
+        match self.endpoint {
+            Endpoint::NotFound | Endpoint::Invalid(_) => true,
+            Endpoint::File => !matches!(self.file, Some(Ok(_))),
+            _ => false,
+        }
     }
 
     /// The body read so far is already more than this answer takes: `/echo` past

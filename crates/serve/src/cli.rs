@@ -38,6 +38,14 @@ pub struct ServeCli {
     /// that sends nothing this long after it is accepted (nginx's client_header_timeout); 0: never
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
     pub header_timeout: Duration,
+    /// Answer 408 and close when nothing more of a request body has arrived this long
+    /// (between two reads; nginx's client_body_timeout); 0: never
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub body_timeout: Duration,
+    /// Close a connection whose client has taken nothing more of its answer this long (not
+    /// the whole answer's time; nginx's send_timeout); 0: never
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub send_timeout: Duration,
 }
 
 /// A timeout flag's value: a duration (`75s`, `500ms`, `2m`, a plain number of seconds) of
@@ -100,6 +108,8 @@ impl ServeCli {
         Timeouts {
             keepalive: given(self.keepalive_timeout),
             header: given(self.header_timeout),
+            body: given(self.body_timeout),
+            send: given(self.send_timeout),
         }
     }
 

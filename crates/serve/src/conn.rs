@@ -2,9 +2,10 @@
 //! may be pipelined), stream bodies, and end the connection the way the endpoint asks
 //! (keep it, close it gracefully, abort it with RST, or hold it without answering).
 //! Each call does as much as it can without blocking and says whether to keep the
-//! connection; the worker calls again on the next readiness event or timer, and asks
-//! now and then whether the connection has kept it waiting too long
-//! ([`Conn::overstayed`]).
+//! connection; the worker calls again on the next readiness event or timer, and now and
+//! then lets the connection look whether it has kept the server waiting too long
+//! ([`Conn::sweep`]): for a request head, the next request, more of a body, or the
+//! client to read its answer.
 
 use crate::answer::{self, Answer, Reply, Stream, Then, PIECE};
 use crate::body::BodyDecoder;
@@ -56,13 +57,17 @@ enum Phase {
     Lingering(Instant),
 }
 
-/// What a connection that has nothing to do is waiting for.
+/// What a connection that cannot go on by itself is waiting for from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
     /// The rest of a request head (or, on a new connection, its first byte).
     Head,
     /// The next request, on an idle keep-alive connection.
     NextRequest,
+    /// More of a request body.
+    Body,
+    /// Room in the socket for the rest of the output: the client to read.
+    Send,
 }
 
 /// What happens once all output has been sent.
@@ -91,10 +96,14 @@ pub struct Conn {
     /// Waiting to reset: the bytes the socket still held unacknowledged when last looked
     /// at, and when to reset all the same if that number has not fallen by then.
     reset_wait: Option<(usize, Instant)>,
-    /// Request heads read so far: the only bookkeeping a request does for the timeouts.
+    /// Request heads read so far, and bytes read and written: the only bookkeeping a
+    /// request (a read, a write) does for the timeouts; the sweep does the rest.
     requests: u64,
-    /// What [`Conn::overstayed`] last found the connection waiting for, with the count of
-    /// requests then, and since when (the first look that found it so).
+    bytes_in: u64,
+    bytes_out: u64,
+    /// What [`Conn::sweep`] last found the connection waiting for, with the count (of
+    /// requests, bytes read or bytes written) that ends the wait when it moves, and
+    /// since when (the first look that found it so).
     waiting: Option<(Wait, u64, Instant)>,
 }
 
@@ -115,6 +124,8 @@ impl Conn {
             wake_at: None,
             reset_wait: None,
             requests: 0,
+            bytes_in: 0,
+            bytes_out: 0,
             waiting: None,
         }
     }
@@ -152,42 +163,86 @@ impl Conn {
         self.drive(ctx)
     }
 
-    /// Whether the connection has kept the server waiting longer than `timeouts` allow:
-    /// idle after its answers (`keepalive`), or with a request head begun and not ended, or
-    /// none begun on a new connection (`header`). Called periodically: a wait is timed from
-    /// the first call that finds it, and ends when a request is read or the wait changes.
-    pub fn overstayed(&mut self, now: Instant, timeouts: &crate::Timeouts) -> bool {
+    /// Called periodically: whether the connection has kept the server waiting longer than
+    /// `timeouts` allow, and if so, end it as nginx would. Idle after its answers
+    /// (`keepalive`), with a request head begun and not ended or none begun on a new
+    /// connection (`header`): closed with nothing sent. Nothing more of a request body
+    /// (`body`): 408 and the close. Nothing of its answer taken by the client (`send`):
+    /// closed, the rest unsent. A wait is timed from the first call that finds it, and
+    /// ends when it changes or its count moves (a request read; for a body, any byte
+    /// read; for an answer, any byte the client acknowledged), so a timeout is never
+    /// early, and a request, a read or a write costs an addition, no timer.
+    pub fn sweep(&mut self, ctx: &Context, timeouts: &crate::Timeouts) -> Verdict {
         let Some(wait) = self.waiting_for() else {
             self.waiting = None;
-            return false;
-        };
-        let since = match self.waiting {
-            Some((seen, requests, since)) if seen == wait && requests == self.requests => since,
-            _ => {
-                self.waiting = Some((wait, self.requests, now));
-                now
-            }
+            return Verdict::Keep;
         };
         let limit = match wait {
             Wait::Head => timeouts.header,
             Wait::NextRequest => timeouts.keepalive,
+            Wait::Body => timeouts.body,
+            Wait::Send => timeouts.send,
         };
-        limit.is_some_and(|limit| now.saturating_duration_since(since) >= limit)
+        let Some(limit) = limit else {
+            self.waiting = None;
+            return Verdict::Keep;
+        };
+        let count = match wait {
+            Wait::Head | Wait::NextRequest => self.requests,
+            Wait::Body => self.bytes_in,
+            // What the client has taken: written, less what its kernel has yet to
+            // acknowledge. The socket may have room again only long after the client began
+            // to read (epoll calls it writable once a good part of it is free), and an
+            // acknowledgement shows every piece the client reads.
+            Wait::Send => self
+                .bytes_out
+                .wrapping_sub(unacknowledged(&self.stream) as u64),
+        };
+        let since = match self.waiting {
+            Some((seen, counted, since)) if seen == wait && counted == count => since,
+            _ => {
+                self.waiting = Some((wait, count, ctx.now));
+                ctx.now
+            }
+        };
+        let overstayed = ctx.now.saturating_duration_since(since) >= limit;
+        match (overstayed, wait) {
+            (false, _) => Verdict::Keep,
+            (true, Wait::Body) => self.time_out_body(ctx),
+            (true, _) => Verdict::Close,
+        }
     }
 
-    /// What the connection waits for from the client, if it has nothing else to do: no
-    /// answer to send, no body to read, no delay, stall or close under way.
+    /// What the connection waits for from the client, if it cannot go on by itself: the
+    /// client to read (output the socket would not take), more of a body, or a request.
+    /// A delay, a stall, a close or a reset under way waits for no one (the last two have
+    /// their own limit, [`LINGER`]).
     fn waiting_for(&self) -> Option<Wait> {
-        if !matches!(self.phase, Phase::Requests)
-            || self.after != After::Continue
-            || !self.output_done()
-        {
+        if !self.output_done() {
+            Some(Wait::Send)
+        } else if matches!(self.phase, Phase::Body(..)) {
+            Some(Wait::Body)
+        } else if !matches!(self.phase, Phase::Requests) || self.after != After::Continue {
             None
         } else if self.requests == 0 || !self.input.is_empty() {
             Some(Wait::Head)
         } else {
             Some(Wait::NextRequest)
         }
+    }
+
+    /// A body stopped coming: 408 with `Connection: close` (its text unless the request was
+    /// HEAD), then the close, which discards what may still come.
+    fn time_out_body(&mut self, ctx: &Context) -> Verdict {
+        let head_only = match &self.phase {
+            Phase::Body(_, answer) => answer.head_only,
+            _ => false,
+        };
+        self.phase = Phase::Requests;
+        self.waiting = None;
+        let reply = answer::refuse(408, head_only, ctx.date, &mut self.out);
+        self.follow(reply);
+        self.drive(ctx)
     }
 
     /// Send, parse and read until nothing more can be done now.
@@ -276,7 +331,10 @@ impl Conn {
         };
         match self.stream.read(space) {
             Ok(0) => self.peer_closed = true,
-            Ok(n) => self.input.filled(n),
+            Ok(n) => {
+                self.input.filled(n);
+                self.bytes_in = self.bytes_in.wrapping_add(n as u64);
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.readable = false;
                 return false;
@@ -299,6 +357,7 @@ impl Conn {
                     Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                     Ok(n) => {
                         self.sent += n;
+                        self.bytes_out = self.bytes_out.wrapping_add(n as u64);
                         progress = true;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -330,6 +389,7 @@ impl Conn {
                 match self.stream.write(answer::pattern_piece(*offset, len)) {
                     Ok(0) => Err(io::ErrorKind::WriteZero.into()),
                     Ok(n) => {
+                        self.bytes_out = self.bytes_out.wrapping_add(n as u64);
                         *offset += n as u64;
                         *left -= n as u64;
                         if *left == 0 {
@@ -362,7 +422,10 @@ impl Conn {
                     )
                 };
                 let n = match sent {
-                    n if n >= 0 => n as usize,
+                    n if n >= 0 => {
+                        self.bytes_out = self.bytes_out.wrapping_add(n as u64);
+                        n as usize
+                    }
                     _ => match io::Error::last_os_error() {
                         e if e.kind() == io::ErrorKind::WouldBlock => {
                             self.writable = false;
@@ -414,7 +477,7 @@ impl Conn {
         if self.after != After::Continue || self.pending_body.is_some() || backlog >= HIGH_WATER {
             return false;
         }
-        let (answer, framing, expect_continue, used) =
+        let (mut answer, framing, expect_continue, used) =
             match request::parse_head(self.input.unread()) {
                 Ok(None) => return false,
                 Ok(Some(head)) => {
@@ -447,6 +510,13 @@ impl Conn {
             Framing::Chunked => BodyDecoder::chunked(),
         };
         if expect_continue && !answer.http10 {
+            if answer.refuses_any_body() {
+                // An answer the body cannot change (404, 405, a bad parameter): the final
+                // status at once, without the 100 that would ask for the body (RFC 9110
+                // section 10.1.1), and the close, as the client may send the body or not.
+                answer.keep_alive = false;
+                return self.answer(answer, ctx);
+            }
             self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
         self.phase = Phase::Body(decoder, Box::new(answer));

@@ -50,7 +50,7 @@ pub struct ServeConfig {
     pub root: Option<PathBuf>,
     /// Worker threads, each with its own event loop; 0 means one per core.
     pub workers: usize,
-    /// How long a connection may keep the server waiting for a request.
+    /// How long a connection may keep the server waiting for a request, a body or a read.
     pub timeouts: Timeouts,
 }
 
@@ -69,26 +69,36 @@ impl Default for ServeConfig {
     }
 }
 
-/// How long a connection may keep the server waiting for a request before the server
-/// closes it (FIN, nothing sent), as nginx's `keepalive_timeout` (75 s) and
-/// `client_header_timeout` (60 s) do. `None` never times out. Connections are looked
-/// over a few times per timeout (at most once a second), not on every request, so a
-/// connection goes up to a quarter of its timeout (1 s at most) past it.
+/// How long a connection may keep the server waiting before the server gives up on it, as
+/// nginx's `keepalive_timeout` (75 s), `client_header_timeout` (60 s),
+/// `client_body_timeout` (60 s) and `send_timeout` (60 s) do. `None` never times out.
+/// Connections are looked over a few times per timeout (at most once a second), not on
+/// every request, so a connection goes up to a quarter of its timeout (2 s at most) past it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// An idle keep-alive connection: its answers sent, no next request begun.
+    /// An idle keep-alive connection: its answers sent, no next request begun. Closed
+    /// with nothing sent.
     pub keepalive: Option<Duration>,
     /// A request head not yet complete, counted from its first byte (on a new connection,
-    /// from the accept): a client that sends half a head, or nothing at all.
+    /// from the accept): a client that sends half a head, or nothing at all. Closed with
+    /// nothing sent.
     pub header: Option<Duration>,
+    /// A request body of which nothing more has arrived this long (between two reads, not
+    /// for the whole body): answered 408 with `Connection: close`, then closed.
+    pub body: Option<Duration>,
+    /// An answer of which the client has taken nothing this long (between two writes, not
+    /// for the whole answer): closed, the rest unsent.
+    pub send: Option<Duration>,
 }
 
 impl Default for Timeouts {
-    /// nginx's defaults: 75 s idle, 60 s for a request head.
+    /// nginx's defaults: 75 s idle, 60 s for a request head, a body and an answer.
     fn default() -> Self {
         Timeouts {
             keepalive: Some(Duration::from_secs(75)),
             header: Some(Duration::from_secs(60)),
+            body: Some(Duration::from_secs(60)),
+            send: Some(Duration::from_secs(60)),
         }
     }
 }
@@ -147,6 +157,8 @@ pub fn start(config: ServeConfig) -> Result<ServerHandle> {
     for (name, limit) in [
         ("keep-alive", timeouts.keepalive),
         ("request head", timeouts.header),
+        ("request body", timeouts.body),
+        ("send", timeouts.send),
     ] {
         if limit.is_some_and(|t| t.is_zero() || t > MAX_TIMEOUT) {
             return Err(Failure::usage(format!(

@@ -1,5 +1,9 @@
 //! Which endpoint a request path names, with its parameter checked against the bounds:
-//! the fixed endpoints that produce every outcome on purpose, then static files.
+//! the fixed endpoints that produce every outcome on purpose, then static files. Dot
+//! segments (`.`, `..`, also percent-encoded) are resolved first, as nginx resolves them
+//! before it matches a location.
+
+use std::borrow::Cow;
 
 /// The largest body `/bytes/N` sends: 1 GiB.
 pub const MAX_BYTES: u64 = 1 << 30;
@@ -80,6 +84,60 @@ pub fn route(path: &str, has_root: bool) -> Endpoint {
     }
 }
 
+/// What a path with a `..` above `/` gets (400, as nginx answers it).
+pub const ABOVE_THE_ROOT: &str = "the path goes above / with '..'";
+
+/// `path` (percent-encoded, without query) with its dot segments resolved (RFC 3986
+/// section 5.2.4): a `.` segment is dropped, a `..` drops the segment before it; `%2e`
+/// is a dot (RFC 3986 section 2.3: the same character). A path that ends in one keeps its
+/// final `/` (`/a/.` is `/a/`, `/a/b/..` is `/a/`). Nothing else changes: the rest stays
+/// encoded, and `//` stays. A `..` with nothing left to drop is an error (nginx answers
+/// 400). Borrowed, with no work beyond one look at each segment, when there is no dot
+/// segment.
+pub fn remove_dot_segments(path: &str) -> Result<Cow<'_, str>, &'static str> {
+    let Some(rest) = path.strip_prefix('/') else {
+        return Ok(Cow::Borrowed(path));
+    };
+    if !rest.split('/').any(|segment| dots(segment) > 0) {
+        return Ok(Cow::Borrowed(path));
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut segments = rest.split('/').peekable();
+    while let Some(segment) = segments.next() {
+        let last = segments.peek().is_none();
+        match dots(segment) {
+            0 => kept.push(segment),
+            1 => {}
+            _ => {
+                kept.pop().ok_or(ABOVE_THE_ROOT)?;
+            }
+        }
+        if last && dots(segment) > 0 {
+            kept.push("");
+        }
+    }
+    Ok(Cow::Owned(format!("/{}", kept.join("/"))))
+}
+
+/// 1 for a `.` segment, 2 for `..` (each dot may be `%2e` or `%2E`), else 0.
+fn dots(segment: &str) -> usize {
+    let mut rest = segment.as_bytes();
+    let mut count = 0;
+    while !rest.is_empty() && count <= 2 {
+        rest = match rest {
+            [b'.', tail @ ..] => tail,
+            [b'%', b'2', e, tail @ ..] if e.eq_ignore_ascii_case(&b'e') => tail,
+            _ => return 0,
+        };
+        count += 1;
+    }
+    if count > 2 || !rest.is_empty() {
+        0
+    } else {
+        count
+    }
+}
+
 /// A decimal number no larger than `max`.
 fn number(text: &str, max: u64) -> Option<u64> {
     if text.is_empty() || text.len() > 12 || !text.bytes().all(|b| b.is_ascii_digit()) {
@@ -132,6 +190,58 @@ mod tests {
         assert_eq!(route("/status/503", false), Endpoint::Status(503));
         assert!(matches!(route("/status/100", false), Endpoint::Invalid(_)));
         assert!(matches!(route("/status/600", false), Endpoint::Invalid(_)));
+    }
+
+    /// Dot segments go before routing, encoded or not; a trailing one keeps its `/`;
+    /// `..` above `/` is refused; paths without any are borrowed as they are.
+    #[test]
+    fn dot_segments_are_resolved() {
+        let resolved = |path| remove_dot_segments(path).map(Cow::into_owned);
+        for (path, expected) in [
+            ("/delay/../10", "/10"),
+            ("/sub/../", "/"),
+            ("/sub/..", "/"),
+            ("/status/./500", "/status/500"),
+            ("/status/%2e/500", "/status/500"),
+            ("/status/%2E/500", "/status/500"),
+            ("/x/%2e%2E/bytes/3", "/bytes/3"),
+            ("/x/.%2e/bytes/3", "/bytes/3"),
+            ("/x/%2e./echo", "/echo"),
+            ("/a/b/..", "/a/"),
+            ("/a.txt/.", "/a.txt/"),
+            ("/.", "/"),
+            ("/./", "/"),
+            ("/a//..", "/a/"),
+            ("/a/./b/../c%2fd", "/a/c%2fd"),
+        ] {
+            assert_eq!(resolved(path).as_deref(), Ok(expected), "{path}");
+        }
+        for path in ["/..", "/../x", "/a/../..", "/%2e%2e/etc/passwd", "/./.."] {
+            assert_eq!(resolved(path), Err(ABOVE_THE_ROOT), "{path}");
+        }
+        // Not dot segments: more dots, other bytes, an encoded slash, a bad escape.
+        for path in [
+            "/",
+            "/bytes/10",
+            "/...",
+            "/a/.b",
+            "/a./",
+            "/..%2f..%2fetc",
+            "/%2e%2e%2e",
+            "/%2",
+            "/%2g",
+            "*",
+            "/a//b",
+        ] {
+            assert!(
+                matches!(remove_dot_segments(path), Ok(Cow::Borrowed(p)) if p == path),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            route(&resolved("/status/./500").unwrap(), false),
+            Endpoint::Status(500)
+        );
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! One worker thread: its own event loop (mio) over its copy of every listening socket
 //! and the connections it accepted, plus the timers of `/delay` and of closing
-//! connections, and a periodic sweep that closes connections which have kept the server
-//! waiting too long (idle keep-alive, an unfinished request head). Workers share nothing
-//! but the stop flag, the static root, the timeouts and the `/vary` count.
+//! connections, and a periodic sweep that ends connections which have kept the server
+//! waiting too long (idle keep-alive, an unfinished request head, a body that stopped
+//! coming, an answer the client stopped reading). Workers share nothing but the stop
+//! flag, the static root, the timeouts and the `/vary` count.
 //!
-//! The sweep costs a request nothing: no timer is set or moved per request (a connection
-//! only counts its requests), and the sweep looks at every connection a few times per
-//! timeout (at most once a second).
+//! The sweep costs a request nothing: no timer is set or moved per request, read or write
+//! (a connection only counts its requests and the bytes it reads and writes), and the
+//! sweep looks at every connection a few times per timeout (at most once a second).
 //!
 //! Every worker watches the same listening sockets (duplicated descriptors), so whichever
 //! worker is free takes the next connection; this keeps the port's ownership in one socket
@@ -286,20 +287,26 @@ impl Worker {
             .min()
     }
 
-    /// Close every connection that has kept the server waiting longer than its timeout;
-    /// plan the next sweep while any connection is left.
+    /// End every connection that has kept the server waiting longer than its timeout
+    /// (a body that stopped coming gets its 408 first); plan the next sweep while any
+    /// connection is left.
     fn sweep(&mut self, now: Instant) {
         let timeouts = self.shared.timeouts;
         let mut left = false;
         for slot in 0..self.conns.entries.len() {
-            let Some((_, conn)) = self.conns.get(slot) else {
+            let ctx = Context {
+                now,
+                date: &self.date.text,
+                root: self.shared.root.as_deref(),
+                varied: &self.shared.varied,
+            };
+            let Some((serial, conn)) = self.conns.get(slot) else {
                 continue;
             };
-            if conn.overstayed(now, &timeouts) {
-                self.conns.remove(slot);
-            } else {
-                left = true;
-            }
+            let verdict = conn.sweep(&ctx, &timeouts);
+            let wake = conn.take_wake();
+            left |= verdict == Verdict::Keep;
+            self.settle(slot, serial, verdict, wake);
         }
         self.next_sweep = self.sweep_period.filter(|_| left).map(|p| now + p);
     }
@@ -412,10 +419,15 @@ impl Worker {
 /// How often to sweep for `timeouts`: an eighth of the shortest, from 1 ms to 1 s, so
 /// that a connection is closed less than a quarter of its timeout (and 2 s) past it.
 fn sweep_period(timeouts: &Timeouts) -> Option<Duration> {
-    let shortest = [timeouts.keepalive, timeouts.header]
-        .into_iter()
-        .flatten()
-        .min()?;
+    let shortest = [
+        timeouts.keepalive,
+        timeouts.header,
+        timeouts.body,
+        timeouts.send,
+    ]
+    .into_iter()
+    .flatten()
+    .min()?;
     Some((shortest / 8).clamp(Duration::from_millis(1), Duration::from_secs(1)))
 }
 
@@ -437,6 +449,8 @@ mod tests {
             sweep_period(&Timeouts {
                 keepalive: keepalive.map(Duration::from_millis),
                 header: header.map(Duration::from_millis),
+                body: None,
+                send: None,
             })
         };
         assert_eq!(
@@ -450,5 +464,24 @@ mod tests {
         assert_eq!(period(None, Some(400)), Some(Duration::from_millis(50)));
         assert_eq!(period(Some(2), None), Some(Duration::from_millis(1)));
         assert_eq!(period(None, None), None);
+        // The body and send timeouts count as well.
+        let timeouts = |body: Option<u64>, send: Option<u64>| Timeouts {
+            keepalive: None,
+            header: None,
+            body: body.map(Duration::from_millis),
+            send: send.map(Duration::from_millis),
+        };
+        assert_eq!(
+            sweep_period(&timeouts(Some(300), None)),
+            Some(Duration::from_micros(37_500))
+        );
+        assert_eq!(
+            sweep_period(&timeouts(Some(60_000), Some(800))),
+            Some(Duration::from_millis(100))
+        );
+        assert_eq!(
+            sweep_period(&Timeouts::default()),
+            Some(Duration::from_secs(1))
+        );
     }
 }

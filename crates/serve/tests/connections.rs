@@ -198,11 +198,24 @@ fn static_files_under_root() {
             404,
             "a directory without index.html"
         );
-        for escape in [
-            "/../outside/secret.txt",
-            "/sub/%2e%2e/%2e%2e/etc/passwd",
-            "/link.txt",
-        ] {
+        // Dot segments are resolved before the look-up, as nginx resolves them (a `..`
+        // segment got 403); one that would go above the root is 400, as nginx has it.
+        assert_eq!(get(addr, "/sub/../sub/./style.css").body, b"p{}");
+        assert_eq!(get(addr, "/sub/%2e%2E/index.html").body, b"<p>home</p>");
+        for escape in ["/../outside/secret.txt", "/sub/%2e%2e/%2e%2e/etc/passwd"] {
+            let r = get(addr, escape);
+            assert_eq!(
+                (r.status, r.body.as_slice()),
+                (
+                    400,
+                    &b"400 Bad Request: the path goes above / with '..'\n"[..]
+                ),
+                "{escape}"
+            );
+        }
+        // An encoded `/` does not make a segment (it stays in the name, and the name
+        // has a `..` in it), and a link out of the root is no way out either.
+        for escape in ["/sub/..%2f..%2f..%2fetc/passwd", "/link.txt"] {
             let r = get(addr, escape);
             assert_eq!(r.status, 403, "{escape}");
             assert!(!r.body.starts_with(b"secret"));

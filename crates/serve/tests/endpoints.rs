@@ -322,3 +322,156 @@ fn head_has_fields_but_no_body() {
     let r = client.response(false);
     assert_eq!(r.body, b"a", "HEAD must not have sent a body");
 }
+
+/// The exact bytes of everything until the server closes, the `Date` field's value as
+/// `<date>`.
+fn until_closed(client: &mut Client) -> String {
+    let text = String::from_utf8(client.rest().expect("a close, not a reset")).unwrap();
+    match text.find("\r\nDate: ") {
+        Some(at) => format!("{}<date>{}", &text[..at + 8], &text[at + 8 + 29..]),
+        None => text,
+    }
+}
+
+/// A final answer as serve sends it with `Connection: close`, with `extra` fields.
+fn closing_answer(status: &str, extra: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nServer: dualbench/{}\r\nDate: <date>\r\n\
+         Content-Type: text/plain\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
+        env!("CARGO_PKG_VERSION"),
+        body.len()
+    )
+}
+
+/// `Expect: 100-continue` on a request the server refuses whatever its body: the final
+/// status at once, no `100 Continue` (RFC 9110 section 10.1.1; a 405 got the 100 and
+/// then waited for the body), `Connection: close`, then the close, also when the body
+/// comes after all. HTTP/1.0 knows no 100; answers that take a body still get their 100.
+#[test]
+fn expect_continue_on_a_refusal_gets_the_refusal_alone() {
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    let expect = "Host: t\r\nExpect: 100-continue\r\n";
+    for (request, answer) in [
+        (
+            format!("POST /nothing HTTP/1.1\r\n{expect}Content-Length: 5\r\n\r\n"),
+            closing_answer("404 Not Found", "", "404 Not Found\n"),
+        ),
+        (
+            format!("PUT /bytes/x HTTP/1.1\r\n{expect}Transfer-Encoding: chunked\r\n\r\n"),
+            closing_answer(
+                "400 Bad Request",
+                "",
+                "400 Bad Request: /bytes/N needs N from 0 to 1073741824\n",
+            ),
+        ),
+        // The body sent at once all the same (the client need not wait): discarded.
+        (
+            format!("POST /x/../nothing HTTP/1.1\r\n{expect}Content-Length: 5\r\n\r\nhello"),
+            closing_answer("404 Not Found", "", "404 Not Found\n"),
+        ),
+    ] {
+        let mut client = Client::connect(addr);
+        client.send(request.as_bytes());
+        assert_eq!(until_closed(&mut client), answer, "{request}");
+    }
+    // Taken by the endpoint (even `/status/404`: a status asked for, no refusal): 100
+    // first, then the answer, and the connection goes on.
+    for path in ["/bytes/3", "/status/404"] {
+        let mut client = Client::connect(addr);
+        client
+            .send(format!("POST {path} HTTP/1.1\r\n{expect}Content-Length: 2\r\n\r\n").as_bytes());
+        assert_eq!(client.response(true).status, 100, "{path}");
+        client.send(b"ok");
+        let r = client.response(false);
+        assert_eq!(
+            (r.length(), r.field("connection")),
+            (Some(r.body.len()), None)
+        );
+        client.send(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(client.response(false).body, b"a", "{path}");
+    }
+}
+
+/// With a root: a method a file does not take (405, with `Allow`), a missing file and a
+/// path out of the root, each with a body expected, are refused at once without a 100.
+#[test]
+fn expect_continue_on_a_refused_file_gets_the_refusal_alone() {
+    let root = common::temp_dir("sv-expect");
+    std::fs::write(root.join("index.html"), b"<p>home</p>").unwrap();
+    let server = loopback_server(Some(root.clone()));
+    let addr = server.addrs()[0];
+    for (request, answer) in [
+        (
+            "PUT /index.html HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n",
+            closing_answer("405 Method Not Allowed", "Allow: GET, HEAD\r\n", "405 Method Not Allowed\n"),
+        ),
+        (
+            "GET /missing.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n",
+            closing_answer("404 Not Found", "", "404 Not Found\n"),
+        ),
+        (
+            "POST /%2e%2e/etc/passwd HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n",
+            closing_answer("400 Bad Request", "", "400 Bad Request: the path goes above / with '..'\n"),
+        ),
+        // HEAD: the same head, no text.
+        (
+            "HEAD /missing.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n",
+            closing_answer("404 Not Found", "", "404 Not Found\n").replace("\r\n\r\n404 Not Found\n", "\r\n\r\n"),
+        ),
+    ] {
+        let mut client = Client::connect(addr);
+        client.send(request.as_bytes());
+        assert_eq!(until_closed(&mut client), answer, "{request}");
+    }
+    // Without `Expect`, a refusal still reads the body and keeps the connection.
+    let mut client = Client::connect(addr);
+    client.send(b"PUT /index.html HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nHost: t\r\n\r\n");
+    let r = client.response(false);
+    assert_eq!((r.status, r.field("connection")), (405, None));
+    assert_eq!(client.response(false).body, b"<p>home</p>");
+    drop(server);
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+/// Dot segments, plain or percent-encoded, are resolved before routing, as nginx resolves
+/// them before matching a location: `/delay/../10` is `/10`, `/status/./500` is
+/// `/status/500` (both were a 400 for a bad parameter); `..` above `/` is 400.
+#[test]
+fn dot_segments_are_resolved_before_routing() {
+    let server = loopback_server(None);
+    let addr = server.addrs()[0];
+    for (path, status, body) in [
+        ("/delay/../10", 404, &b"404 Not Found\n"[..]),
+        ("/sub/../", 200, INDEX_PAGE),
+        ("/sub/%2E%2e", 200, INDEX_PAGE),
+        ("/status/./500", 500, b"500 Internal Server Error\n"),
+        ("/status/%2e/503", 503, b"503 Service Unavailable\n"),
+        ("/x/y/../../bytes/./5", 200, b"abcde"),
+        ("/delay/10/../../delay/./20", 200, b"delayed 20 ms\n"),
+        (
+            "/..",
+            400,
+            b"400 Bad Request: the path goes above / with '..'\n",
+        ),
+        (
+            "/bytes/../../3",
+            400,
+            b"400 Bad Request: the path goes above / with '..'\n",
+        ),
+        // Not a dot segment: three dots, a dot in a name.
+        (
+            "/status/.../500",
+            400,
+            b"400 Bad Request: /status/CODE needs CODE from 200 to 599\n",
+        ),
+        (
+            "/bytes/.5",
+            400,
+            b"400 Bad Request: /bytes/N needs N from 0 to 1073741824\n",
+        ),
+    ] {
+        let r = get(addr, path);
+        assert_eq!((r.status, r.body.as_slice()), (status, body), "{path}");
+    }
+}
