@@ -1,5 +1,5 @@
-//! The document `dualbench run --format json` prints (schema "dualbench.run/1", CONTRACTS.md
-//! section 1), read into our own types. Only the fields experiments store or report are
+//! The document `dualbench run --format json` prints (schema "dualbench.run/1",
+//! docs/json-schema.md), read into our own types. Only the fields experiments store or report are
 //! required; unknown fields are ignored so that additions to the schema do not break us.
 
 use dualbench_common::{Failure, Result};

@@ -4,7 +4,7 @@
 //! touches the system; every mistake is reported as `FILE:LINE:COL: key 'K': what is wrong`
 //! before anything is created.
 
-use crate::units::{self, Micros, Ppm, Queue, Rate};
+use crate::units::{self, BurstLoss, Micros, Ppm, Queue, Rate};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -82,6 +82,9 @@ pub struct Shaping {
     pub delay: Option<Micros>,
     pub jitter: Option<Micros>,
     pub loss: Option<Ppm>,
+    /// Gilbert–Elliott loss instead of `loss` (a direction has one loss model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_loss: Option<BurstLoss>,
     /// Jitter never reorders frames (the wire's `keep_order`); otherwise a frame may
     /// overtake one sent before it whenever their delays differ by more than their gap.
     #[serde(default)]
@@ -94,6 +97,7 @@ impl Shaping {
         self.delay.is_some_and(|d| d.0 > 0)
             || self.jitter.is_some_and(|j| j.0 > 0)
             || self.loss.is_some_and(|l| l.0 > 0)
+            || self.burst_loss.is_some_and(|b| b.loses())
     }
 
     pub fn is_shaped(&self) -> bool {
@@ -206,6 +210,7 @@ struct RawShaping {
     delay: Option<Spanned<String>>,
     jitter: Option<Spanned<String>>,
     loss: Option<Spanned<String>>,
+    burst_loss: Option<Spanned<String>>,
     keep_order: Option<Spanned<bool>>,
 }
 
@@ -220,6 +225,7 @@ struct RawLink {
     delay: Option<Spanned<String>>,
     jitter: Option<Spanned<String>>,
     loss: Option<Spanned<String>>,
+    burst_loss: Option<Spanned<String>>,
     keep_order: Option<Spanned<bool>>,
     a_to_b: Option<RawShaping>,
     b_to_a: Option<RawShaping>,
@@ -231,7 +237,16 @@ struct RawService {
     host: Spanned<String>,
     name: Spanned<String>,
     command: Spanned<RawCommand>,
-    ready: Option<Spanned<i64>>,
+    ready: Option<Spanned<RawReady>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawReady {
+    Port(i64),
+    Text(String),
+    /// Any other TOML value (`80.0`, `true`, `[80]`): refused in words, not serde's.
+    Other(serde::de::IgnoredAny),
 }
 
 #[derive(Deserialize)]
@@ -392,6 +407,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
             "rate" => Some("\"100Mbit\""),
             "delay" | "jitter" => Some("\"20ms\""),
             "loss" => Some("\"0.1%\""),
+            "burst_loss" => Some("\"1%,30%,0%,100%\""),
             _ => None,
         };
         if let (true, Some(example)) = (message.ends_with("expected a string"), example) {
@@ -589,6 +605,7 @@ fn link(
         delay: raw.delay.clone(),
         jitter: raw.jitter.clone(),
         loss: raw.loss.clone(),
+        burst_loss: raw.burst_loss.clone(),
         keep_order: raw.keep_order.clone(),
     };
     let base = shaping(check, &both, &raw.queue, "")?;
@@ -623,7 +640,18 @@ fn over(
         queue: own.queue.or(base.queue),
         delay: own.delay.or(base.delay),
         jitter: own.jitter.or(base.jitter),
-        loss: own.loss.or(base.loss),
+        // `loss` and `burst_loss` are one setting, the loss model: a direction that names
+        // either replaces the link's, whichever it was.
+        loss: if own.loss.is_some() || own.burst_loss.is_some() {
+            own.loss
+        } else {
+            base.loss
+        },
+        burst_loss: if own.loss.is_some() || own.burst_loss.is_some() {
+            own.burst_loss
+        } else {
+            base.burst_loss
+        },
         keep_order: raw
             .keep_order
             .as_ref()
@@ -672,8 +700,16 @@ fn shaping(
         delay: check.value(&raw.delay, &key("delay"), units::parse_duration)?,
         jitter: check.value(&raw.jitter, &key("jitter"), units::parse_duration)?,
         loss: check.value(&raw.loss, &key("loss"), units::parse_loss)?,
+        burst_loss: check.value(&raw.burst_loss, &key("burst_loss"), units::parse_burst_loss)?,
         keep_order: raw.keep_order.as_ref().is_some_and(|k| *k.get_ref()),
     };
+    if let (Some(_), Some(b)) = (&raw.loss, &raw.burst_loss) {
+        return Err(check.at(
+            b.span(),
+            &key("burst_loss"),
+            "loss and burst_loss are two loss models and a link direction has one: give either loss (independent) or burst_loss (Gilbert-Elliott)",
+        ));
+    }
     if let (Some(j), true) = (
         &raw.jitter,
         prefix.is_empty() && jitter_without_delay(&shaping),
@@ -743,16 +779,9 @@ fn services(
         }
         let ready = match &s.ready {
             None => None,
-            Some(port) => match u16::try_from(*port.get_ref()) {
-                Ok(p) if p > 0 => Some(p),
-                _ => {
-                    return Err(check.at(
-                        port.span(),
-                        "ready",
-                        format!("{} is not a TCP port: use 1 to 65535", port.get_ref()),
-                    ))
-                }
-            },
+            Some(port) => {
+                Some(ready_port(port.get_ref()).map_err(|m| check.at(port.span(), "ready", m))?)
+            }
         };
         services.push(Service {
             node,
@@ -762,6 +791,22 @@ fn services(
         });
     }
     Ok(services)
+}
+
+/// A service's `ready` port: a whole number 1..=65535, written without quotes. A wrong type
+/// used to be serde's `invalid type: string "80", expected i64`, which said not what to write.
+fn ready_port(raw: &RawReady) -> Result<u16, String> {
+    let how = "write the port as a number without quotes, like ready = 80";
+    match raw {
+        RawReady::Port(n) => match u16::try_from(*n) {
+            Ok(p) if p > 0 => Ok(p),
+            _ => Err(format!("{n} is not a TCP port: use 1 to 65535")),
+        },
+        RawReady::Text(t) => Err(format!("\"{t}\" is a string: {how}")),
+        RawReady::Other(_) => Err(format!(
+            "a ready port is a whole number from 1 to 65535: {how}"
+        )),
+    }
 }
 
 mod sysctl;

@@ -26,7 +26,7 @@ impl fmt::Display for Emulator {
     }
 }
 
-/// The link spec of CONTRACTS.md section 3 for the emulated parts:
+/// The link spec of docs/wire.md for the emulated parts:
 /// `delay=40ms,jitter=2ms,keep_order,loss=0.1%`.
 pub fn wire_spec(shaping: &Shaping) -> String {
     let mut parts = Vec::new();
@@ -42,6 +42,9 @@ pub fn wire_spec(shaping: &Shaping) -> String {
     if let Some(l) = shaping.loss {
         parts.push(format!("loss={l}"));
     }
+    if let Some(b) = shaping.burst_loss {
+        parts.push(format!("burst_loss={b}"));
+    }
     parts.join(",")
 }
 
@@ -49,7 +52,9 @@ fn words(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|s| s.to_string()).collect()
 }
 
-/// netem's arguments: `netem delay 40ms 2ms loss 0.1% limit N`.
+/// netem's arguments: `netem delay 40ms 2ms loss 0.1% limit N`; a burst loss
+/// `p,r,h,k` becomes `loss gemodel p r 1-h 1-k` (netem takes loss probabilities per
+/// state, the wire and the topology file delivery ones).
 fn netem_args(shaping: &Shaping) -> Vec<String> {
     let mut args = words(&["netem"]);
     if let Some(d) = shaping.delay {
@@ -60,6 +65,9 @@ fn netem_args(shaping: &Shaping) -> Vec<String> {
     }
     if let Some(l) = shaping.loss {
         args.extend(["loss".into(), l.to_string()]);
+    }
+    if let Some(b) = shaping.burst_loss {
+        args.extend(b.netem_args());
     }
     if let Some(q) = shaping.queue {
         let packets = match q {
@@ -155,6 +163,7 @@ mod tests {
         delay: Some(Micros(40_000)),
         jitter: Some(Micros(2_000)),
         loss: Some(Ppm(1_000)),
+        burst_loss: None,
         keep_order: false,
     };
 
@@ -185,6 +194,40 @@ mod tests {
             lines(tc_commands("eth2", Shaper::Htb, &no_rate, true)),
             ["qdisc add dev eth2 root handle 1: netem delay 40ms 2ms loss 0.1% limit 100"]
         );
+    }
+
+    /// A burst loss is netem's `loss gemodel p r 1-h 1-k`: h and k are delivery
+    /// probabilities in the topology file (as for the wire), loss ones for netem.
+    #[test]
+    fn burst_loss_goes_to_netem_as_loss_probabilities_and_to_the_wire_as_given() {
+        let burst = Shaping {
+            loss: None,
+            burst_loss: Some(crate::units::parse_burst_loss("1%,30%,10%,99.5%").unwrap()),
+            ..SHAPED
+        };
+        assert_eq!(
+            lines(tc_commands("eth1", Shaper::Htb, &burst, true)),
+            [
+                "qdisc add dev eth1 root handle 1: htb default 1",
+                "class add dev eth1 parent 1: classid 1:1 htb rate 100mbit ceil 100mbit",
+                "qdisc add dev eth1 parent 1:1 handle 10: netem delay 40ms 2ms loss gemodel 1% 30% 90% 0.5% limit 100",
+            ]
+        );
+        assert_eq!(
+            wire_spec(&burst),
+            "delay=40ms,jitter=2ms,burst_loss=1%,30%,10%,99.5%"
+        );
+        // Burst loss alone is emulated too (by netem, or else the wire).
+        let alone = Shaping {
+            burst_loss: burst.burst_loss,
+            ..Shaping::default()
+        };
+        assert!(alone.needs_emulation());
+        assert_eq!(
+            lines(tc_commands("eth2", Shaper::Htb, &alone, true)),
+            ["qdisc add dev eth2 root handle 1: netem loss gemodel 1% 30% 90% 0.5%"]
+        );
+        assert_eq!(wire_spec(&alone), "burst_loss=1%,30%,10%,99.5%");
     }
 
     #[test]

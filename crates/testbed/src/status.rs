@@ -52,19 +52,25 @@ pub fn describe(shaping: &Shaping, shaper: Shaper, emulator: Option<Emulator>) -
 }
 
 /// The parts netem or the wire does: `["delay 40ms", "jitter 2ms", "keep_order", "loss 0.1%"]`.
+/// A part set to zero (`loss = "0%"` to take the link's loss away in one direction) does
+/// nothing and is left out: `up` said `loss 0% b -> a by the userspace wire` of a direction
+/// the wire was not even given.
 fn emulated_parts(shaping: &Shaping) -> Vec<String> {
     let mut parts = Vec::new();
-    if let Some(d) = shaping.delay {
+    if let Some(d) = shaping.delay.filter(|d| d.0 > 0) {
         parts.push(format!("delay {d}"));
     }
-    if let Some(j) = shaping.jitter {
+    if let Some(j) = shaping.jitter.filter(|j| j.0 > 0) {
         parts.push(format!("jitter {j}"));
     }
     if shaping.keeps_order() {
         parts.push("keep_order".into());
     }
-    if let Some(l) = shaping.loss {
+    if let Some(l) = shaping.loss.filter(|l| l.0 > 0) {
         parts.push(format!("loss {l}"));
+    }
+    if let Some(b) = shaping.burst_loss.filter(|b| b.loses()) {
+        parts.push(format!("burst_loss {b}"));
     }
     parts
 }
@@ -355,6 +361,19 @@ mod tests {
             wire_notice(&wired(plain, wan), "x").as_deref(),
             Some("link 2 (r1 <-> server): delay 40ms loss 0.1% server -> r1 by the userspace wire in namespace db-wan-wire2, not netem (x)")
         );
+        // A direction whose loss is taken away (`loss = "0%"`) is not the wire's work.
+        let lossless = Shaping {
+            loss: Some(Ppm(0)),
+            ..plain
+        };
+        assert_eq!(
+            wire_notice(&wired(wan, lossless), "x").as_deref(),
+            Some("link 2 (r1 <-> server): delay 40ms loss 0.1% r1 -> server by the userspace wire in namespace db-wan-wire2, not netem (x)")
+        );
+        assert_eq!(
+            describe(&lossless, Shaper::Htb, Some(Emulator::Wire)),
+            "rate 100mbit (htb)"
+        );
         let netem = LinkLayout {
             emulator: Some(Emulator::Netem),
             wire_namespace: None,
@@ -519,6 +538,7 @@ mod tests {
             delay: Some(Micros(40_000)),
             jitter: None,
             loss: Some(Ppm(1_000)),
+            burst_loss: None,
             keep_order: false,
         };
         assert_eq!(

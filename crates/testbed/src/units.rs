@@ -1,8 +1,8 @@
 //! Quantities in a topology file, parsed from text and checked for sense: link rates
-//! (`"100Mbit"`), queue limits (`100` packets or `"64kB"`), durations (`"40ms"`) and loss
-//! (`"0.1%"`). The key names and units are those of the link spec shared with
-//! `dualbench wire` (CONTRACTS.md section 3); this module parses them itself so the testbed
-//! does not depend on the wire crate.
+//! (`"100Mbit"`), queue limits (`100` packets or `"64kB"`), durations (`"40ms"`), loss
+//! (`"0.1%"`) and Gilbert–Elliott burst loss (`"1%,30%,0%,100%"`). The key names and units
+//! are those of the link spec shared with `dualbench wire` (docs/wire.md, "Link spec"); this
+//! module parses them itself so the testbed does not depend on the wire crate.
 
 use dualbench_common::link::{MAX_DELAY_NS, MAX_DELAY_WHY};
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,64 @@ pub struct Micros(pub u64);
 /// A probability in parts per million (loss), so it prints back exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ppm(pub u64);
+
+/// Gilbert–Elliott burst loss, as the wire's `burst_loss=p,r,h,k`: p = P(good → bad),
+/// r = P(bad → good), h = P(deliver | bad), k = P(deliver | good), each in parts per million.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BurstLoss {
+    pub p: Ppm,
+    pub r: Ppm,
+    pub h: Ppm,
+    pub k: Ppm,
+}
+
+impl BurstLoss {
+    /// Whether any frame can be lost: in the good state (k below 100%), or in a bad state
+    /// the chain can reach (p above 0) that loses (h below 100%).
+    pub fn loses(&self) -> bool {
+        self.k.0 < 1_000_000 || (self.p.0 > 0 && self.h.0 < 1_000_000)
+    }
+
+    /// netem's arguments for it, `loss gemodel p r 1-h 1-k`: netem takes the loss
+    /// probabilities in the bad and the good state where the wire takes delivery ones.
+    pub fn netem_args(&self) -> [String; 6] {
+        let lost = |deliver: Ppm| Ppm(1_000_000 - deliver.0).to_string();
+        [
+            "loss".into(),
+            "gemodel".into(),
+            self.p.to_string(),
+            self.r.to_string(),
+            lost(self.h),
+            lost(self.k),
+        ]
+    }
+}
+
+impl fmt::Display for BurstLoss {
+    /// The wire's spelling: `1%,30%,0%,100%`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{},{},{}", self.p, self.r, self.h, self.k)
+    }
+}
+
+/// `"1%,30%,0%,100%"`: four percentages p, r, h, k, each as a loss is written.
+pub fn parse_burst_loss(text: &str) -> Result<BurstLoss, String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let [p, r, h, k] = parts[..] else {
+        return Err(format!(
+            "'{text}' is not a burst loss: write four percentages p,r,h,k (P(good to bad), P(bad to good), P(deliver | bad), P(deliver | good)), like \"1%,30%,0%,100%\""
+        ));
+    };
+    let one = |name: &str, part: &str| {
+        parse_percent(part, name).map_err(|m| format!("burst loss '{text}': {m}"))
+    };
+    Ok(BurstLoss {
+        p: one("p", p)?,
+        r: one("r", r)?,
+        h: one("h", h)?,
+        k: one("k", k)?,
+    })
+}
 
 /// Split `"100Mbit"` into `(100.0, "Mbit")`.
 fn split_number(text: &str) -> Option<(f64, &str)> {
@@ -146,22 +204,31 @@ pub fn parse_duration(text: &str) -> Result<Micros, String> {
 /// `"0.1%"`, between 0 and 100%, in steps of 0.0001% (one part per million). As in
 /// `dualbench wire`, the `%` is required: a bare `"1"` could mean 1% or 100%.
 pub fn parse_loss(text: &str) -> Result<Ppm, String> {
-    let bad = || format!("'{text}' is not a loss rate: write it like \"0.1%\"");
+    parse_percent(text, "loss")
+}
+
+/// A percentage as [`parse_loss`] reads it; `what` names it in errors (`loss`, or `p` of
+/// a burst loss).
+fn parse_percent(text: &str, what: &str) -> Result<Ppm, String> {
+    let bad = || match what {
+        "loss" => format!("'{text}' is not a loss rate: write it like \"0.1%\""),
+        _ => format!("{what} '{text}' is not a percentage: write it like \"30%\""),
+    };
     let (number, unit) = split_digits(text).ok_or_else(bad)?;
     match unit {
         "%" => {}
         "" => {
             return Err(format!(
-                "loss '{text}' has no '%': write a percentage, like \"{number}%\""
+                "{what} '{text}' has no '%': write a percentage, like \"{number}%\""
             ))
         }
         _ => return Err(bad()),
     }
-    let impossible = || format!("loss '{text}' is impossible: it must be between 0% and 100%");
+    let impossible = || format!("{what} '{text}' is impossible: it must be between 0% and 100%");
     let ppm = exact(number, 10_000)
         .ok_or_else(impossible)?
         .ok_or_else(|| {
-            format!("loss '{text}' is finer than the testbed's resolution of 0.0001%: round it to at most four decimals")
+            format!("{what} '{text}' is finer than the testbed's resolution of 0.0001%: round it to at most four decimals")
         })?;
     if ppm > 1_000_000 {
         return Err(impossible());
@@ -271,6 +338,60 @@ mod tests {
         assert!(parse_rate("0Mbit").unwrap_err().contains("impossible"));
         assert!(parse_rate("900Gbit").unwrap_err().contains("impossible"));
         assert!(parse_rate("fast").unwrap_err().contains("not a rate"));
+    }
+
+    /// burst_loss takes delivery probabilities h and k, netem's gemodel loss ones: the
+    /// netem words are 1-h and 1-k, exactly.
+    #[test]
+    fn burst_loss_parses_prints_back_and_turns_into_netem_loss_probabilities() {
+        let b = parse_burst_loss("1%,30%,0%,100%").unwrap();
+        assert_eq!(
+            b,
+            BurstLoss {
+                p: Ppm(10_000),
+                r: Ppm(300_000),
+                h: Ppm(0),
+                k: Ppm(1_000_000)
+            }
+        );
+        assert_eq!(b.to_string(), "1%,30%,0%,100%");
+        assert_eq!(
+            b.netem_args(),
+            ["loss", "gemodel", "1%", "30%", "100%", "0%"]
+        );
+        let b = parse_burst_loss("0.1%, 14.5%, 20%, 99.9999%").unwrap();
+        assert_eq!(b.to_string(), "0.1%,14.5%,20%,99.9999%");
+        assert_eq!(
+            b.netem_args(),
+            ["loss", "gemodel", "0.1%", "14.5%", "80%", "0.0001%"]
+        );
+        assert!(b.loses());
+        // Nothing lost: every state delivers, or the lossy one is never reached.
+        assert!(!parse_burst_loss("5%,30%,100%,100%").unwrap().loses());
+        assert!(!parse_burst_loss("0%,30%,0%,100%").unwrap().loses());
+        assert!(parse_burst_loss("0%,30%,0%,99%").unwrap().loses());
+        assert_eq!(
+            parse_burst_loss("1%,30%"),
+            Err("'1%,30%' is not a burst loss: write four percentages p,r,h,k (P(good to bad), P(bad to good), P(deliver | bad), P(deliver | good)), like \"1%,30%,0%,100%\"".into())
+        );
+        assert_eq!(
+            parse_burst_loss("1%,30,0%,100%"),
+            Err(
+                "burst loss '1%,30,0%,100%': r '30' has no '%': write a percentage, like \"30%\""
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse_burst_loss("1%,30%,0%,101%"),
+            Err("burst loss '1%,30%,0%,101%': k '101%' is impossible: it must be between 0% and 100%".into())
+        );
+        assert_eq!(
+            parse_burst_loss("x,30%,0%,100%"),
+            Err(
+                "burst loss 'x,30%,0%,100%': p 'x' is not a percentage: write it like \"30%\""
+                    .into()
+            )
+        );
     }
 
     #[test]

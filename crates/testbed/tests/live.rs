@@ -258,3 +258,83 @@ fn down_during_up_interrupts_the_up_and_says_so() {
         "the state directory is left"
     );
 }
+
+/// A link's `burst_loss` (Gilbert–Elliott: p = 1% into the bad state, r = 30% out of it,
+/// h = 0% delivered there, k = 100% in the good state) loses p / (p + r) = 3.2% of the
+/// frames, in bursts; the reverse direction, `loss = "0%"`, none. On a kernel with netem
+/// it is netem's `loss gemodel 1% 30% 100% 0%`, else the wire's; the sink counts the
+/// datagrams that did not arrive, and the wire (when it is the one) the ones it dropped.
+#[test]
+fn burst_loss_loses_its_share_of_frames_in_one_direction_only() {
+    let Some(bin) = binary().filter(|_| is_root()) else {
+        eprintln!("skipped: needs root and the dualbench binary (DUALBENCH_BIN)");
+        return;
+    };
+    let topology =
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n\
+                    burst_loss = \"1%,30%,0%,100%\"\nb_to_a = { loss = \"0%\" }\n";
+    let bed = Bed::new(bin.clone(), "lb", topology);
+    bed.up();
+    let sink_out = bed.root.join("sink.json");
+    let script = bed.root.join("flows.mgn");
+    // 20,000 datagrams of 100 bytes in 2 s.
+    std::fs::write(
+        &script,
+        "0.0 ON 1 UDP DST 198.18.1.2/5000 PERIODIC [10000 100]\n2.0 OFF 1\n",
+    )
+    .unwrap();
+    let sink = bed
+        .testbed("exec")
+        .args(["b", "--"])
+        .arg(&bin)
+        .args([
+            "traffic",
+            "sink",
+            "--listen",
+            "198.18.1.2:5000",
+            "--duration",
+            "4",
+            "-o",
+        ])
+        .arg(&sink_out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let send = bed
+        .testbed("exec")
+        .args(["a", "--"])
+        .arg(&bin)
+        .args(["traffic", "send"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(send.status.success(), "send: {}", text(&send.stderr));
+    let sink = sink.wait_with_output().unwrap();
+    assert!(sink.status.success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sink_out).unwrap()).unwrap();
+    let loss = &summary["flows"][0]["loss"];
+    let (expected, lost) = (
+        loss["expected"].as_u64().unwrap(),
+        loss["lost"].as_u64().unwrap(),
+    );
+    assert!(expected >= 19_900, "{summary}");
+    let share = lost as f64 / expected as f64;
+    eprintln!("burst_loss 1%,30%,0%,100%: {lost} of {expected} datagrams lost");
+    // p / (p + r) = 3.23%; about 190 bursts of 3.3 frames on average.
+    assert!((0.020..0.046).contains(&share), "{lost} of {expected} lost");
+    let stats = bed.root.join(&bed.name).join("wire1.json");
+    if let Ok(json) = std::fs::read_to_string(&stats) {
+        // The wire writes its counters every second: wait for the last frames.
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        let json = std::fs::read_to_string(&stats).unwrap_or(json);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let d = &v["directions"];
+        assert_eq!(d["a_to_b"]["dropped_loss"].as_u64(), Some(lost), "{v}");
+        assert_eq!(d["b_to_a"]["dropped_loss"].as_u64().unwrap_or(0), 0, "{v}");
+    }
+    let out = bed.testbed("down").output().unwrap();
+    assert!(out.status.success(), "down failed: {}", text(&out.stderr));
+    assert_eq!(bed.namespaces(), Vec::<String>::new());
+}

@@ -126,6 +126,54 @@ fn wire_specs_in_plans_parse_with_the_wire_emulators_own_parser() {
     assert_eq!(specs, 2);
 }
 
+/// A link's `burst_loss` reaches the wire as given (h and k: delivery probabilities, which
+/// the wire's own parser reads back exactly) and netem as `loss gemodel p r 1-h 1-k`.
+#[test]
+fn burst_loss_reaches_the_wire_as_given_and_netem_as_loss_probabilities() {
+    use dualbench_wire::spec::{GilbertElliott, Loss};
+    let dir = std::env::temp_dir().join(format!("dualbench-plan-burst-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("burst.toml");
+    std::fs::write(
+        &file,
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n\
+         [[link]]\na = \"a\"\nb = \"b\"\nrate = \"10Mbit\"\nburst_loss = \"1%,30%,10%,99.5%\"\n\
+         b_to_a = { loss = \"0.1%\" }\n",
+    )
+    .unwrap();
+    let wire = dry_run_text(&file, None, Path::new("/tmp/x"), Emulator::Wire).unwrap();
+    let netem = dry_run_text(&file, None, Path::new("/tmp/x"), Emulator::Netem).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let line = wire
+        .lines()
+        .find(|l| l.contains(" dualbench wire "))
+        .unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let spec = |flag: &str| {
+        let at = words.iter().position(|w| *w == flag).unwrap();
+        dualbench_wire::parse_link_spec(words[at + 1]).unwrap()
+    };
+    assert_eq!(
+        spec("--a-to-b").loss,
+        Loss::Burst(GilbertElliott {
+            p: 0.01,
+            r: 0.3,
+            h: 0.1,
+            k: 0.995
+        })
+    );
+    assert_eq!(spec("--b-to-a").loss, Loss::Random(0.001));
+    let gemodel: Vec<&str> = netem.lines().filter(|l| l.contains(" netem ")).collect();
+    assert_eq!(
+        gemodel,
+        [
+            "tc -n db-burst-a qdisc add dev eth1 parent 1:1 handle 10: netem loss gemodel 1% 30% 90% 0.5%",
+            "tc -n db-burst-b qdisc add dev eth1 parent 1:1 handle 10: netem loss 0.1%",
+        ],
+        "{netem}"
+    );
+}
+
 #[test]
 fn a_link_that_keeps_order_gets_the_wire_even_where_netem_does_the_rest() {
     let dir = std::env::temp_dir().join(format!("dualbench-plan-{}", std::process::id()));

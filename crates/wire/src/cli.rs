@@ -1,4 +1,4 @@
-//! The flags of `dualbench wire` (CONTRACTS.md §3) and their checks, turned into a
+//! The flags of `dualbench wire` (docs/wire.md) and their checks, turned into a
 //! [`WireConfig`]. `--both` sets both directions; `--a-to-b`/`--b-to-a` replace it for
 //! their direction.
 

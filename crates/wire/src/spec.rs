@@ -1,4 +1,4 @@
-//! The link spec string shared by `dualbench wire` and the testbed (CONTRACTS.md §3):
+//! The link spec string shared by `dualbench wire` and the testbed (docs/wire.md, "Link spec"):
 //! `delay=10ms,jitter=2ms,loss=0.1%,rate=100Mbit,queue=100`, parsed strictly into a
 //! [`LinkSpec`] (one direction of a link). Parsing only; no I/O.
 //!

@@ -275,6 +275,74 @@ fn services_need_a_real_host_and_a_command() {
     assert_eq!(t.services[0].command.argv(), ["dualbench", "serve"]);
 }
 
+/// A `ready` of the wrong type used to be serde's `invalid type: string "80", expected i64`
+/// (no key, no way out); each is now one line naming the key and how to write it.
+#[test]
+fn a_ready_port_of_the_wrong_type_names_the_key_and_how_to_write_it() {
+    let base =
+        "[[host]]\nname = \"a\"\n[[service]]\nhost = \"a\"\nname = \"web\"\ncommand = \"x\"\n";
+    let cases = [
+        ("\"80\"", "t.toml:7:9: key 'ready': \"80\" is a string: write the port as a number without quotes, like ready = 80"),
+        ("\"http\"", "t.toml:7:9: key 'ready': \"http\" is a string: write the port as a number without quotes, like ready = 80"),
+        ("80.0", "t.toml:7:9: key 'ready': a ready port is a whole number from 1 to 65535: write the port as a number without quotes, like ready = 80"),
+        ("true", "t.toml:7:9: key 'ready': a ready port is a whole number from 1 to 65535: write the port as a number without quotes, like ready = 80"),
+        ("[80]", "t.toml:7:9: key 'ready': a ready port is a whole number from 1 to 65535: write the port as a number without quotes, like ready = 80"),
+        ("0", "t.toml:7:9: key 'ready': 0 is not a TCP port: use 1 to 65535"),
+        ("65536", "t.toml:7:9: key 'ready': 65536 is not a TCP port: use 1 to 65535"),
+        ("-1", "t.toml:7:9: key 'ready': -1 is not a TCP port: use 1 to 65535"),
+    ];
+    for (value, want) in cases {
+        assert_eq!(error(&format!("{base}ready = {value}\n")), want);
+    }
+    let t = parse(&format!("{base}ready = 65535\n")).unwrap();
+    assert_eq!(t.services[0].ready, Some(65535));
+}
+
+/// `burst_loss` (the wire's Gilbert–Elliott loss) is a link key now; with `loss` it is
+/// the direction's one loss model, so naming either in a direction replaces the link's.
+#[test]
+fn burst_loss_is_a_loss_model_of_its_own() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let t = parse(&format!(
+        "{base}burst_loss = \"1%,30%,0%,100%\"\nb_to_a = {{ loss = \"0.1%\" }}\n"
+    ))
+    .unwrap();
+    let l = &t.links[0];
+    assert_eq!(
+        l.a_to_b.burst_loss.map(|b| b.to_string()).as_deref(),
+        Some("1%,30%,0%,100%")
+    );
+    assert_eq!(l.a_to_b.loss, None);
+    assert!(l.a_to_b.needs_emulation());
+    assert_eq!(
+        (l.b_to_a.loss, l.b_to_a.burst_loss),
+        (Some(Ppm(1_000)), None)
+    );
+    let t = parse(&format!(
+        "{base}loss = \"2%\"\na_to_b = {{ burst_loss = \"1%,30%,0%,100%\" }}\n"
+    ))
+    .unwrap();
+    assert_eq!(t.links[0].a_to_b.loss, None);
+    assert!(t.links[0].a_to_b.burst_loss.is_some());
+    assert_eq!(t.links[0].b_to_a.loss, Some(Ppm(20_000)));
+    assert_eq!(
+        error(&format!("{base}loss = \"1%\"\nburst_loss = \"1%,30%,0%,100%\"\n")),
+        "t.toml:9:14: key 'burst_loss': loss and burst_loss are two loss models and a link direction has one: give either loss (independent) or burst_loss (Gilbert-Elliott)"
+    );
+    assert_eq!(
+        error(&format!("{base}b_to_a = {{ loss = \"0%\", burst_loss = \"1%,30%,0%,100%\" }}\n")),
+        "t.toml:8:38: key 'b_to_a.burst_loss': loss and burst_loss are two loss models and a link direction has one: give either loss (independent) or burst_loss (Gilbert-Elliott)"
+    );
+    assert_eq!(
+        error(&format!("{base}burst_loss = \"1%,30%,0%\"\n")),
+        "t.toml:8:14: key 'burst_loss': '1%,30%,0%' is not a burst loss: write four percentages p,r,h,k (P(good to bad), P(bad to good), P(deliver | bad), P(deliver | good)), like \"1%,30%,0%,100%\""
+    );
+    assert_eq!(
+        error(&format!("{base}burst_loss = 1\n")),
+        "t.toml:8:14: key 'burst_loss': invalid type: integer `1`, expected a string: write it in quotes with its unit, like burst_loss = \"1%,30%,0%,100%\""
+    );
+}
+
 /// Two hosts and a router, with `sysctl` lines for `host` (`client` or `r1`) added.
 fn with_sysctl(node: &str, table: &str) -> String {
     let (client, r1) = match node {
