@@ -1625,3 +1625,271 @@ fn profiles_are_known_by_any_case_of_toml_and_sizes_take_one_family() {
         ),
     );
 }
+
+/// The capture the CLONE tests send: five UDP datagrams over Ethernet and IPv4 of 100,
+/// 200, 300, 400 and 500 bytes, 10, 20, 30 and 40 ms apart, as (ms, size).
+const FIVE: [(u64, u64); 5] = [(0, 100), (10, 200), (30, 300), (60, 400), (100, 500)];
+
+/// Write [`FIVE`] as a pcap file (written with the capture crate's writer, as tcpdump would).
+fn write_five(path: &Path) {
+    use dualbench_capture::pcap::{FileFormat, Writer};
+    let mut w = Writer::new(Vec::new(), FileFormat::Pcap, 1, 65535, "tf-clone").unwrap();
+    for (ms, size) in FIVE {
+        let mut frame = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        let total = (20 + 8 + size) as u16;
+        frame.extend([0x45, 0, 0, 0, 0, 1, 0, 0, 64, 17, 0, 0]);
+        frame[16..18].copy_from_slice(&total.to_be_bytes());
+        frame.extend([198, 18, 0, 1, 198, 18, 0, 2, 0x13, 0x88, 0x13, 0x89]);
+        frame.extend(((8 + size) as u16).to_be_bytes());
+        frame.extend([0, 0]);
+        frame.resize(14 + total as usize, 0);
+        let at = 1_700_000_000_000_000_000 + ms * 1_000_000;
+        w.write(at, frame.len() as u32, &frame).unwrap();
+    }
+    std::fs::write(path, w.into_inner()).unwrap();
+}
+
+/// What a CLONE of [`FIVE`] sends, as (ms after its start, size): MGEN's repeat rule (each
+/// repeat from the second packet on, one first gap after the last), `repeat` repeats
+/// (`None`: for ever), at most `most` messages, before `until_ms`.
+fn five_cloned(repeat: Option<u64>, most: usize, until_ms: u64) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = FIVE.to_vec();
+    let mut pass = 0;
+    while repeat.is_none_or(|r| pass < r) && out.len() < most + 4 {
+        pass += 1;
+        out.extend(FIVE[1..].iter().map(|&(ms, size)| (pass * 100 + ms, size)));
+    }
+    out.retain(|&(ms, _)| ms < until_ms);
+    out.truncate(most);
+    out
+}
+
+/// Microseconds of a log's `HH:MM:SS.ffffff` time of day.
+fn log_micros(t: &str) -> i64 {
+    let p: Vec<f64> = t.split(':').map(|x| x.parse().unwrap()).collect();
+    ((p[0] * 3600.0 + p[1] * 60.0 + p[2]) * 1e6).round() as i64
+}
+
+/// MGEN's CLONE end to end over 127.0.0.1 and ::1, UDP and TCP: each flow sends the
+/// capture's packets as messages of their UDP payload's size, with their gaps, from its
+/// ON; repeat counts 0, 1 and 2 send 5, 9 and 13 messages (a repeat starts from the second
+/// packet), and a clone that repeats for ever stops at its COUNT or its OFF. The sink
+/// receives every message with its size, and the send times it carries are the capture's
+/// gaps to within the lateness the sender reports for the flow (so a loaded machine that
+/// sends late cannot fail it, and wrong gaps cannot pass).
+#[test]
+fn clone_sends_a_captures_sizes_and_gaps_over_both_families() {
+    let dir = scratch("tf-clone");
+    write_five(&dir.join("five.pcap"));
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let path = dir.join("clone.mgn");
+    std::fs::write(
+        &path,
+        format!(
+            "0 ON 1 UDP DST {v4} CLONE [tcpdump five.pcap [1]]\n\
+             0 ON 2 UDP DST {v6} CLONE [tcpdump five.pcap [0]]\n\
+             0 ON 3 TCP DST {v6} CLONE [tcpdump five.pcap [2]]\n\
+             0 ON 4 TCP DST {v4} CLONE [tcpdump five.pcap] COUNT 7\n\
+             0.2 ON 5 UDP DST {v6} CLONE [tcpdump five.pcap]\n\
+             0.45 OFF 5\n"
+        ),
+    )
+    .unwrap();
+    let dry = bin()
+        .args(["traffic", "send", "--dry-run"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    let lines: Vec<&str> = plan.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "flow 1 UDP IPv4 -> {} 0.000s..0.200s CLONE [tcpdump five.pcap [1]] 5 packets over 0.100 s, repeat 1: 9 messages over 0.200 s, 40.000 msg/s x 350 B mean: payload 0.112 / ip 0.121 / wire 0.133 Mbit/s",
+            sink.addrs[0]
+        )
+    );
+    assert!(
+        lines[3].contains("0.000s..COUNT CLONE [tcpdump five.pcap] 5 packets over 0.100 s, repeat for ever, 40.000 msg/s x 350 B mean COUNT 7: "),
+        "{plan}"
+    );
+    assert!(
+        lines[4].contains(
+            "0.200s..0.450s CLONE [tcpdump five.pcap] 5 packets over 0.100 s, repeat for ever,"
+        ),
+        "{plan}"
+    );
+
+    let (sent, err) = send(&dir, &[path.to_str().unwrap()]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    let recv = std::fs::read_to_string(dir.join("recv.log")).unwrap();
+    let flows = [
+        (1, "UDP", five_cloned(Some(1), 100, u64::MAX)),
+        (2, "UDP", five_cloned(Some(0), 100, u64::MAX)),
+        (3, "TCP", five_cloned(Some(2), 100, u64::MAX)),
+        (4, "TCP", five_cloned(None, 7, u64::MAX)),
+        (5, "UDP", five_cloned(None, 100, 250)),
+    ];
+    let counts: Vec<usize> = flows.iter().map(|f| f.2.len()).collect();
+    assert_eq!(counts, [9, 5, 13, 7, 11]);
+    for (flow, proto, want) in flows {
+        let f = &sent["flows"][flow - 1];
+        assert_eq!(
+            (&f["scheduled"], &f["sent"], &f["failed"]),
+            (&want.len().into(), &want.len().into(), &0.into()),
+            "flow {flow}: {err}"
+        );
+        let s = sink_flow(&got, &proto.to_lowercase(), flow as u64);
+        let bytes: u64 = want.iter().map(|m| m.1).sum();
+        assert_eq!(
+            (&s["messages"], &s["bytes"]["payload"], &s["loss"]["lost"]),
+            (&want.len().into(), &bytes.into(), &0.into()),
+            "flow {flow}"
+        );
+        // (seq, send time µs, size) of each message the sink logged, in sequence order.
+        let mut seen: Vec<(u64, i64, u64)> = recv
+            .lines()
+            .filter(|l| l.contains(&format!(" RECV proto>{proto} flow>{flow} ")))
+            .map(|l| {
+                let field = |k: &str| l.split(k).nth(1).unwrap().split(' ').next().unwrap();
+                (
+                    field(" seq>").parse().unwrap(),
+                    log_micros(field(" sent>")),
+                    field(" size>").parse().unwrap(),
+                )
+            })
+            .collect();
+        seen.sort();
+        let sizes: Vec<u64> = seen.iter().map(|m| m.2).collect();
+        let want_sizes: Vec<u64> = want.iter().map(|m| m.1).collect();
+        assert_eq!(sizes, want_sizes, "flow {flow}");
+        // Each message's time after the first is the capture's, give or take how late the
+        // sender says its sends of this flow were (its lateness spread), and the logs' µs.
+        let late = &f["lateness_us"];
+        let spread = late["max"].as_f64().unwrap() - late["min"].as_f64().unwrap();
+        for (m, w) in seen.iter().zip(&want) {
+            let off = (m.1 - seen[0].1) as f64;
+            let want_off = (w.0 * 1000) as f64;
+            assert!(
+                (off - want_off).abs() <= spread + 3.0,
+                "flow {flow} seq {}: {off} µs after the first, want {want_off} (lateness spread {spread} µs)",
+                m.0
+            );
+        }
+    }
+}
+
+/// A capture CLONE cannot use is one line naming the script's line and the file, exit 2,
+/// nothing sent: a missing file, a file that is not a capture, a capture with no packets
+/// (or none that is a message), and a CLONE that repeats for ever with nothing to end it.
+#[test]
+fn clone_files_that_cannot_be_used_are_one_line_and_exit_2() {
+    let dir = scratch("tf-clonebad");
+    std::fs::write(
+        dir.join("text.pcap"),
+        "0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n",
+    )
+    .unwrap();
+    let empty = dualbench_capture::pcap::Writer::new(
+        Vec::new(),
+        dualbench_capture::pcap::FileFormat::Pcapng,
+        1,
+        65535,
+        "",
+    )
+    .unwrap()
+    .into_inner();
+    std::fs::write(dir.join("empty.pcapng"), empty).unwrap();
+    write_five(&dir.join("five.pcap"));
+    let path = dir.join("bad.mgn");
+    let out = dir.join("send.json");
+    let d = dir.display();
+    let take = "CLONE takes IPv4 and IPv6 UDP datagrams and TCP segments with data";
+    let want_capture =
+        "give a pcap or pcapng file, as dualbench capture -w, tcpdump -w or dumpcap write";
+    for (line, why) in [
+        (
+            "0 ON 1 UDP DST 127.0.0.1/9 CLONE [tcpdump missing.pcap [0]]",
+            format!("at 'missing.pcap': cannot open {d}/missing.pcap: No such file or directory (os error 2)"),
+        ),
+        (
+            "0 ON 1 UDP DST 127.0.0.1/9 CLONE [tcpdump text.pcap [0]]",
+            format!("at 'text.pcap': {d}/text.pcap: not a pcap or pcapng file (unknown magic number 0x4e4f2030): {want_capture}"),
+        ),
+        (
+            "0 ON 1 UDP DST ::1/9 CLONE [tcpdump empty.pcapng [0]]",
+            format!("at 'empty.pcapng': {d}/empty.pcapng: the capture holds no packets: {take}"),
+        ),
+    ] {
+        std::fs::write(&path, format!("# line 1\n{line}\n")).unwrap();
+        let o = send_cmd(bin(), &[path.as_os_str()], &out).output().unwrap();
+        one_line(&o, 2, &format!("dualbench: {}:2: {why}\n", path.display()));
+    }
+    std::fs::write(&path, "0 ON 1 UDP DST ::1/9 CLONE [tcpdump five.pcap]\n").unwrap();
+    let o = send_cmd(bin(), &[path.as_os_str()], &out).output().unwrap();
+    one_line(
+        &o,
+        2,
+        "dualbench: flow 1 (line 1) never stops: its CLONE of five.pcap repeats for ever (MGEN's default repeat count, -1): give a repeat count (CLONE [tcpdump five.pcap [0]] sends it once), add an OFF event or a COUNT, or pass --duration SECONDS\n",
+    );
+}
+
+/// A flow's `OFF` (a TCP flow's `SHUTDOWN` and `OFF`) in the sender's MGEN log comes at its
+/// OFF event, as MGEN logs it, with its socket open until then: it was logged when the
+/// last message left (0.4 s for 10 messages a second and an OFF at 0.5 s). A flow with no
+/// end in time (COUNT only) is off once its COUNT is spent, before the others' OFF.
+#[test]
+fn the_send_logs_off_at_the_flows_off_event() {
+    let dir = scratch("tf-offtime");
+    let sink = start_sink(&dir);
+    let (v4, v6) = (slash(&sink.addrs[0]), slash(&sink.addrs[1]));
+    let path = dir.join("off.mgn");
+    std::fs::write(
+        &path,
+        format!(
+            "0 ON 1 UDP DST {v4} PERIODIC [10 100]\n\
+             0 ON 2 TCP DST {v6} PERIODIC [10 100] COUNT 2\n\
+             0 ON 3 UDP DST {v6} PERIODIC [10 100] COUNT 2\n\
+             0.5 OFF 1\n0.5 OFF 2\n"
+        ),
+    )
+    .unwrap();
+    let log_path = dir.join("send.log");
+    let (sent, _) = send(
+        &dir,
+        &[
+            path.to_str().unwrap(),
+            "--mgen-log",
+            log_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(sent["flows"][0]["sent"], 5);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = stop_sink(sink);
+    assert_eq!(sink_flow(&got, "tcp", 2)["messages"], 2);
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let at = |what: &str, flow: u32| -> i64 {
+        let line = log
+            .lines()
+            .find(|l| {
+                l.contains(&format!(" {what} flow>{flow} "))
+                    || (what == "START" && l.contains(" START "))
+            })
+            .unwrap_or_else(|| panic!("no {what} of flow {flow}: {log}"));
+        log_micros(line.split(' ').next().unwrap())
+    };
+    let start = at("START", 0);
+    for (what, flow) in [("OFF", 1), ("SHUTDOWN", 2), ("OFF", 2)] {
+        let after = at(what, flow) - start;
+        assert!(
+            (500_000..5_500_000).contains(&after),
+            "{what} of flow {flow} {after} µs after START: {log}"
+        );
+    }
+    // Flow 3 (COUNT only) went off after its second message, before the OFF events.
+    assert!(at("OFF", 3) < at("OFF", 1), "{log}");
+    assert!(at("OFF", 3) - start >= 100_000, "{log}");
+}

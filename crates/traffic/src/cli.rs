@@ -385,7 +385,7 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
             "--dst4/--dst6 apply to profiles; a script names its destinations with DST",
         ));
     }
-    let script = script::parse(&text).map_err(|e| {
+    let mut script = script::parse(&text).map_err(|e| {
         let mut failure = e.into_failure(&a.source);
         // A profile under another name read as a script failed at its first key.
         if profile::looks_like_profile(&text) {
@@ -395,6 +395,9 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
         }
         failure
     })?;
+    // A CLONE's capture is named from the script's directory, as an include would be.
+    let base = path.parent().unwrap_or(Path::new(""));
+    crate::clone::load(&mut script, base, &a.source)?;
     Ok((script, a.counting.unwrap_or_default()))
 }
 
@@ -418,6 +421,10 @@ fn describe(plans: &[FlowPlan]) -> String {
     for p in plans {
         let family = Family::of_addr(&p.dst);
         for (i, ph) in p.phases.iter().enumerate() {
+            if let script::Pattern::Clone(r) = &ph.pattern {
+                out.push_str(&describe_clone(p, i, r));
+                continue;
+            }
             let (_, rate, size, on_fraction) = pattern_terms(&ph.pattern);
             let kind = pattern_name(&ph.pattern);
             let options = phase_options(p, i);
@@ -442,6 +449,66 @@ fn describe(plans: &[FlowPlan]) -> String {
         }
     }
     out
+}
+
+/// The `--dry-run` line of a CLONE phase: the file, its messages and their time span, the
+/// repeat count (`for ever`, or the passes and what they send in all) and the rate of a
+/// pass as it repeats (messages after the first over the time to the last, as a sink
+/// measures a flow), e.g. `CLONE [tcpdump c.pcap [2]] 5 packets over 0.100 s, repeat 2: 13
+/// messages over 0.300 s, 40.000 msg/s x 350 B mean`. A phase nothing else ends ends with
+/// its last pass.
+fn describe_clone(p: &FlowPlan, i: usize, r: &script::Replay) -> String {
+    let ph = &p.phases[i];
+    let family = Family::of_addr(&p.dst);
+    let trace = r.trace.clone().unwrap_or_default();
+    let end = match (ph.end_ns, ph.count, trace.total_span_ns(r.repeat)) {
+        (u64::MAX, None, Some(span)) => format!("{:.3}s", (ph.start_ns + span) as f64 / 1e9),
+        (u64::MAX, _, _) => "COUNT".to_string(),
+        (e, _, _) => format!("{:.3}s", e as f64 / 1e9),
+    };
+    let n = trace.messages.len() as u64;
+    let span = |ns: u64| format!("{:.3} s", ns as f64 / 1e9);
+    let (repeat, passes) = match (r.repeat, trace.total_messages(r.repeat)) {
+        (Some(rep), Some(total)) => (
+            format!(" [{rep}]"),
+            format!(
+                ", repeat {rep}: {} over {}",
+                count(total, "message"),
+                span(trace.total_span_ns(r.repeat).unwrap_or(0))
+            ),
+        ),
+        _ => (String::new(), ", repeat for ever".to_string()),
+    };
+    // One pass as it repeats (from the second message on), or the one pass there is.
+    let (mut bytes, mut msgs) = (crate::rate::Bytes::default(), 0u64);
+    for m in trace.messages.iter().skip(1) {
+        bytes.add(message_bytes(p.proto, family, m.size));
+        msgs += 1;
+    }
+    let secs = trace.span_ns() as f64 / 1e9;
+    let per_s = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+    let mean_size = match msgs {
+        0 => trace.messages.first().map_or(0, |m| m.size),
+        m => bytes.payload / m,
+    };
+    let mbit = |b: u64| per_s(b) * 8.0 / 1e6;
+    format!(
+        "flow {} {} {} -> {} {:.3}s..{end} CLONE [tcpdump {}{repeat}] {} over {}{passes}, {:.3} msg/s x {mean_size} B mean{}: \
+         payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
+        p.flow,
+        p.proto,
+        family,
+        p.dst,
+        ph.start_ns as f64 / 1e9,
+        r.file,
+        count(n, "packet"),
+        span(trace.span_ns()),
+        per_s(msgs),
+        phase_options(p, i),
+        mbit(bytes.payload),
+        mbit(bytes.ip),
+        mbit(bytes.wire),
+    )
 }
 
 /// A pattern's name as `--dry-run` shows it; a BURST's with its shape.
@@ -498,6 +565,13 @@ fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
             let (_, rate, size, _) = pattern_terms(&b.inner);
             ("BURST", rate, size, (b.duration_s / b.interval_s).min(1.0))
         }
+        // Described by `describe_clone`.
+        script::Pattern::Clone(r) => (
+            "CLONE",
+            0.0,
+            r.trace.as_ref().map_or(0, |t| t.largest.1),
+            1.0,
+        ),
     }
 }
 

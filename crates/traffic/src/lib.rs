@@ -2,7 +2,8 @@
 //! mix, and the sink that measures them.
 //!
 //! - [`script`] parses the MGEN script subset, [`profile`] the TOML profiles and presets;
-//!   both end as a [`script::Script`], which [`plan`] turns into per-flow phases.
+//!   both end as a [`script::Script`], which [`plan`] turns into per-flow phases; [`clone`]
+//!   reads the captures a script's CLONE patterns name.
 //! - [`pacer`] says when each message is due (on top of `dualbench_pace`), [`send`] runs one
 //!   paced loop per flow over real sockets, [`sink`] receives and measures.
 //! - [`rate`] defines payload, IP and wire bytes; [`message`] the header every message carries;
@@ -11,6 +12,7 @@
 
 pub mod addr;
 pub mod cli;
+pub mod clone;
 pub mod message;
 pub mod numbers;
 pub mod pacer;

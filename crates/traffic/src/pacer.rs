@@ -3,12 +3,16 @@
 //! offset to where the phase's pattern starts. BURST, which `pace` does not have, is built
 //! here on top of it: each on-period is a bounded inner schedule, and on-periods start
 //! every interval (REGULAR) or after seeded exponential gaps (RANDOM). JITTER, which `pace`
-//! lacks too, is PERIODIC with each interval drawn (seeded) within its fraction.
+//! lacks too, is PERIODIC with each interval drawn (seeded) within its fraction. CLONE plays
+//! a capture's trace ([`crate::clone::Player`]): its first message at the pattern's start,
+//! each later one at its time in the capture, and each message with its own size (the
+//! other patterns' messages take their phase's).
 //!
 //! As in MGEN, every stretch of a pattern opens with a message: at the flow's ON, at the
 //! start of each burst, and after a MOD that sets a new pattern one interval of that
-//! pattern (PERIODIC's, a POISSON draw, a BURST's inner one) after the flow's last message,
-//! or at the MOD's time if that has passed (MGEN computes the next message time from the
+//! pattern (PERIODIC's, a POISSON draw, a BURST's inner one; none for CLONE, which starts
+//! its capture at the MOD) after the flow's last message, or at the MOD's time if that has
+//! passed (MGEN computes the next message time from the
 //! last one with the new pattern). A MOD that keeps the pattern (it changes COUNT, TOS or
 //! TTL) keeps the schedule too, as MGEN keeps its timer: one schedule covers such a run of
 //! phases, and each message belongs to the phase its time falls in. A phase's COUNT
@@ -16,6 +20,7 @@
 //! its next phase, where a MOD with a new COUNT resumes it, from the MOD's time. Pure: no
 //! clock, no sockets.
 
+use crate::clone::Player;
 use crate::plan::Phase;
 use crate::script::{Burst, Pattern};
 use dualbench_pace::{Arrival, Schedule};
@@ -27,8 +32,10 @@ use rand::{Rng, SeedableRng};
 pub struct Slot {
     pub seq: u64,
     pub intended_ns: u64,
-    /// Index of the phase it belongs to (its size, TOS and TTL).
+    /// Index of the phase it belongs to (its TOS and TTL).
     pub phase: usize,
+    /// Payload bytes: the phase pattern's size, or the capture message's for CLONE.
+    pub size: u64,
 }
 
 /// One stretch of a pattern: a message at its origin, then the schedule's (whose first slot
@@ -47,6 +54,11 @@ struct Stretch {
 enum Times {
     Schedule(Schedule),
     Jitter(Jitter),
+    /// A capture's messages, until `end_ns` (from the origin).
+    Clone {
+        player: Player,
+        end_ns: u64,
+    },
 }
 
 /// PERIODIC with each interval drawn uniformly from `interval × (1 ± fraction)`; the first
@@ -66,6 +78,10 @@ impl Stretch {
             return None;
         }
         let times = match *pattern {
+            Pattern::Clone(ref r) => Times::Clone {
+                player: Player::new(r.trace.clone().unwrap_or_default(), r.repeat),
+                end_ns: end_ns - origin_ns,
+            },
             Pattern::Jitter { rate, fraction, .. } => Times::Jitter(Jitter {
                 next_ns: 0,
                 end_ns: end_ns - origin_ns,
@@ -86,15 +102,34 @@ impl Stretch {
         })
     }
 
-    fn peek(&self) -> Option<u64> {
+    fn peek(&mut self) -> Option<u64> {
         if self.lead {
             return Some(self.origin_ns);
         }
-        let t = match &self.times {
+        let t = match &mut self.times {
             Times::Schedule(s) => s.peek(),
             Times::Jitter(j) => (j.next_ns < j.end_ns).then_some(j.next_ns),
+            Times::Clone { player, end_ns } => {
+                player.peek().map(|(at, _)| at).filter(|at| at < end_ns)
+            }
         };
         t.map(|t| self.origin_ns + t)
+    }
+
+    /// The size of the next message, if this stretch sets it (CLONE).
+    fn size(&mut self) -> Option<u64> {
+        match &mut self.times {
+            Times::Clone { player, .. } => player.peek().map(|(_, size)| size),
+            _ => None,
+        }
+    }
+
+    /// Whether a CLONE played every pass (rather than its phase ending first).
+    fn played_out(&mut self) -> bool {
+        match &mut self.times {
+            Times::Clone { player, .. } => player.done(),
+            _ => false,
+        }
     }
 
     fn take(&mut self) {
@@ -110,6 +145,7 @@ impl Stretch {
                 let gap = (j.interval_ns * (1.0 + spread)).max(1.0) as u64;
                 j.next_ns = j.next_ns.saturating_add(gap);
             }
+            Times::Clone { player, .. } => player.take(),
         }
     }
 }
@@ -128,7 +164,7 @@ pub struct FlowPacer {
     seq: u64,
     /// The sequence number the running COUNT counts from.
     count_base: u64,
-    /// The last phase ended because its COUNT was spent.
+    /// The last phase ended because its COUNT was spent, or its CLONE played out.
     count_ended: bool,
     /// Intended time of the last message taken.
     last_ns: Option<u64>,
@@ -188,7 +224,7 @@ impl FlowPacer {
                 self.next_phase(false);
                 continue;
             }
-            if let Some(stretch) = &self.current {
+            if let Some(stretch) = self.current.as_mut() {
                 if let Some(at) = stretch.peek() {
                     // The schedule runs on into a later phase of the same pattern.
                     if self
@@ -209,13 +245,17 @@ impl FlowPacer {
     /// Take the next message.
     pub fn take(&mut self) -> Option<Slot> {
         let intended_ns = self.peek()?;
+        let mut size = None;
         if let Some(stretch) = self.current.as_mut() {
+            size = stretch.size();
             stretch.take();
         }
+        let size = size.unwrap_or_else(|| self.phases[self.phase].pattern.size());
         let slot = Slot {
             seq: self.seq,
             intended_ns,
             phase: self.phase,
+            size,
         };
         self.seq += 1;
         self.last_ns = Some(intended_ns);
@@ -225,7 +265,13 @@ impl FlowPacer {
     /// The current on-period is exhausted: open the next burst, or the phase after the run
     /// of phases with the current pattern.
     fn advance(&mut self) {
+        let played_out = self.current.as_mut().is_some_and(Stretch::played_out);
         self.current = None;
+        if played_out && self.run_last() + 1 == self.phases.len() {
+            // A CLONE that played every pass in the flow's last phase ends the flow as a
+            // spent COUNT does (MGEN stops such a flow).
+            self.count_ended = true;
+        }
         let Some(phase) = self.phases.get(self.phase) else {
             return;
         };
@@ -302,6 +348,8 @@ impl FlowPacer {
                 (-u.ln() / rate * 1e9) as u64
             }
             Pattern::Burst(b) => self.first_gap_ns(&b.inner),
+            // A capture starts at the MOD (its first packet's time).
+            Pattern::Clone(_) => 0,
         }
     }
 
@@ -318,7 +366,10 @@ impl FlowPacer {
             .wrapping_add(self.phase as u64 * 7919)
             .wrapping_add(start);
         match &phase.pattern {
-            Pattern::Periodic { .. } | Pattern::Poisson { .. } | Pattern::Jitter { .. } => {
+            Pattern::Periodic { .. }
+            | Pattern::Poisson { .. }
+            | Pattern::Jitter { .. }
+            | Pattern::Clone(_) => {
                 self.current = Stretch::new(&phase.pattern, seed, start, end_ns);
                 self.next_start_ns = end_ns;
             }
@@ -356,7 +407,7 @@ fn arrival(pattern: &Pattern, seed: u64) -> Arrival {
         Pattern::Poisson { rate, .. } => Arrival::Poisson { rate: *rate, seed },
         // JITTER is built in `Stretch`; a nested burst is rejected by the parser: treat
         // them as closed (never reached).
-        Pattern::Jitter { .. } | Pattern::Burst(_) => Arrival::Closed,
+        Pattern::Jitter { .. } | Pattern::Burst(_) | Pattern::Clone(_) => Arrival::Closed,
     }
 }
 

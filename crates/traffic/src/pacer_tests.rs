@@ -281,3 +281,125 @@ fn jitter_varies_each_interval_within_its_fraction() {
         }
     }
 }
+
+/// The capture the CLONE tests play: 5 messages of 100..500 B, gaps 10, 20, 30, 40 ms.
+fn five() -> std::sync::Arc<crate::clone::Trace> {
+    let messages = [(0, 100), (10, 200), (30, 300), (60, 400), (100, 500)]
+        .iter()
+        .map(|&(ms, size)| crate::clone::TraceMessage {
+            at_ns: ms * 1_000_000,
+            size,
+        })
+        .collect();
+    std::sync::Arc::new(crate::clone::Trace {
+        messages,
+        ..Default::default()
+    })
+}
+
+/// A script's flow 1 with every CLONE playing [`five`], run to its end: (ms, size, phase)
+/// per message, and whether its CLONE (or COUNT) ended it.
+fn clone_slots(script: &str) -> (Vec<(u64, u64, usize)>, bool) {
+    let mut s = parse(script).unwrap();
+    let trace = five();
+    for e in &mut s.events {
+        let pattern = match &mut e.action {
+            crate::script::Action::On(spec) => Some(&mut spec.pattern),
+            crate::script::Action::Mod(c) => c.pattern.as_mut(),
+            crate::script::Action::Off => None,
+        };
+        if let Some(Pattern::Clone(r)) = pattern {
+            r.trace = Some(std::sync::Arc::clone(&trace));
+        }
+    }
+    let plans = plan(&s, Some(60_000_000_000)).unwrap();
+    let mut p = FlowPacer::new(plans[0].phases.clone(), 7);
+    let slots = std::iter::from_fn(|| p.take())
+        .map(|s| (s.intended_ns / 1_000_000, s.size, s.phase))
+        .collect();
+    (slots, p.count_ended())
+}
+
+fn ms_sizes(slots: &[(u64, u64, usize)]) -> Vec<(u64, u64)> {
+    slots.iter().map(|&(ms, size, _)| (ms, size)).collect()
+}
+
+/// CLONE's first message at the ON, then the capture's gaps and sizes; a repeat goes on
+/// from the second message one first gap after the last (MGEN's rule); played out, the
+/// flow ends as a spent COUNT ends it.
+#[test]
+fn clone_sends_the_captures_times_and_sizes_from_its_on() {
+    let (slots, ended) = clone_slots("1 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap [1]]\n");
+    assert_eq!(
+        ms_sizes(&slots),
+        [
+            (1000, 100),
+            (1010, 200),
+            (1030, 300),
+            (1060, 400),
+            (1100, 500),
+            (1110, 200),
+            (1130, 300),
+            (1160, 400),
+            (1200, 500)
+        ]
+    );
+    assert!(ended);
+    // Repeating for ever until its OFF: 11 messages before 250 ms; the OFF ended it.
+    let (slots, ended) =
+        clone_slots("0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap]\n0.25 OFF 1\n");
+    let times: Vec<u64> = slots.iter().map(|s| s.0).collect();
+    assert_eq!(times, [0, 10, 30, 60, 100, 110, 130, 160, 200, 210, 230]);
+    assert!(!ended);
+    // A COUNT stops it as it stops any pattern.
+    let (slots, _) = clone_slots("0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap] COUNT 3\n");
+    assert_eq!(ms_sizes(&slots), [(0, 100), (10, 200), (30, 300)]);
+}
+
+/// A MOD to CLONE starts the capture at the MOD; a MOD from it to PERIODIC follows its last
+/// message by one interval (or comes at the MOD); a MOD that changes only TOS keeps it
+/// playing; a MOD naming a CLONE again starts the file over (MGEN reads it anew).
+#[test]
+fn mods_to_from_and_within_clone() {
+    let (slots, _) = clone_slots(
+        "0 ON 1 UDP DST ::1/5000 PERIODIC [10 64]\n\
+         0.35 MOD 1 CLONE [tcpdump c.pcap [0]]\n\
+         0.5 MOD 1 PERIODIC [20 64]\n\
+         0.6 OFF 1\n",
+    );
+    assert_eq!(
+        slots,
+        [
+            (0, 64, 0),
+            (100, 64, 0),
+            (200, 64, 0),
+            (300, 64, 0),
+            (350, 100, 1),
+            (360, 200, 1),
+            (380, 300, 1),
+            (410, 400, 1),
+            (450, 500, 1),
+            (500, 64, 2),
+            (550, 64, 2)
+        ]
+    );
+    let (slots, _) = clone_slots(
+        "0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap [0]]\n0.045 MOD 1 TOS 4\n1 OFF 1\n",
+    );
+    assert_eq!(
+        slots,
+        [
+            (0, 100, 0),
+            (10, 200, 0),
+            (30, 300, 0),
+            (60, 400, 1),
+            (100, 500, 1)
+        ]
+    );
+    let (slots, _) = clone_slots(
+        "0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap [0]]\n\
+         0.045 MOD 1 CLONE [tcpdump c.pcap [0]]\n1 OFF 1\n",
+    );
+    let times: Vec<u64> = slots.iter().map(|s| s.0).collect();
+    assert_eq!(times, [0, 10, 30, 45, 55, 75, 105, 145]);
+}

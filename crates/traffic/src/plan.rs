@@ -114,10 +114,21 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
         }
     }
     for (flow, phase) in std::mem::take(&mut open) {
-        if limit_ns.is_none() && phase.count.is_none() {
+        let ends_itself = match &phase.pattern {
+            Pattern::Clone(r) => r.repeat.is_some(),
+            _ => false,
+        };
+        if limit_ns.is_none() && phase.count.is_none() && !ends_itself {
             let line = flows.get(&flow).map_or(0, |f| f.line);
+            let why = match &phase.pattern {
+                Pattern::Clone(r) => format!(
+                    "its CLONE of {} repeats for ever (MGEN's default repeat count, -1): give a repeat count (CLONE [tcpdump {} [0]] sends it once), ",
+                    r.file, r.file
+                ),
+                _ => String::new(),
+            };
             return Err(Failure::usage(format!(
-                "flow {flow} (line {line}) never stops: add an OFF event or a COUNT, or pass --duration SECONDS"
+                "flow {flow} (line {line}) never stops: {why}add an OFF event or a COUNT, or pass --duration SECONDS"
             )));
         }
         let end = limit_ns.unwrap_or(u64::MAX);
@@ -268,6 +279,30 @@ mod tests {
             plan(&parse(counted).unwrap(), None).unwrap()[0].end_ns(),
             u64::MAX
         );
+    }
+
+    /// CLONE repeats for ever by default (MGEN's -1): without an OFF, a COUNT or
+    /// `--duration` such a flow is refused, in words that say how to bound it; a repeat
+    /// count ends the flow by itself.
+    #[test]
+    fn a_clone_that_repeats_for_ever_needs_an_end() {
+        let e = plan(
+            &parse("0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap]\n").unwrap(),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "flow 1 (line 1) never stops: its CLONE of c.pcap repeats for ever (MGEN's default repeat count, -1): give a repeat count (CLONE [tcpdump c.pcap [0]] sends it once), add an OFF event or a COUNT, or pass --duration SECONDS"
+        );
+        for ok in [
+            "0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap [2]]\n",
+            "0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap] COUNT 5\n",
+            "0 ON 1 UDP DST ::1/5000 CLONE [tcpdump c.pcap]\n9 OFF 1\n",
+        ] {
+            assert!(plan(&parse(ok).unwrap(), None).is_ok(), "{ok}");
+        }
     }
 
     /// Flow 2's connect failed at run time as `unreachable`, "Cannot assign requested

@@ -10,10 +10,12 @@
 //! <pattern> = PERIODIC [<msgs/s> <size>] | POISSON [<msgs/s> <size>]
 //!           | JITTER [<msgs/s> <size> <fraction>]
 //!           | BURST [REGULAR|RANDOM <interval_s> PERIODIC|POISSON|JITTER [...] FIXED|EXP <duration_s>]
+//!           | CLONE [tcpdump <file> [<repeatCount>]]
 //! ```
 //!
 //! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Errors name
-//! the line and the token; [`ScriptError::into_failure`] adds the file name.
+//! the line and the token; [`ScriptError::into_failure`] adds the file name. A CLONE's
+//! capture is not read here: [`crate::clone::load`] reads it into the parsed script.
 
 pub use crate::message::MAX_TCP_SIZE;
 use crate::message::{MAX_SIZE, MIN_SIZE};
@@ -21,6 +23,7 @@ use crate::rate::Proto;
 use dualbench_common::Failure;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// A parsed script: global defaults and events sorted by time (stable for equal times).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -94,6 +97,36 @@ pub enum Pattern {
         fraction: f64,
     },
     Burst(Burst),
+    /// MGEN's CLONE: the times and sizes of a capture's packets.
+    Clone(Replay),
+}
+
+/// `CLONE [tcpdump <file> [<repeatCount>]]`: the capture `file` played `repeat` more times
+/// after the first (MGEN's repeat count: -1, the default, is for ever: `None`).
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The file as the script names it.
+    pub file: String,
+    pub repeat: Option<u64>,
+    /// The line whose event names this CLONE: a later MOD naming it again starts the file
+    /// over (as MGEN reads it anew), while a MOD that changes only COUNT, TOS or TTL keeps
+    /// it playing.
+    pub line: usize,
+    /// The capture's messages, once [`crate::clone::load`] has read the file.
+    pub trace: Option<Arc<crate::clone::Trace>>,
+}
+
+impl PartialEq for Replay {
+    /// The same CLONE of the same event (a loaded trace is the same one).
+    fn eq(&self, other: &Replay) -> bool {
+        let same_trace = match (&self.trace, &other.trace) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        (&self.file, self.repeat, self.line) == (&other.file, other.repeat, other.line)
+            && same_trace
+    }
 }
 
 /// MGEN's BURST: on-periods of an inner PERIODIC, POISSON or JITTER pattern, started every
@@ -115,6 +148,8 @@ impl Pattern {
             | Pattern::Poisson { size, .. }
             | Pattern::Jitter { size, .. } => *size,
             Pattern::Burst(b) => b.inner.size(),
+            // The largest message, once the capture is read.
+            Pattern::Clone(r) => r.trace.as_ref().map_or(0, |t| t.largest.1),
         }
     }
 }
@@ -388,7 +423,7 @@ fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
     let pattern = pattern.ok_or_else(|| {
         cur.err(
             &last,
-            "ON needs a pattern: PERIODIC, POISSON, JITTER or BURST",
+            "ON needs a pattern: PERIODIC, POISSON, JITTER, BURST or CLONE",
         )
     })?;
     check_size(cur, proto, &pattern)?;
@@ -425,8 +460,9 @@ fn parse_mod(cur: &mut Cursor) -> Result<Change, ScriptError> {
 }
 
 /// The options of an ON line and of a MOD line, as an unknown option's error lists them.
-const ON_OPTIONS: &str = "DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, JITTER, BURST";
-const MOD_OPTIONS: &str = "COUNT, TOS, TTL, PERIODIC, POISSON, JITTER, BURST";
+const ON_OPTIONS: &str =
+    "DST, SRC, COUNT, TOS, TTL, TXBUFFER, PERIODIC, POISSON, JITTER, BURST, CLONE";
+const MOD_OPTIONS: &str = "COUNT, TOS, TTL, PERIODIC, POISSON, JITTER, BURST, CLONE";
 
 /// Options ON and MOD share: a pattern, COUNT, TOS, TTL (`supported` lists the line's).
 fn parse_common_option(
@@ -495,15 +531,53 @@ fn parse_pattern(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
         }
         "JITTER" => parse_jitter(cur),
         "BURST" => parse_burst(cur),
-        "CLONE" => Err(cur.err(
-            &tok,
-            "MGEN's CLONE pattern is not supported: use PERIODIC, POISSON, JITTER or BURST",
-        )),
+        "CLONE" => parse_clone(cur),
         _ => Err(cur.err(
             &tok,
-            "unknown pattern: use PERIODIC, POISSON, JITTER or BURST (CLONE is not supported)",
+            "unknown pattern: use PERIODIC, POISSON, JITTER, BURST or CLONE",
         )),
     }
+}
+
+/// `CLONE [tcpdump <file> [<repeatCount>]]`: the file type is MGEN's only one (`tcpdump`:
+/// a pcap or pcapng file); the repeat count is -1 (for ever, the default), 0 (once) or the
+/// number of repeats after the first pass.
+fn parse_clone(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
+    cur.expect("[")?;
+    let kind = cur.next("a CLONE file type")?.to_string();
+    if !kind.eq_ignore_ascii_case("tcpdump") {
+        return Err(cur.err(
+            &kind,
+            "CLONE's file type must be tcpdump (a pcap or pcapng file, as tcpdump -w writes)",
+        ));
+    }
+    let file = cur.next("a CLONE file name")?.to_string();
+    if file == "]" || file == "[" {
+        return Err(cur.err(&file, "CLONE needs a file name after tcpdump"));
+    }
+    let mut repeat = None;
+    if cur.peek_upper().as_deref() == Some("[") {
+        cur.i += 1;
+        let t = cur.next("a CLONE repeat count")?.to_string();
+        repeat = match t.parse::<i64>() {
+            Ok(-1) => None,
+            Ok(n) if n >= 0 => Some(n as u64),
+            _ => {
+                return Err(cur.err(
+                    &t,
+                    "CLONE's repeat count must be -1 (for ever), 0 (once) or the number of repeats after the first pass",
+                ))
+            }
+        };
+        cur.expect("]")?;
+    }
+    cur.expect("]")?;
+    Ok(Pattern::Clone(Replay {
+        file,
+        repeat,
+        line: cur.line,
+        trace: None,
+    }))
 }
 
 /// Highest message rate a pattern may ask for, per flow.
@@ -545,9 +619,17 @@ fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
         _ => return Err(cur.err(&kind, "BURST interval must be REGULAR or RANDOM")),
     };
     let interval_s = cur.burst_seconds("burst interval (s)", 1e6)?;
+    let at = cur.toks.get(cur.i).cloned().unwrap_or_default();
     let inner = parse_pattern(cur)?;
-    if let Pattern::Burst(_) = inner {
-        return Err(cur.err("BURST", "a BURST cannot contain another BURST"));
+    match inner {
+        Pattern::Burst(_) => return Err(cur.err("BURST", "a BURST cannot contain another BURST")),
+        Pattern::Clone(_) => {
+            return Err(cur.err(
+                &at,
+                "a BURST cannot contain CLONE: a capture has its own times (give CLONE as the flow's pattern)",
+            ))
+        }
+        _ => {}
     }
     let dur = cur.next("FIXED or EXP")?.to_string();
     let random_duration = match dur.to_ascii_uppercase().as_str() {
@@ -567,6 +649,10 @@ fn parse_burst(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
 }
 
 fn check_size(cur: &Cursor, proto: Proto, pattern: &Pattern) -> Result<(), ScriptError> {
+    if let Pattern::Clone(_) = pattern {
+        // Its sizes are the capture's, checked when it is read.
+        return Ok(());
+    }
     let size = pattern.size();
     let max = if proto == Proto::Tcp {
         MAX_TCP_SIZE

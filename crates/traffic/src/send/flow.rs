@@ -277,7 +277,6 @@ pub fn run_flow(
             phase = pacer.phase_index();
             tx.enter_phase(&pacer.phases()[phase]);
         }
-        let size = pacer.phases()[phase].pattern.size();
         let sent_ns = clock.now_ns();
         batch.clear();
         intended.clear();
@@ -289,7 +288,7 @@ pub fn run_flow(
             stats.last_intended = Some((slot.intended_ns, slot.phase));
             batch.push(Outgoing {
                 seq: slot.seq,
-                size,
+                size: slot.size,
                 sent_ns,
             });
             intended.push(t0_ns + slot.intended_ns);
@@ -354,7 +353,7 @@ fn cut(
     while messages < MAX_COUNTED {
         let Some(slot) = pacer.take() else { break };
         messages += 1;
-        bytes += pacer.phases()[slot.phase].pattern.size();
+        bytes += slot.size;
     }
     stats.cut = Some(Cut {
         at_ns: now,

@@ -201,20 +201,37 @@ fn flow_thread(
     }
     let w = options.window_ns;
     let log = log.as_ref();
+    // Each arm keeps its socket open to the flow's end (see `hold_to_end`).
     let stats = match plan.proto {
         Proto::Udp => {
             let inner = socket::UdpTx::new(sock, &plan, run);
             let mut tx = Logged { inner, log };
-            run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop)
+            let stats = run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop);
+            hold_to_end(&mut clock, &stats, end_ns, &stop);
+            stats
         }
         Proto::Tcp => {
             let inner = socket::TcpTx::new(sock, &plan, run);
             let mut tx = Logged { inner, log };
-            run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop)
+            let stats = run_flow(&mut pacer, t0, w, &mut clock, &mut tx, &stop);
+            hold_to_end(&mut clock, &stats, end_ns, &stop);
+            stats
         }
     };
     end(stats.ended_by.is_some());
     FlowResult { plan, stats }
+}
+
+/// A flow that sent its last message (or spent its COUNT, or played its CLONE out) before
+/// its end in time — its OFF event, or `--duration` — keeps its socket open until then, and
+/// its log's `OFF` (a TCP flow's `SHUTDOWN` too) says that time, as MGEN's does: it acts on
+/// the OFF event when it comes. A flow that failed, was cut or was stopped ends at once,
+/// and one with no end in time (COUNT only) when its last message has left.
+fn hold_to_end(clock: &mut impl Clock, stats: &SendStats, end_ns: u64, stop: &AtomicBool) {
+    let ended_early = stats.ended_by.is_some() || stats.interrupted || stats.cut.is_some();
+    if !ended_early && end_ns != u64::MAX {
+        wait_until(clock, end_ns, stop);
+    }
 }
 
 /// Sleep until `deadline_ns` in short steps; false if a stop came first.

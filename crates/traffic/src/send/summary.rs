@@ -284,6 +284,10 @@ fn mean_gap_ns(pattern: &Pattern) -> u64 {
         | Pattern::Poisson { rate, .. }
         | Pattern::Jitter { rate, .. } => (1e9 / rate) as u64,
         Pattern::Burst(b) => mean_gap_ns(&b.inner),
+        // A capture's: its span over its gaps.
+        Pattern::Clone(r) => r.trace.as_ref().map_or(0, |t| {
+            t.span_ns() / (t.messages.len() as u64).saturating_sub(1).max(1)
+        }),
     }
 }
 
