@@ -5,8 +5,9 @@
 //! descriptor tables; [`shell_word`], quoting for the commands it prints; [`sockdiag`], the
 //! kernel's list of TCP sockets; [`signals`], the signals that stop a command cleanly; [`netif`], interfaces by name;
 //! [`link`], the bounds a shaped link keeps in the testbed and the wire alike; [`outfile`],
-//! output files (a FIFO with no reader refused, not waited for); [`stdio`], standard
-//! output and error that a full disk or a closed pipe cannot make panic.
+//! output files (a FIFO with no reader refused, not waited for); [`procstat`], the one
+//! parser of `/proc/PID/stat`; [`stdio`], standard output and error that a full disk or a
+//! closed pipe cannot make panic.
 
 pub mod clock;
 mod duration;
@@ -17,6 +18,7 @@ pub mod link;
 pub mod netif;
 pub mod netns;
 pub mod outfile;
+pub mod procstat;
 mod shell;
 pub mod signals;
 pub mod sockdiag;

@@ -99,11 +99,8 @@ fn process_link(pid: u32) -> Result<PathBuf> {
 /// The parent of the process whose `/proc/<pid>/stat` this is, if it has exited (state
 /// `Z`, zombie, or `X`, dead); the command name in parentheses may hold either itself.
 fn exited_parent(stat: &str) -> Option<u32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    let exited = matches!(fields.next(), Some("Z" | "X" | "x"));
-    let ppid = fields.next()?.parse().ok()?;
-    exited.then_some(ppid)
+    let head = crate::procstat::parse_head(stat)?;
+    crate::procstat::exited(head.state).then_some(head.ppid)
 }
 
 /// Why setns into `path` failed, and what to do: only a refusal (EPERM) wants root; EINVAL

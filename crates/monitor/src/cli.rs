@@ -17,8 +17,9 @@ use std::time::Duration;
 /// Flags of `dualbench monitor`.
 #[derive(Debug, Args)]
 pub struct MonitorCli {
-    /// Watch this process (CPU, RSS, threads, open fds); its namespace's network counters
-    /// are read unless --netns says otherwise. Repeatable.
+    /// Watch this process (CPU, memory, faults, storage I/O, threads, open fds, context
+    /// switches); its namespace's network counters are read unless --netns says otherwise.
+    /// Repeatable.
     #[arg(long, value_name = "PID")]
     pub pid: Vec<u32>,
     /// Watch every process with this name (as `ps -e` shows it). Repeatable.

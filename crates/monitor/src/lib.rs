@@ -1,7 +1,7 @@
 //! Kernel monitoring (`dualbench monitor`): per-CPU time, context switches, interrupts,
 //! paging, disks, interfaces, IP/ICMP/TCP/UDP counters per family and watched processes
-//! (CPU, memory, descriptors, context switches), sampled on the monotonic clock `run`
-//! stamps its records with, so load, kernel and packets line up.
+//! (CPU, memory and page faults, storage I/O, descriptors, context switches), sampled on
+//! the monotonic clock `run` stamps its records with, so load, kernel and packets line up.
 //!
 //! Layout: [`procfs`] parses `/proc` text (pure), [`diag`] counts TCP sockets per family
 //! over netlink, [`snapshot`] reads everything once, [`sample`] turns two snapshots into

@@ -173,10 +173,16 @@ mod tests {
                 user_pct: 40.0,
                 system_pct: 10.25,
                 rss_kb: 2048,
+                vsz_kb: 8192,
+                minflt_per_s: 2.5,
+                majflt_per_s: 0.0,
                 threads: 1,
                 fds: 9,
                 cswch_per_s: 12.5,
                 nvcswch_per_s: 0.5,
+                kb_rd_per_s: None,
+                kb_wr_per_s: Some(10240.0),
+                kb_ccwr_per_s: Some(0.25),
             }],
         }
     }
@@ -203,6 +209,41 @@ mod tests {
         assert_eq!(cell("process.42.name"), "nginx");
         assert_eq!(cell("process.42.cswch_per_s"), "12.5");
         assert_eq!(cell("process.42.nvcswch_per_s"), "0.5");
+        assert_eq!(cell("process.42.vsz_kb"), "8192");
+        assert_eq!(cell("process.42.minflt_per_s"), "2.5");
+        assert_eq!(cell("process.42.majflt_per_s"), "0");
+        assert_eq!(cell("process.42.kb_wr_per_s"), "10240");
+        assert_eq!(cell("process.42.kb_ccwr_per_s"), "0.25");
+        // `/proc/PID/io` could not be read: the column is there, its cell empty.
+        assert_eq!(cell("process.42.kb_rd_per_s"), "");
+    }
+
+    /// The first sample fixes the columns: an I/O figure that could not be read then (an
+    /// empty cell) keeps its column, and its value fills it once it can be read; a figure
+    /// readable then and not later leaves its cell empty.
+    #[test]
+    fn csv_io_columns_whether_readable_or_not() {
+        let mut first = sample(5);
+        first.processes[0].kb_wr_per_s = None;
+        let mut second = sample(6);
+        second.processes[0].kb_rd_per_s = Some(4.5);
+        let mut out = Vec::new();
+        let mut w = SampleWriter::new(Format::Csv);
+        w.write(&mut out, &first).unwrap();
+        w.write(&mut out, &second).unwrap();
+        w.write(&mut out, &first).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<Vec<String>> = text.lines().map(fields).collect();
+        let column = |name: &str| {
+            let i = lines[0].iter().position(|h| h == name).unwrap();
+            lines[1..]
+                .iter()
+                .map(|row| row[i].clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(column("process.42.kb_rd_per_s"), ["", "4.5", ""]);
+        assert_eq!(column("process.42.kb_wr_per_s"), ["", "10240", ""]);
+        assert!(lines.iter().all(|row| row.len() == lines[0].len()));
     }
 
     /// Split one CSV line as RFC 4180 reads it (quoted fields, doubled quotes).
@@ -249,8 +290,9 @@ mod tests {
         assert!(lines[0].contains(",\"process_groups.a,b\"\"c.processes\","));
         assert!(lines[1].contains(",\"a,b\"\"c\","));
         let (header, row) = (fields(lines[0]), fields(lines[1]));
-        assert_eq!(header.len(), 30);
-        assert_eq!(row.len(), 30);
+        // 12 of them are the memory and storage I/O figures of the process and its group.
+        assert_eq!(header.len(), 42);
+        assert_eq!(row.len(), 42);
         let cell = |name: &str| row[header.iter().position(|h| h == name).unwrap()].clone();
         assert_eq!(cell("process_groups.a,b\"c.processes"), "1");
         assert_eq!(cell("process.42.name"), "a,b\"c");
@@ -303,6 +345,9 @@ mod tests {
         w.write(&mut out, &sample(5)).unwrap();
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["processes"][0]["rss_kb"], 2048);
+        assert_eq!(v["processes"][0]["vsz_kb"], 8192);
+        assert_eq!(v["processes"][0]["kb_wr_per_s"], 10240.0);
+        assert!(v["processes"][0]["kb_rd_per_s"].is_null(), "{v}");
         assert_eq!(v["unix_ns"].as_u64(), Some(1_795_307_521_816_570_403));
     }
 }

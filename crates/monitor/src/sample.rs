@@ -3,7 +3,7 @@
 //! rate and the page size come in as arguments.
 
 use crate::diag::STATE_NAMES;
-use crate::procfs::process::{ProcStat, Switches};
+use crate::procfs::process::{ProcIo, ProcStat, Switches};
 use crate::procfs::{system::CpuTimes, Counters};
 use crate::snapshot::{ProcessSnapshot, Snapshot};
 use dualbench_common::Family;
@@ -25,7 +25,10 @@ pub struct CpuUse {
     pub idle: f64,
 }
 
-/// One watched process over the interval. `cpu_pct` is in percent of one core.
+/// One watched process over the interval. `cpu_pct` is in percent of one core. The
+/// faults, CPU and storage I/O are the whole process's (every thread's, those that ended
+/// too: the kernel sums them); a process first seen during the interval counts them from
+/// zero.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessUse {
     pub pid: u32,
@@ -38,6 +41,13 @@ pub struct ProcessUse {
     pub user_pct: f64,
     pub system_pct: f64,
     pub rss_kb: u64,
+    /// Virtual memory size (pidstat -r's `VSZ`), kB.
+    pub vsz_kb: u64,
+    /// Minor page faults per second (pidstat -r's `minflt/s`): pages mapped without a
+    /// read from storage (first touch of new memory, a page already in the page cache).
+    pub minflt_per_s: f64,
+    /// Major page faults per second (pidstat -r's `majflt/s`): pages read from storage.
+    pub majflt_per_s: f64,
     pub threads: u64,
     pub fds: u64,
     /// Voluntary context switches per second (pidstat's `cswch/s`), of all its threads:
@@ -45,6 +55,15 @@ pub struct ProcessUse {
     pub cswch_per_s: f64,
     /// Involuntary context switches per second (pidstat's `nvcswch/s`), of all its threads.
     pub nvcswch_per_s: f64,
+    /// kB per second it caused to be read from storage (pidstat -d's `kB_rd/s`); `None`
+    /// (JSON `null`, an empty CSV cell) when `/proc/PID/io` could not be read.
+    pub kb_rd_per_s: Option<f64>,
+    /// kB per second it caused to be written to storage (pidstat -d's `kB_wr/s`), counted
+    /// as the page cache takes them, not when they are written back; `None` likewise.
+    pub kb_wr_per_s: Option<f64>,
+    /// kB per second of those writes cancelled before they reached storage (a dirty file
+    /// truncated or deleted first; pidstat -d's `kB_ccwr/s`); `None` likewise.
+    pub kb_ccwr_per_s: Option<f64>,
 }
 
 /// Processes together: those of one name (every nginx worker, every apache2 child), or
@@ -54,10 +73,18 @@ pub struct GroupUse {
     pub processes: u64,
     pub cpu_pct: f64,
     pub rss_kb: u64,
+    pub vsz_kb: u64,
+    pub minflt_per_s: f64,
+    pub majflt_per_s: f64,
     pub threads: u64,
     pub fds: u64,
     pub cswch_per_s: f64,
     pub nvcswch_per_s: f64,
+    /// The storage I/O of its processes summed; `None` when one of them could not be read
+    /// (a sum that leaves a member out is not the group's).
+    pub kb_rd_per_s: Option<f64>,
+    pub kb_wr_per_s: Option<f64>,
+    pub kb_ccwr_per_s: Option<f64>,
 }
 
 /// One line of the monitor's output.
@@ -204,9 +231,17 @@ fn groups(
     for p in processes.iter().filter(|p| p.alive) {
         let Some(key) = group_of(p) else { continue };
         let g = out.entry(key).or_default();
+        let first = g.processes == 0;
+        let add = |sum: Option<f64>, v: Option<f64>| if first { v } else { Some(sum? + v?) };
+        g.kb_rd_per_s = add(g.kb_rd_per_s, p.kb_rd_per_s);
+        g.kb_wr_per_s = add(g.kb_wr_per_s, p.kb_wr_per_s);
+        g.kb_ccwr_per_s = add(g.kb_ccwr_per_s, p.kb_ccwr_per_s);
         g.processes += 1;
         g.cpu_pct += p.cpu_pct;
         g.rss_kb += p.rss_kb;
+        g.vsz_kb += p.vsz_kb;
+        g.minflt_per_s += p.minflt_per_s;
+        g.majflt_per_s += p.majflt_per_s;
         g.threads += p.threads;
         g.fds += p.fds;
         g.cswch_per_s += p.cswch_per_s;
@@ -347,22 +382,75 @@ fn process(
         None => ProcStat::default(),
     };
     let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 / units.ticks_per_s as f64 / dt * 100.0;
+    let per_s = |a: u64, b: u64| a.saturating_sub(b) as f64 / dt;
     let switched = switches(prev, cur);
+    let io = storage_io(prev, cur, dt);
     ProcessUse {
         pid: cur.pid,
         name: cur.name.clone(),
         tree: cur.tree,
         // A zombie's `/proc` entry outlives it until its parent reaps it.
-        alive: cur.stat.is_some_and(|s| !s.exited),
+        alive: cur.stat.is_some_and(|s| !s.exited()),
         cpu_pct: pct(now.utime + now.stime, before.utime + before.stime),
         user_pct: pct(now.utime, before.utime),
         system_pct: pct(now.stime, before.stime),
         rss_kb: now.rss_pages * units.page_size / 1024,
+        vsz_kb: now.vsize / 1024,
+        minflt_per_s: per_s(now.minflt, before.minflt),
+        majflt_per_s: per_s(now.majflt, before.majflt),
         threads: now.threads,
         fds: cur.fds.unwrap_or(0),
         cswch_per_s: switched.voluntary as f64 / dt,
         nvcswch_per_s: switched.involuntary as f64 / dt,
+        kb_rd_per_s: io.map(|io| io[0]),
+        kb_wr_per_s: io.map(|io| io[1]),
+        kb_ccwr_per_s: io.map(|io| io[2]),
     }
+}
+
+/// kB read, written and cancelled per second over the interval, from `/proc/PID/io`:
+/// since the previous snapshot, or from zero for a process first seen in this one (as its
+/// CPU); all 0 once it has exited. `None` when it could not be read now, or could not be
+/// then (no count to start from). A process read through its running threads (its main
+/// thread has exited) counts as [`switches`] does: each thread from the previous
+/// snapshot, a new one from zero.
+fn storage_io(prev: Option<&ProcessSnapshot>, cur: &ProcessSnapshot, dt: f64) -> Option<[f64; 3]> {
+    let kb = |since: [u64; 3]| Some(since.map(|bytes| bytes as f64 / 1024.0 / dt));
+    if let Some(now) = cur.io {
+        let before = match prev {
+            Some(p) => p.io?,
+            None => ProcIo::default(),
+        };
+        return kb(io_since(&now, &before));
+    }
+    if cur.thread_io.is_empty() {
+        return cur.io_unreadable.is_none().then_some([0.0; 3]);
+    }
+    // Threads' counts do not add up to the whole process's (/proc/PID/io) of the previous
+    // snapshot: start again from this one.
+    if prev.is_some_and(|p| p.thread_io.is_empty()) {
+        return None;
+    }
+    let mut sum = [0; 3];
+    for (tid, now) in &cur.thread_io {
+        // A thread id whose counts went back is a new thread that took an ended one's id.
+        let since = match prev.and_then(|p| p.thread_io.get(tid)) {
+            Some(b) if io_since(b, now) == [0; 3] => io_since(now, b),
+            _ => io_since(now, &ProcIo::default()),
+        };
+        (0..3).for_each(|i| sum[i] += since[i]);
+    }
+    kb(sum)
+}
+
+/// Bytes read, written and cancelled between two counts (0 for any that went back).
+fn io_since(now: &ProcIo, before: &ProcIo) -> [u64; 3] {
+    [
+        now.read_bytes.saturating_sub(before.read_bytes),
+        now.write_bytes.saturating_sub(before.write_bytes),
+        now.cancelled_write_bytes
+            .saturating_sub(before.cancelled_write_bytes),
+    ]
 }
 
 /// The context switches of a process's threads over the interval, summed. The kernel
@@ -392,332 +480,5 @@ pub fn switches(prev: Option<&ProcessSnapshot>, cur: &ProcessSnapshot) -> Switch
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::procfs::{net, process::ProcStat, system};
-
-    fn snapshot(t_s: u64, stat: &str, snmp: &str, utime: u64) -> Snapshot {
-        Snapshot {
-            monotonic_ns: t_s * 1_000_000_000,
-            stat: system::parse_stat(stat),
-            snmp: net::parse_snmp(snmp),
-            sockstat: net::parse_sockstat("TCP: inuse 4 orphan 0 tw 2 alloc 5 mem 1\n"),
-            processes: vec![ProcessSnapshot {
-                pid: 9,
-                name: "x".into(),
-                tree: None,
-                stat: Some(ProcStat {
-                    utime,
-                    stime: 10,
-                    threads: 3,
-                    rss_pages: 256,
-                    exited: false,
-                }),
-                fds: Some(12),
-                switches: BTreeMap::new(),
-            }],
-            ..Snapshot::default()
-        }
-    }
-
-    #[test]
-    fn rates_over_two_seconds() {
-        let a = snapshot(
-            10,
-            "cpu 100 0 100 800 0 0 0 0\nctxt 1000\nprocs_running 1\n",
-            "Tcp: ActiveOpens CurrEstab MaxConn\nTcp: 10 3 -1\n",
-            100,
-        );
-        let b = snapshot(
-            12,
-            "cpu 150 0 150 900 0 0 0 0\nctxt 3000\nprocs_running 4\n",
-            "Tcp: ActiveOpens CurrEstab MaxConn\nTcp: 30 5 -1\n",
-            300,
-        );
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&a, &b, units);
-        assert_eq!(s.interval_s, 2.0);
-        assert_eq!(
-            s.cpu["all"],
-            CpuUse {
-                user: 25.0,
-                system: 25.0,
-                idle: 50.0,
-                ..CpuUse::default()
-            }
-        );
-        assert_eq!(s.system["ctxt_per_s"], 1000.0);
-        assert_eq!(s.system["procs_running"], 4.0);
-        assert_eq!(s.tcp["both"]["ActiveOpens_per_s"], 10.0);
-        assert_eq!(s.tcp["both"]["CurrEstab"], 5.0);
-        assert_eq!(
-            s.tcp["both"]["MaxConn"], -1.0,
-            "a signed gauge keeps its sign"
-        );
-        assert_eq!(s.sockets["both"]["tcp_tw"], 2.0);
-        let p = &s.processes[0];
-        assert_eq!((p.cpu_pct, p.user_pct, p.system_pct), (100.0, 100.0, 0.0));
-        assert_eq!((p.rss_kb, p.threads, p.fds, p.alive), (1024, 3, 12, true));
-    }
-
-    #[test]
-    fn sockstat_figures_of_both_families_are_not_ipv4s() {
-        // 45907 IPv4 and 49200 IPv6 sockets in TIME_WAIT (sock_diag's counts) read as
-        // `tw 95107` on sockstat's TCP line: the kernel counts them together.
-        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
-        b.sockstat = net::parse_sockstat(
-            "sockets: used 24\nTCP: inuse 4 orphan 1 tw 95107 alloc 7 mem 3\n\
-UDP: inuse 2 mem 125\nUDPLITE: inuse 0\nRAW: inuse 0\nFRAG: inuse 0 memory 0\n",
-        );
-        b.sockstat6 = net::parse_sockstat("TCP6: inuse 3\nUDP6: inuse 1\n");
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5), &b, units);
-        let names = |family: &str| -> Vec<(String, f64)> {
-            s.sockets[family]
-                .iter()
-                .map(|(k, v)| (k.clone(), *v))
-                .collect()
-        };
-        let pairs = |p: &[(&str, f64)]| -> Vec<(String, f64)> {
-            p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
-        };
-        assert_eq!(
-            names("both"),
-            pairs(&[
-                ("sockets_used", 24.0),
-                ("tcp_alloc", 7.0),
-                ("tcp_mem", 3.0),
-                ("tcp_orphan", 1.0),
-                ("tcp_tw", 95107.0),
-                ("udp_mem", 125.0),
-            ])
-        );
-        assert_eq!(
-            names("ipv4"),
-            pairs(&[
-                ("frag_inuse", 0.0),
-                ("frag_memory", 0.0),
-                ("raw_inuse", 0.0),
-                ("tcp_inuse", 4.0),
-                ("udp_inuse", 2.0),
-                ("udplite_inuse", 0.0),
-            ])
-        );
-        assert_eq!(
-            names("ipv6"),
-            pairs(&[("tcp_inuse", 3.0), ("udp_inuse", 1.0)])
-        );
-    }
-
-    #[test]
-    fn processes_sum_by_name_and_newcomers_count_from_zero() {
-        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
-        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
-        let mut child = b.processes[0].clone();
-        (child.pid, child.stat) = (
-            10,
-            Some(ProcStat {
-                utime: 5,
-                stime: 5,
-                threads: 1,
-                rss_pages: 256,
-                exited: false,
-            }),
-        );
-        b.processes.push(child);
-        let s = between(
-            &a,
-            &b,
-            Units {
-                ticks_per_s: 100,
-                page_size: 4096,
-            },
-        );
-        assert_eq!(
-            s.processes[1].cpu_pct, 10.0,
-            "born during the interval: 10 ticks in 1 s"
-        );
-        let g = &s.process_groups["x"];
-        assert_eq!(
-            (g.processes, g.cpu_pct, g.rss_kb, g.threads, g.fds),
-            (2, 30.0, 2048, 4, 24)
-        );
-    }
-
-    #[test]
-    fn a_zombie_is_not_alive_and_leaves_its_group() {
-        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
-        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
-        // Exited during the interval, not reaped yet: its last CPU still shows.
-        b.processes[0].stat = Some(ProcStat {
-            rss_pages: 0,
-            exited: true,
-            ..b.processes[0].stat.unwrap()
-        });
-        b.processes[0].fds = Some(0);
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&a, &b, units);
-        let p = &s.processes[0];
-        assert_eq!((p.alive, p.cpu_pct, p.rss_kb), (false, 20.0, 0));
-        assert!(s.process_groups.is_empty(), "{:?}", s.process_groups);
-    }
-
-    #[test]
-    fn a_tree_sums_its_members_whatever_their_names() {
-        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 50);
-        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 70);
-        b.processes[0].tree = Some(9);
-        let mut child = b.processes[0].clone();
-        (child.pid, child.name) = (10, "worker".into());
-        let mut stranger = child.clone();
-        (stranger.pid, stranger.tree) = (11, None);
-        b.processes.extend([child, stranger]);
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&a, &b, units);
-        let tree = &s.process_trees["9"];
-        assert_eq!(s.process_trees.len(), 1);
-        // The root's 20 ticks, and the newcomer's 80 counted from zero, over 1 s.
-        assert_eq!((tree.processes, tree.cpu_pct, tree.fds), (2, 100.0, 24));
-        let json = serde_json::to_value(&s).unwrap();
-        assert_eq!(json["processes"][1]["tree"], 9);
-        assert!(
-            json["processes"][2].get("tree").is_none(),
-            "no tree, no key"
-        );
-    }
-
-    fn threads(list: &[(u32, u64, u64)]) -> BTreeMap<u32, Switches> {
-        list.iter()
-            .map(|&(tid, voluntary, involuntary)| {
-                let s = Switches {
-                    voluntary,
-                    involuntary,
-                };
-                (tid, s)
-            })
-            .collect()
-    }
-
-    /// Threads that come and go: each live one counts its own switches since the last
-    /// snapshot (a new one from zero), and one that ended takes nothing away. The sums of
-    /// every thread's counters (or `/proc/PID/status`, the first thread's alone) went
-    /// back by 60 here, when thread 11 ended.
-    #[test]
-    fn context_switches_per_thread_without_going_back() {
-        let mut a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
-        let mut b = snapshot(3, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
-        // 9 is the first thread; 11 ends; 12 starts; 13 ended and a new thread took its id.
-        a.processes[0].switches = threads(&[(9, 100, 7), (11, 50, 10), (13, 40, 4)]);
-        b.processes[0].switches = threads(&[(9, 130, 8), (12, 6, 1), (13, 3, 0)]);
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&a, &b, units);
-        let p = &s.processes[0];
-        // (30 + 6 + 3) / 2 s and (1 + 1 + 0) / 2 s.
-        assert_eq!((p.cswch_per_s, p.nvcswch_per_s), (19.5, 1.0));
-        let g = &s.process_groups["x"];
-        assert_eq!((g.cswch_per_s, g.nvcswch_per_s), (19.5, 1.0));
-        // A process first seen in this interval: all of its threads' switches.
-        let mut first = b.clone();
-        first.processes[0].pid = 10;
-        let s = between(&a, &first, units);
-        assert_eq!(
-            (s.processes[0].cswch_per_s, s.processes[0].nvcswch_per_s),
-            (69.5, 4.5)
-        );
-        // An exited process: no threads, no switches.
-        b.processes[0].switches.clear();
-        b.processes[0].stat = None;
-        let s = between(&a, &b, units);
-        assert_eq!(
-            (s.processes[0].cswch_per_s, s.processes[0].nvcswch_per_s),
-            (0.0, 0.0)
-        );
-    }
-
-    /// ICMP per family: snmp's `Icmp:` line and snmp6's `Icmp6` counters, per second,
-    /// without the per-type counts (snmp's `IcmpMsg:` line, snmp6's `Icmp6InType1`),
-    /// which the kernel lists only once they are above 0.
-    #[test]
-    fn icmp_per_family() {
-        let snmp = |n: u64| {
-            format!(
-                "Icmp: InMsgs InErrors InDestUnreachs OutMsgs OutDestUnreachs\n\
-Icmp: {} 0 {} {} {}\nIcmpMsg: InType3 OutType3\nIcmpMsg: {n} {n}\n",
-                10 + n,
-                n,
-                10 + n,
-                n
-            )
-        };
-        let mut a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", &snmp(2), 5);
-        let mut b = snapshot(3, "cpu 1 0 1 1 0 0 0 0\n", &snmp(8), 5);
-        a.snmp6 = net::parse_snmp6(
-            "Icmp6InMsgs 4\nIcmp6InErrors 0\nIcmp6InDestUnreachs 4\nIcmp6InPktTooBigs 0\n\
-Icmp6OutDestUnreachs 4\nIcmp6InType1 4\nIcmp6OutType1 4\nUdp6NoPorts 4\n",
-        );
-        b.snmp6 = net::parse_snmp6(
-            "Icmp6InMsgs 10\nIcmp6InErrors 0\nIcmp6InDestUnreachs 8\nIcmp6InPktTooBigs 2\n\
-Icmp6OutDestUnreachs 8\nIcmp6InType1 8\nIcmp6OutType1 8\nIcmp6InType2 2\nUdp6NoPorts 8\n",
-        );
-        let units = Units {
-            ticks_per_s: 100,
-            page_size: 4096,
-        };
-        let s = between(&a, &b, units);
-        let pairs =
-            |p: &[(&str, f64)]| -> Figures { p.iter().map(|(k, v)| (k.to_string(), *v)).collect() };
-        assert_eq!(
-            s.icmp["ipv4"],
-            pairs(&[
-                ("InDestUnreachs_per_s", 3.0),
-                ("InErrors_per_s", 0.0),
-                ("InMsgs_per_s", 3.0),
-                ("OutDestUnreachs_per_s", 3.0),
-                ("OutMsgs_per_s", 3.0),
-            ])
-        );
-        assert_eq!(
-            s.icmp["ipv6"],
-            pairs(&[
-                ("InDestUnreachs_per_s", 2.0),
-                ("InErrors_per_s", 0.0),
-                ("InMsgs_per_s", 3.0),
-                ("InPktTooBigs_per_s", 1.0),
-                ("OutDestUnreachs_per_s", 2.0),
-            ])
-        );
-        assert_eq!(s.udp["ipv6"]["NoPorts_per_s"], 2.0);
-    }
-
-    #[test]
-    fn an_exited_process_is_marked() {
-        let a = snapshot(1, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
-        let mut b = snapshot(2, "cpu 1 0 1 1 0 0 0 0\n", "", 5);
-        b.processes[0].stat = None;
-        let s = between(
-            &a,
-            &b,
-            Units {
-                ticks_per_s: 100,
-                page_size: 4096,
-            },
-        );
-        assert!(!s.processes[0].alive);
-        assert_eq!(s.cpu["all"], CpuUse::default());
-    }
-}
+#[path = "sample_tests.rs"]
+mod tests;

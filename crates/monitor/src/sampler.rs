@@ -335,6 +335,15 @@ fn run(
     let units = units();
     let mut prev = snapshot::take(&plan.watched());
     let _ = ready.send(Ok(()));
+    // Said once a watch: a tree of many processes of another user's would say it for each.
+    let mut io_noted = false;
+    let mut note_io = |snapshot: &snapshot::Snapshot| {
+        if let Some(line) = io_note(snapshot).filter(|_| !io_noted) {
+            dualbench_common::stdio::note(&line);
+            io_noted = true;
+        }
+    };
+    note_io(&prev);
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     let interval_ns = nanos(plan.interval);
     let start = prev.monotonic_ns;
@@ -352,6 +361,7 @@ fn run(
         // Stopped or at the end of the duration: this sample, however short, is the last.
         let stopping = stopped || end.is_some_and(|end| due >= end);
         let cur = snapshot::take(&plan.watched());
+        note_io(&cur);
         let sample = sample::between(&prev, &cur, units);
         match sink.as_mut() {
             Some(sink) => match sink(&sample) {
@@ -370,6 +380,23 @@ fn run(
         tick = next_tick(tick, start, interval_ns, clock::monotonic_ns());
     }
     Ok(series)
+}
+
+/// The line that tells the user a watched process's storage I/O (`/proc/PID/io`) could not
+/// be read, so its figures are left empty: for the first such process of `snapshot`.
+fn io_note(snapshot: &snapshot::Snapshot) -> Option<String> {
+    let p = snapshot
+        .processes
+        .iter()
+        .find(|p| p.io_unreadable.is_some())?;
+    Some(format!(
+        "dualbench: note: process {} ({}): {}; its storage I/O figures (kb_rd_per_s, \
+         kb_wr_per_s, kb_ccwr_per_s) are left empty, and so are those of any other process \
+         whose io cannot be read",
+        p.pid,
+        p.name,
+        p.io_unreadable.as_deref().unwrap_or_default()
+    ))
 }
 
 /// The tick of the grid (`start + tick × interval`) to take the next sample at, `now`

@@ -3,7 +3,7 @@
 //! of the monitor; turning two snapshots into rates is [`crate::sample`].
 
 use crate::diag::{self, TcpStates};
-use crate::procfs::process::{ProcStat, Switches};
+use crate::procfs::process::{ProcIo, ProcStat, Switches};
 use crate::procfs::{self, net, system::Stat, Counters};
 use dualbench_common::clock;
 use std::collections::BTreeMap;
@@ -45,6 +45,21 @@ pub struct ProcessSnapshot {
     pub tree: Option<u32>,
     pub stat: Option<ProcStat>,
     pub fds: Option<u64>,
+    /// Its storage I/O, from `/proc/PID/io`; `None` once it has exited, or when that file
+    /// could not be read (then [`ProcessSnapshot::thread_io`] or
+    /// [`ProcessSnapshot::io_unreadable`]).
+    pub io: Option<ProcIo>,
+    /// The storage I/O of each of its running threads (`/proc/PID/task/TID/io`), read
+    /// when its main thread has exited and `/proc/PID/io` may not be read: a task without
+    /// memory of its own (that zombie thread) has its files owned by root, so a monitor
+    /// run as the process's own user is refused the whole process's count, and reads its
+    /// running threads' instead. Empty otherwise.
+    pub thread_io: BTreeMap<u32, ProcIo>,
+    /// Why `/proc/PID/io` of a process that is still there could not be read: it takes
+    /// ptrace access to the process (`Permission denied` for another user's process, or
+    /// for one holding a capability the monitor lacks), and a kernel built without I/O
+    /// accounting has no such file.
+    pub io_unreadable: Option<String>,
     /// Context switches of each of its threads (by thread id) then alive: the kernel
     /// keeps them per thread, and a thread's go with it when it ends.
     pub switches: BTreeMap<u32, Switches>,
@@ -97,27 +112,88 @@ fn process(w: &Watched) -> ProcessSnapshot {
     let text = read(Path::new(&format!("/proc/{}/stat", w.pid)));
     let mut stat = procfs::process::parse_pid_stat(&text);
     // The name it has now: a process may exec another program (`sh -c '...; exec server'`).
-    let name = procfs::process::parse_parent(&text).map(|(comm, _)| comm.to_string());
+    let name = procfs::process::parse_head(&text).map(|head| head.comm.to_string());
     // A main thread that exited while others run (`pthread_exit` in `main`) is a zombie
     // with no memory and no descriptors of its own: the process runs on, and its memory
-    // and descriptors are read through a running thread. (Its CPU, in the main thread's
-    // `stat`, is already the whole process's.)
+    // and descriptors are read through a running thread. (Its CPU and faults, in the main
+    // thread's `stat`, are already the whole process's; so is its `io`, which only root
+    // may read then: see `ProcessSnapshot::thread_io`.)
     let running = stat
-        .filter(|s| s.exited)
+        .filter(|s| s.exited())
         .and_then(|_| running_thread(w.pid));
     if let (Some(s), Some((_, thread))) = (stat.as_mut(), running) {
-        s.exited = false;
+        s.state = thread.state;
         s.rss_pages = thread.rss_pages;
+        s.vsize = thread.vsize;
     }
     let fds = open_files(w.pid, running.map_or(w.pid, |(tid, _)| tid));
+    let (io, thread_io, io_unreadable) = match storage_io(w.pid) {
+        Ok(io) => (io, BTreeMap::new(), None),
+        Err(why) => match running.and_then(|_| threads_io(w.pid)) {
+            Some(threads) => (None, threads, None),
+            None => (None, BTreeMap::new(), Some(why)),
+        },
+    };
     ProcessSnapshot {
         pid: w.pid,
         name: name.unwrap_or_else(|| w.name.clone()),
         tree: w.tree,
         stat,
         fds,
+        io,
+        thread_io,
+        io_unreadable,
         switches: thread_switches(w.pid),
     }
+}
+
+/// `/proc/PID/io`: `Ok(None)` once the process is gone; why it cannot be read (the file,
+/// the error and what to do) when the process is there.
+fn storage_io(pid: u32) -> Result<Option<ProcIo>, String> {
+    let path = format!("/proc/{pid}/io");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match procfs::process::parse_io(&text) {
+            Some(io) => Ok(Some(io)),
+            None => Err(format!(
+                "cannot read {path}: it has no read_bytes, write_bytes or cancelled_write_bytes"
+            )),
+        },
+        Err(_) if !Path::new(&format!("/proc/{pid}")).exists() => Ok(None),
+        Err(e) => Err(format!("cannot read {path} ({e}){}", io_hint(e.kind()))),
+    }
+}
+
+/// What to do about a `/proc/PID/io` that cannot be read, after its error.
+fn io_hint(error: std::io::ErrorKind) -> &'static str {
+    match error {
+        std::io::ErrorKind::PermissionDenied => {
+            ": it takes ptrace access to the process (run the monitor as its user, or as \
+             root holding every capability it holds)"
+        }
+        std::io::ErrorKind::NotFound => {
+            ": this kernel keeps no I/O counts per process (CONFIG_TASK_IO_ACCOUNTING)"
+        }
+        _ => "",
+    }
+}
+
+/// The storage I/O of every thread of `pid` but its main one (which has exited, and
+/// whose file, owned by root, is the one refused); `None` if one may not be read either.
+fn threads_io(pid: u32) -> Option<BTreeMap<u32, ProcIo>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut out = BTreeMap::new();
+    for tid in tasks.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
+        if tid == pid {
+            continue;
+        }
+        match std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/io")) {
+            Ok(text) => out.insert(tid, procfs::process::parse_io(&text)?),
+            // Ended since the directory was listed.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+        };
+    }
+    Some(out)
 }
 
 /// A thread of `pid` that has not exited, and its `/proc/PID/task/TID/stat` (its memory
@@ -130,7 +206,7 @@ fn running_thread(pid: u32) -> Option<(u32, ProcStat)> {
             let text = read(Path::new(&format!("/proc/{pid}/task/{tid}/stat")));
             Some((tid, procfs::process::parse_pid_stat(&text)?))
         })
-        .find(|(_, stat)| !stat.exited)
+        .find(|(_, stat)| !stat.exited())
 }
 
 /// The context switches of every thread of `pid`, from `/proc/PID/task/TID/status`
@@ -230,11 +306,11 @@ pub fn find_tree(root: &Watched) -> Vec<Watched> {
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
             let stat = read(Path::new(&format!("/proc/{pid}/stat")));
-            if let Some((comm, ppid)) = procfs::process::parse_parent(&stat) {
+            if let Some(head) = procfs::process::parse_head(&stat) {
                 children
-                    .entry(ppid)
+                    .entry(head.ppid)
                     .or_default()
-                    .push((pid, comm.to_string()));
+                    .push((pid, head.comm.to_string()));
             }
         }
     }

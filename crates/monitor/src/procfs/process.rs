@@ -1,46 +1,41 @@
-//! One process's files: `/proc/<pid>/stat` (state, CPU ticks, threads, RSS, parent),
-//! `status` (the thread group; a thread's context switches) and `comm`.
+//! One process's files: `/proc/<pid>/stat` (parsed by [`dualbench_common::procstat`], the
+//! one parser of it, re-exported here), `status` (the thread group; a thread's context
+//! switches) and `io` (its reads and writes).
 
-/// What `/proc/<pid>/stat` says about a process.
+pub use dualbench_common::procstat::{parse as parse_pid_stat, parse_head, ProcStat};
+
+/// The storage I/O `/proc/<pid>/io` counts for a process since it started, every
+/// thread's (those that ended included), in bytes: what `pidstat -d` shows. Not its
+/// `rchar`/`wchar`, the bytes passed to `read`/`write` of any file, socket or pipe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcStat {
-    /// User and system CPU time, in clock ticks.
-    pub utime: u64,
-    pub stime: u64,
-    pub threads: u64,
-    /// Resident set size, in pages.
-    pub rss_pages: u64,
-    /// The process has exited and waits for its parent to reap it (state `Z`, zombie, or
-    /// `X`, dead): its `/proc` entry is still there, but it runs no more.
-    pub exited: bool,
+pub struct ProcIo {
+    /// Bytes it caused to be read from storage (a read the page cache answered is not).
+    pub read_bytes: u64,
+    /// Bytes it caused to be written to storage, counted as the page cache takes them
+    /// (when a page is first dirtied), or as a direct write is sent.
+    pub write_bytes: u64,
+    /// Bytes of `write_bytes` that never reached storage: dirty pages of a file truncated
+    /// or deleted before they were written back.
+    pub cancelled_write_bytes: u64,
 }
 
-/// Parse `/proc/<pid>/stat`. The command name (field 2) is in parentheses and may hold
-/// spaces or parentheses itself, so fields are counted from the last `)`.
-pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
-    let rest = &text[text.rfind(')')? + 1..];
-    // After ')': state(3) ppid(4) ... utime(14) stime(15) ... num_threads(20) ... rss(24).
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
-    Some(ProcStat {
-        utime: field(14)?,
-        stime: field(15)?,
-        threads: field(20)?,
-        rss_pages: field(24)?,
-        exited: matches!(fields.first(), Some(&("Z" | "X" | "x"))),
+/// Parse `/proc/<pid>/io` (`name: value` lines); `None` when a counter is missing.
+pub fn parse_io(text: &str) -> Option<ProcIo> {
+    let mut io = [None; 3];
+    const NAMES: [&str; 3] = ["read_bytes", "write_bytes", "cancelled_write_bytes"];
+    for line in text.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        if let Some(i) = NAMES.iter().position(|n| *n == name) {
+            io[i] = value.trim().parse().ok();
+        }
+    }
+    Some(ProcIo {
+        read_bytes: io[0]?,
+        write_bytes: io[1]?,
+        cancelled_write_bytes: io[2]?,
     })
-}
-
-/// The command name (field 2) and parent pid (field 4) of `/proc/<pid>/stat`.
-pub fn parse_parent(text: &str) -> Option<(&str, u32)> {
-    let (open, close) = (text.find('(')?, text.rfind(')')?);
-    let comm = text.get(open + 1..close)?;
-    let ppid = text[close + 1..]
-        .split_ascii_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some((comm, ppid))
 }
 
 /// The thread group id (`Tgid:`) of `/proc/<id>/status`: the process an id belongs to.
@@ -88,45 +83,25 @@ pub fn parse_switches(status: &str) -> Option<Switches> {
 mod tests {
     use super::*;
 
+    /// `/proc/PID/io` of a `perl` that had written 10 MiB to a file, `fsync`ed it and
+    /// deleted it, read by itself on the development machine (kernel 6.18; its modules
+    /// read from storage, 128 KiB).
     #[test]
-    fn stat_with_odd_command_name() {
-        let text = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 500 0 0 0 120 35 0 0 20 0 7 0 111703 3133440 414 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
-        let s = parse_pid_stat(text).unwrap();
+    fn io_of_a_captured_file() {
+        let text = "rchar: 84342\nwchar: 10485760\nsyscr: 34\nsyscw: 10\nread_bytes: 131072\n\
+write_bytes: 10485760\ncancelled_write_bytes: 0\n";
         assert_eq!(
-            s,
-            ProcStat {
-                utime: 120,
-                stime: 35,
-                threads: 7,
-                rss_pages: 414,
-                exited: false,
-            }
+            parse_io(text),
+            Some(ProcIo {
+                read_bytes: 131_072,
+                write_bytes: 10_485_760,
+                cancelled_write_bytes: 0,
+            })
         );
-    }
-
-    #[test]
-    fn zombie_has_exited() {
-        // A child that exited and was not reaped yet: state Z, no memory, its CPU kept.
-        let text = "4243 (sleep) Z 4242 4242 4242 0 -1 4227084 95 0 0 0 3 1 0 0 20 0 1 0 111800 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-        let s = parse_pid_stat(text).unwrap();
-        assert!(s.exited);
-        assert_eq!((s.utime, s.stime, s.rss_pages), (3, 1, 0));
-        let running = text.replacen(") Z ", ") R ", 1);
-        assert!(!parse_pid_stat(&running).unwrap().exited);
-    }
-
-    #[test]
-    fn truncated_stat_is_none() {
-        assert_eq!(parse_pid_stat("4242 (x) S 1 2"), None);
-        assert_eq!(parse_pid_stat("garbage"), None);
-        assert_eq!(parse_parent("4242 (x) S"), None);
-        assert_eq!(parse_parent("garbage"), None);
-    }
-
-    #[test]
-    fn parent_and_name() {
-        let text = "4242 (my (odd) proc) S 17 4242 4242 0 -1 4194560 500 0\n";
-        assert_eq!(parse_parent(text), Some(("my (odd) proc", 17)));
+        let cut = text.replace("cancelled_write_bytes: 0\n", "");
+        assert_eq!(parse_io(&cut), None);
+        assert_eq!(parse_io(""), None);
+        assert_eq!(parse_io(&text.replace("131072", "x")), None);
     }
 
     #[test]
