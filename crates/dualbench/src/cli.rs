@@ -16,6 +16,8 @@ struct Cli {
 enum Command {
     /// Benchmark one or more URLs (ab-compatible flags), every figure split by family.
     Run(Box<dualbench_load::cli::RunCli>),
+    /// Merge the JSON reports of runs made at once from several clients into one report.
+    Merge(dualbench_load::merge::cli::MergeCli),
     /// Serve files and test endpoints on IPv4 and IPv6.
     Serve(dualbench_serve::ServeCli),
     /// Build, inspect and remove a testbed of network namespaces.
@@ -41,6 +43,7 @@ enum Command {
 fn dispatch(command: Command) -> Result<()> {
     match command {
         Command::Run(c) => dualbench_load::cli::main(*c),
+        Command::Merge(c) => dualbench_load::merge::cli::main(c),
         Command::Serve(c) => dualbench_serve::main(c),
         Command::Testbed(c) => dualbench_testbed::main(c),
         Command::Wire(c) => dualbench_wire::main(c),

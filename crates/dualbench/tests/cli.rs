@@ -83,7 +83,7 @@ fn a_missing_subcommand_is_one_line_naming_the_choices() {
     exactly(
         &dualbench(&[]),
         2,
-        "dualbench: 'dualbench' requires a subcommand but one was not provided [subcommands: run, serve, testbed, wire, traffic, monitor, capture, analyze, experiment, results, report, help] (see 'dualbench --help')",
+        "dualbench: 'dualbench' requires a subcommand but one was not provided [subcommands: run, merge, serve, testbed, wire, traffic, monitor, capture, analyze, experiment, results, report, help] (see 'dualbench --help')",
     );
     exactly(
         &dualbench(&["testbed"]),

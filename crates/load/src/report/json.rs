@@ -46,11 +46,32 @@ pub fn to_string_with(summary: &RunSummary, flags: AbFlags) -> String {
     text
 }
 
+/// The document of `dualbench merge`: [`to_string_with`] of the merged summary, with
+/// `merged_from` (what was merged: `docs/json-schema.md`) after `tool`, and
+/// `generator.bound` as `bound` says (any input's generator bound) rather than as the
+/// merged CPU figures would have it.
+pub fn to_string_merged(
+    summary: &RunSummary,
+    flags: AbFlags,
+    bound: bool,
+    merged_from: Value,
+) -> String {
+    let mut doc = Document::of(summary, flags);
+    doc.merged_from = Some(merged_from);
+    doc.generator.bound = bound;
+    let mut text = serde_json::to_string_pretty(&doc).expect("the document is plain data");
+    text.push('\n');
+    text
+}
+
 /// The document, field for field as `docs/json-schema.md` lists it (and in its order).
 #[derive(Serialize)]
 struct Document<'a> {
     schema: &'static str,
     tool: Tool,
+    /// Only in `dualbench merge`'s document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged_from: Option<Value>,
     target: Target<'a>,
     settings: Settings,
     targets: Vec<TargetAddr<'a>>,
@@ -210,6 +231,7 @@ impl<'a> Document<'a> {
                 name: "dualbench",
                 version: env!("CARGO_PKG_VERSION"),
             },
+            merged_from: None,
             target: Target {
                 host: &m.host,
                 port: m.port,

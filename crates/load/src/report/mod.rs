@@ -1,6 +1,7 @@
 //! Reporters: pure functions from a [`crate::summary::RunSummary`] (or records) to text.
 //! - `text`: ab's report, then the per-family side-by-side tables and ANMA's outcome table.
-//! - `json`: the versioned JSON document described in `docs/json-schema.md`.
+//! - `json`: the versioned JSON document described in `docs/json-schema.md`;
+//!   `from_json` reads one back into the summary it was written from.
 //! - `records`: every request's record as CSV or JSON lines, written and read back.
 //! - `ab_files`: ab's `-e` (percentages CSV) and `-g` (gnuplot TSV) files, from samples.
 //!
@@ -8,6 +9,7 @@
 
 pub mod ab_files;
 mod format;
+pub mod from_json;
 pub mod json;
 mod latency;
 pub mod records;

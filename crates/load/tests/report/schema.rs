@@ -1,9 +1,10 @@
 //! The JSON document matches `docs/json-schema.md`: every path a document holds is in the
 //! doc's field table with the right type, and every path in the table occurs in some
-//! scenario's document.
+//! scenario's document (`dualbench merge`'s `merged_from` in the merged document of each).
 
 use crate::scenarios;
-use dualbench_load::report::json;
+use dualbench_load::merge::{Input, Merger};
+use dualbench_load::report::{from_json, json};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -106,8 +107,21 @@ fn child_path(parent: &str, key: &str) -> (String, String) {
 fn documents_match_the_documented_schema() {
     let fields = documented();
     let mut seen = BTreeSet::new();
+    let mut docs = Vec::new();
     for (name, summary, _) in scenarios::all() {
-        let doc = json::render(&summary);
+        // `dualbench merge`'s document of the scenario read back (with `merged_from`), too.
+        let run = from_json::from_json(&json::to_string(&summary)).unwrap();
+        let merged = Merger::new(Input {
+            name: format!("{name}.json"),
+            run,
+        })
+        .finish();
+        let merged: Value = serde_json::from_str(&merged.json()).unwrap();
+        assert!(merged["merged_from"].is_object(), "{name}");
+        docs.push((name.to_string(), json::render(&summary)));
+        docs.push((format!("{name} merged"), merged));
+    }
+    for (name, doc) in docs {
         assert_eq!(doc["schema"], "dualbench.run/1");
         let mut paths = BTreeSet::new();
         walk(&doc, "", &mut paths);

@@ -31,7 +31,29 @@ pub fn render(summary: &RunSummary) -> String {
 /// The whole text report, its ab part shaped by ab's `-l`, `-d` and `-S` (the parts that
 /// follow it are the same whatever they say).
 pub fn render_with(summary: &RunSummary, flags: AbFlags) -> String {
-    let mut out = caveats(summary);
+    let mut lines: Vec<String> = summary
+        .meta
+        .interrupted
+        .as_deref()
+        .map(interrupted_line)
+        .into_iter()
+        .collect();
+    lines.extend(bound_warning(&summary.meta, summary.duration_s(), None));
+    render_with_caveats(summary, flags, &lines)
+}
+
+/// The text report with `caveats` (one line each, without newlines) above ab's report in
+/// place of the run's own: `dualbench merge` says which of its inputs were cut short or
+/// generator-bound, which the merged summary alone cannot tell.
+pub fn render_with_caveats(summary: &RunSummary, flags: AbFlags, caveats: &[String]) -> String {
+    let mut out = String::new();
+    for line in caveats {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
     out.push_str(&ab::render(summary, flags));
     let additions = families::render(summary);
     if !additions.is_empty() {
@@ -41,36 +63,35 @@ pub fn render_with(summary: &RunSummary, flags: AbFlags) -> String {
     out
 }
 
-/// One line per caveat, then a blank line; nothing when there is none.
-fn caveats(s: &RunSummary) -> String {
-    let mut out = String::new();
-    if let Some(why) = &s.meta.interrupted {
-        out.push_str(&format!(
-            "Interrupted: {why} — figures cover what was measured until then\n"
-        ));
+/// The caveat of a run cut short, `why` being its reason (`interrupted by Ctrl-C (SIGINT)`).
+pub fn interrupted_line(why: &str) -> String {
+    format!("Interrupted: {why} — figures cover what was measured until then")
+}
+
+/// The warning of a run whose generator may have limited the results (see
+/// [`generator_bound`]), `None` when it is not bound. `whose` names the generator in the
+/// line (`Some("a.json")`: "the load generator of a.json used ..."); `None` for the run's own.
+pub fn bound_warning(meta: &RunMeta, duration_s: f64, whose: Option<&str>) -> Option<String> {
+    if !generator_bound(meta, duration_s) {
+        return None;
     }
-    let cpu = s.meta.cpu_fraction(s.duration_s());
-    if generator_bound(&s.meta, s.duration_s()) {
-        let cores = s.meta.usable_cores();
-        // More workers help only where there are cores for them and -c to share out
-        // (workers are never more than -c).
-        let could_add = s.meta.workers < s.meta.cores.min(s.meta.concurrency);
-        out.push_str(&format!(
-            "WARNING: the load generator used {:.0}% of {cores} CPU core{} ({} worker{}): \
-             results may be generator-bound{}\n",
-            cpu * 100.0,
-            if cores == 1 { "" } else { "s" },
-            s.meta.workers,
-            if s.meta.workers == 1 { "" } else { "s" },
-            if could_add {
-                "; more workers (--workers) may help"
-            } else {
-                ""
-            }
-        ));
-    }
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out
+    let cpu = meta.cpu_fraction(duration_s);
+    let cores = meta.usable_cores();
+    // More workers help only where there are cores for them and -c to share out
+    // (workers are never more than -c).
+    let could_add = meta.workers < meta.cores.min(meta.concurrency);
+    Some(format!(
+        "WARNING: the load generator{} used {:.0}% of {cores} CPU core{} ({} worker{}): \
+         results may be generator-bound{}",
+        whose.map_or(String::new(), |w| format!(" of {w}")),
+        cpu * 100.0,
+        if cores == 1 { "" } else { "s" },
+        meta.workers,
+        if meta.workers == 1 { "" } else { "s" },
+        if could_add {
+            "; more workers (--workers) may help"
+        } else {
+            ""
+        }
+    ))
 }

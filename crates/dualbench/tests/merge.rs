@@ -1,0 +1,503 @@
+//! `dualbench merge` end to end: real `dualbench run --format json` loads run at the same
+//! time against `dualbench serve` (and against throwaway servers of known latency) on
+//! 127.0.0.1 and ::1, merged: exact totals per family, histograms that are the union of
+//! the inputs', a round trip, the overlap warning, a run cut short, and every refusal.
+
+mod support;
+
+use serde_json::Value;
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::process::{signal, wait_until_or_kill};
+use support::{
+    bin_path, one_line, read_head, serve_each, start_server, stderr, succeeded, TempDir,
+};
+
+/// Start `dualbench run --format json -q ARGS` with its report going to `dir/name`.
+fn spawn_run(dir: &Path, name: &str, args: &[&str]) -> Child {
+    let out = std::fs::File::create(dir.join(name)).unwrap();
+    Command::new(bin_path())
+        .args(["run", "--format", "json", "-q"])
+        .args(args)
+        .stdout(out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait (60 s at most) for runs started with [`spawn_run`]; each must succeed.
+fn finish(children: Vec<Child>) {
+    for mut child in children {
+        let status = wait_until_or_kill(&mut child, Instant::now() + Duration::from_secs(60));
+        let err = support::process::rest_of_stderr(&mut child);
+        assert!(status.is_some_and(|s| s.success()), "run failed: {err}");
+    }
+}
+
+/// `dualbench merge ARGS` in `dir`.
+fn merge(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin_path())
+        .arg("merge")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn merge_json(dir: &Path, files: &[&str]) -> Value {
+    let out = merge(dir, &[&["--format", "json"], files].concat());
+    serde_json::from_str(&succeeded(&out)).expect("a JSON document")
+}
+
+fn read(dir: &Path, name: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+}
+
+fn hist(doc: &Value, family: &str, phase: &str) -> dualbench_load::summary::Hist {
+    let text = doc["families"][family]["histograms"][phase]
+        .as_str()
+        .unwrap();
+    dualbench_load::report::json::decode_histogram(text)
+        .unwrap()
+        .into()
+}
+
+const PHASES: [&str; 7] = [
+    "connect",
+    "ttfb",
+    "processing",
+    "total",
+    "service",
+    "transfer",
+    "lifetime",
+];
+
+#[test]
+fn two_clients_at_once_add_up_exactly_per_family() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("mg-merge");
+    let (u4, u6) = (
+        format!("http://127.0.0.1:{port}/delay/2"),
+        format!("http://[::1]:{port}/delay/2"),
+    );
+    finish(vec![
+        spawn_run(
+            &dir,
+            "a.json",
+            &["-n", "300", "-c", "10", "--ratio", "2:1", &u4, &u6],
+        ),
+        spawn_run(&dir, "b.json", &["-n", "200", "-c", "5", &u4, &u6]),
+    ]);
+    let (a, b) = (read(&dir, "a.json"), read(&dir, "b.json"));
+    let m = merge_json(&dir, &["a.json", "b.json"]);
+    assert_eq!(m["schema"], "dualbench.run/1");
+    // --ratio is IPv6:IPv4: a sent 200 over IPv6 and 100 over IPv4, b 100 and 100.
+    for (family, requests) in [("ipv6", 300), ("ipv4", 200)] {
+        let f = &m["families"][family];
+        assert_eq!(f["requests"], requests, "{family}");
+        assert_eq!(f["completed"], requests, "{family}");
+        assert_eq!(f["statuses"]["200"], requests, "{family}");
+        assert_eq!(f["failed"], 0);
+        for key in ["bytes", "html_bytes", "request_bytes", "connections"] {
+            let sum = a["families"][family][key].as_u64().unwrap()
+                + b["families"][family][key].as_u64().unwrap();
+            assert_eq!(f[key], sum, "{family} {key}");
+        }
+        // Each phase's histogram is the two inputs' added, value for value.
+        for phase in PHASES {
+            let mut union = hist(&a, family, phase);
+            union.merge(&hist(&b, family, phase));
+            let got = hist(&m, family, phase);
+            assert_eq!(*got, *union, "{family} {phase}");
+            assert_eq!(
+                f["latency_us"][phase]["count"],
+                union.len(),
+                "{family} {phase}"
+            );
+        }
+        assert_eq!(f["latency_us"]["total"]["count"], requests);
+    }
+    assert_eq!(m["requests"]["total"], 500);
+    assert_eq!(m["requests"]["completed"], 500);
+    assert_eq!(m["total"]["requests"], 500);
+    assert_eq!(m["settings"]["concurrency"], 15);
+    assert_eq!(m["settings"]["requests_limit"], 500);
+    // The window runs from the first start to the last end.
+    let start = |d: &Value| d["start_unix_ns"].as_u64().unwrap();
+    let end = |d: &Value| start(d) + (d["duration_s"].as_f64().unwrap() * 1e9).round() as u64;
+    assert_eq!(m["start_unix_ns"], start(&a).min(start(&b)));
+    let window = (end(&a).max(end(&b)) - start(&a).min(start(&b))) as f64 / 1e9;
+    assert_eq!(m["duration_s"].as_f64().unwrap(), window);
+    assert_eq!(
+        m["rps"].as_f64().unwrap(),
+        (500.0 / window * 1000.0).round() / 1000.0
+    );
+    let from = &m["merged_from"];
+    assert_eq!(from["count"], 2);
+    assert_eq!(from["window_s"], m["duration_s"]);
+    assert_eq!(from["inputs"][0]["file"], "a.json");
+    assert_eq!(from["inputs"][1]["file"], "b.json");
+    assert_eq!(from["inputs"][0]["requests"], 300);
+    assert_eq!(from["inputs"][1]["concurrency"], 5);
+    assert_eq!(from["inputs"][0]["start_unix_ns"], a["start_unix_ns"]);
+    assert_eq!(from["inputs"][1]["duration_s"], b["duration_s"]);
+    // The text report: ab's, of the combined load, then per family.
+    let out = merge(&dir, &["a.json", "b.json"]);
+    let text = succeeded(&out);
+    assert!(text.starts_with("Merged 2 runs over "), "{text}");
+    assert!(text.contains("\n  a.json: started +"), "{text}");
+    assert!(
+        text.contains(", -c 10, 300 requests (300 complete, "),
+        "{text}"
+    );
+    for line in [
+        "\nConcurrency Level:      15\n",
+        "\nComplete requests:      500\n",
+        "\nFailed requests:        0\n",
+        "\nRequests:                                  200             300  +100 (+50.0%)\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
+    // -o writes the same report to a file, and nothing to stdout.
+    let out = merge(&dir, &["a.json", "b.json", "-o", "merged.txt"]);
+    assert_eq!(succeeded(&out), "");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("merged.txt")).unwrap(),
+        text
+    );
+}
+
+/// A server on 127.0.0.1 that answers each of `conns` connections' request `delay` after
+/// reading it, then closes.
+fn slow_server(delay: Duration, conns: usize) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = serve_each(listener, conns, move |mut s: TcpStream| {
+        let mut seen = Vec::new();
+        if read_head(&mut s, &mut seen).is_some() {
+            std::thread::sleep(delay);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n",
+            );
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn percentiles_are_of_all_requests_together_not_averages() {
+    // One client sees a 5 ms server, the other a 20 ms one (the same path: two replicas).
+    let (fast, fast_done) = slow_server(Duration::from_millis(5), 100);
+    let (slow, slow_done) = slow_server(Duration::from_millis(20), 300);
+    let dir = TempDir::new("mg-merge");
+    let (uf, us) = (
+        format!("http://127.0.0.1:{fast}/same"),
+        format!("http://127.0.0.1:{slow}/same"),
+    );
+    finish(vec![
+        spawn_run(&dir, "fast.json", &["-n", "100", "-c", "10", &uf]),
+        spawn_run(&dir, "slow.json", &["-n", "300", "-c", "10", &us]),
+    ]);
+    fast_done.join().unwrap();
+    slow_done.join().unwrap();
+    let (a, b) = (read(&dir, "fast.json"), read(&dir, "slow.json"));
+    let m = merge_json(&dir, &["fast.json", "slow.json"]);
+    let p50 = |d: &Value| {
+        d["families"]["ipv4"]["latency_us"]["total"]["p50"]
+            .as_u64()
+            .unwrap()
+    };
+    let (pa, pb, pm) = (p50(&a), p50(&b), p50(&m));
+    assert!((5_000..20_000).contains(&pa), "fast p50 {pa}");
+    assert!(pb >= 20_000, "slow p50 {pb}");
+    // 300 of the 400 requests took 20 ms or more: so did the median request.
+    let mut union = hist(&a, "ipv4", "total");
+    union.merge(&hist(&b, "ipv4", "total"));
+    assert_eq!(union.len(), 400);
+    assert_eq!(pm, union.value_at_quantile(0.5));
+    assert!(pm >= 20_000, "merged p50 {pm}");
+    assert!(
+        pm > (pa + pb) / 2 + 2_500,
+        "merged p50 {pm}, mean of p50s {}",
+        (pa + pb) / 2
+    );
+    for (q, key) in [(0.9, "p90"), (0.99, "p99")] {
+        assert_eq!(
+            m["total"]["latency_us"]["total"][key],
+            union.value_at_quantile(q),
+            "{key}"
+        );
+    }
+    // ab's percentage table reads the same union: half the requests took 20 ms or more.
+    let text = succeeded(&merge(&dir, &["fast.json", "slow.json"]));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  50%"))
+        .expect("ab's 50% line");
+    let ms: u64 = line[5..].trim().parse().unwrap();
+    assert!(ms >= 20, "{line}");
+    // Both replicas are listed, one host, two ports.
+    assert_eq!(m["target"]["host"], "127.0.0.1");
+    let targets: Vec<&str> = m["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["addr"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        [format!("127.0.0.1:{fast}"), format!("127.0.0.1:{slow}")]
+    );
+}
+
+#[test]
+fn one_document_comes_back_as_it_was_written() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("mg-merge");
+    finish(vec![spawn_run(
+        &dir,
+        "a.json",
+        &[
+            "-n",
+            "120",
+            "-c",
+            "4",
+            "-k",
+            "--ratio",
+            "1:3",
+            &format!("http://127.0.0.1:{port}/bytes/300"),
+            &format!("http://[::1]:{port}/bytes/300"),
+        ],
+    )]);
+    let a = read(&dir, "a.json");
+    let mut m = merge_json(&dir, &["a.json"]);
+    let from = m.as_object_mut().unwrap().remove("merged_from").unwrap();
+    assert_eq!(from["count"], 1);
+    assert_eq!(from["overlap"], 1.0);
+    // json → summary → json: every field and histogram the same.
+    assert_eq!(m, a);
+    // And the re-rendered document merges back into the same figures.
+    std::fs::write(dir.join("again.json"), serde_json::to_string(&m).unwrap()).unwrap();
+    let mut again = merge_json(&dir, &["again.json"]);
+    again.as_object_mut().unwrap().remove("merged_from");
+    assert_eq!(again, a);
+}
+
+#[test]
+fn runs_that_did_not_run_together_are_warned_about() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("mg-merge");
+    let url = format!("http://[::1]:{port}/delay/10");
+    // One after the other: never together.
+    finish(vec![spawn_run(&dir, "a.json", &["-n", "10", &url])]);
+    finish(vec![spawn_run(&dir, "b.json", &["-n", "10", &url])]);
+    let out = merge(&dir, &["a.json", "b.json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("dualbench merge: warning: the runs ran together for only 0.000 s of the "),
+        "{err}"
+    );
+    assert!(err.ends_with("(0.0%): the merged requests per second is over the whole span, not a rate they offered at once; start them together (and check the hosts' clocks agree)\n"), "{err}");
+    assert!(succeeded(&out).contains("\nWARNING: the runs ran together for only 0.000 s"));
+    let m = merge_json(&dir, &["a.json", "b.json"]);
+    assert_eq!(m["merged_from"]["overlap"], 0.0);
+    // Side by side for a second each: together nearly all the time, no warning.
+    finish(vec![
+        spawn_run(&dir, "c.json", &["-t", "1", "-c", "2", &url]),
+        spawn_run(&dir, "d.json", &["-t", "1", "-c", "2", &url]),
+    ]);
+    let out = merge(&dir, &["c.json", "d.json"]);
+    assert_eq!(stderr(&out), "");
+    let text = succeeded(&out);
+    assert!(!text.contains("WARNING"), "{text}");
+    let m = merge_json(&dir, &["c.json", "d.json"]);
+    assert!(
+        m["merged_from"]["overlap"].as_f64().unwrap() >= 0.9,
+        "{}",
+        m["merged_from"]
+    );
+}
+
+#[test]
+fn a_run_cut_short_is_merged_and_named() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("mg-merge");
+    let url = format!("http://127.0.0.1:{port}/delay/10");
+    let mut cut = spawn_run(&dir, "cut.json", &["-t", "20", "-c", "2", &url]);
+    let whole = spawn_run(&dir, "whole.json", &["-n", "20", "-c", "2", &url]);
+    std::thread::sleep(Duration::from_millis(600));
+    signal(cut.id(), libc::SIGINT);
+    let status = wait_until_or_kill(&mut cut, Instant::now() + Duration::from_secs(30));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(1),
+        "a run cut short exits 1"
+    );
+    finish(vec![whole]);
+    let c = read(&dir, "cut.json");
+    assert_eq!(c["interrupted"], "interrupted by Ctrl-C (SIGINT)");
+    let m = merge_json(&dir, &["whole.json", "cut.json"]);
+    assert_eq!(
+        m["interrupted"],
+        "1 of 2 runs was cut short: cut.json (interrupted by Ctrl-C (SIGINT))"
+    );
+    assert_eq!(
+        m["requests"]["total"],
+        20 + c["requests"]["total"].as_u64().unwrap()
+    );
+    assert_eq!(m["merged_from"]["inputs"][0]["interrupted"], Value::Null);
+    assert_eq!(
+        m["merged_from"]["inputs"][1]["interrupted"],
+        "interrupted by Ctrl-C (SIGINT)"
+    );
+    let out = merge(&dir, &["whole.json", "cut.json"]);
+    let text = succeeded(&out);
+    assert!(text.contains("\nInterrupted: 1 of 2 runs was cut short: cut.json (interrupted by Ctrl-C (SIGINT)) — figures cover what was measured until then\n"), "{text}");
+    assert!(text.contains(", cut short\n"), "{text}");
+}
+
+/// `doc` with the value at `path` replaced, written to `dir/name`: another run's (started
+/// 1 ms later), differing in that field.
+fn variant(dir: &Path, name: &str, doc: &Value, path: &[&str], value: Value) {
+    let mut d = doc.clone();
+    d["start_unix_ns"] = (doc["start_unix_ns"].as_u64().unwrap() + 1_000_000).into();
+    let mut at = &mut d;
+    for key in &path[..path.len() - 1] {
+        at = &mut at[*key];
+    }
+    at[path[path.len() - 1]] = value;
+    std::fs::write(dir.join(name), serde_json::to_string_pretty(&d).unwrap()).unwrap();
+}
+
+#[test]
+fn what_cannot_be_merged_is_refused_in_one_line() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("mg-merge");
+    finish(vec![spawn_run(
+        &dir,
+        "a.json",
+        &["-n", "20", &format!("http://127.0.0.1:{port}/")],
+    )]);
+    let a = read(&dir, "a.json");
+    let differ = |field: &str, a_value: &str, x_value: &str| {
+        format!("dualbench: a.json and x.json differ in {field} ({a_value} and {x_value}): runs of different benchmarks cannot be merged; merge runs made with the same {field}\n")
+    };
+    let cases: [(&[&str], Value, String); 6] = [
+        (
+            &["target", "path"],
+            "/other".into(),
+            differ("target.path", "\"/\"", "\"/other\""),
+        ),
+        (
+            &["target", "method"],
+            "HEAD".into(),
+            differ("target.method", "\"GET\"", "\"HEAD\""),
+        ),
+        (
+            &["settings", "keepalive"],
+            true.into(),
+            differ("settings.keepalive", "false", "true"),
+        ),
+        (
+            &["settings", "pipeline"],
+            2.into(),
+            differ("settings.pipeline", "1", "2"),
+        ),
+        (
+            &["schema"],
+            "dualbench.run/2".into(),
+            differ("schema", "\"dualbench.run/1\"", "\"dualbench.run/2\""),
+        ),
+        (
+            &["settings", "variable_length"],
+            true.into(),
+            differ("settings.variable_length", "false", "true"),
+        ),
+    ];
+    for (path, value, message) in cases {
+        variant(&dir, "x.json", &a, path, value);
+        let out = merge(&dir, &["a.json", "x.json"]);
+        assert_eq!(stderr(&out), message, "{path:?}");
+        assert_eq!(out.status.code(), Some(2), "{path:?}");
+        assert_eq!(out.stdout, b"", "{path:?}");
+    }
+    // A run of another model and rate.
+    let mut open = a.clone();
+    open["start_monotonic_ns"] = 1.into();
+    open["settings"]["model"] = "open".into();
+    open["settings"]["rate"] = 100.0.into();
+    open["settings"]["arrival"] = "constant".into();
+    std::fs::write(dir.join("x.json"), open.to_string()).unwrap();
+    let out = merge(&dir, &["a.json", "x.json"]);
+    assert_eq!(
+        stderr(&out),
+        differ("settings.model", "\"closed\"", "\"open\"")
+    );
+
+    // Bad inputs: one line each naming the file, exit 2, nothing on stdout.
+    std::fs::write(dir.join("junk.txt"), "ab's report, not JSON\n").unwrap();
+    std::fs::write(dir.join("array.json"), "[1, 2]").unwrap();
+    std::fs::write(
+        dir.join("other.json"),
+        r#"{"schema": "dualbench.results/1"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("plain.json"), r#"{"requests": 5}"#).unwrap();
+    std::fs::copy(dir.join("a.json"), dir.join("copy.json")).unwrap();
+    std::fs::hard_link(dir.join("a.json"), dir.join("link.json")).unwrap();
+    variant(&dir, "v2.json", &a, &["schema"], "dualbench.run/2".into());
+    let mut broken = a.clone();
+    broken.as_object_mut().unwrap().remove("families");
+    std::fs::write(dir.join("broken.json"), broken.to_string()).unwrap();
+    variant(
+        &dir,
+        "badhist.json",
+        &a,
+        &["families", "ipv4", "histograms", "total"],
+        "AAAA".into(),
+    );
+    let not_a_run = "give the output of 'dualbench run --format json'";
+    std::fs::write(dir.join("again.json"), a.to_string()).unwrap();
+    let cases: [(&[&str], String); 14] = [
+        (&["a.json", "nosuch.json"], "dualbench: cannot read nosuch.json: No such file or directory (os error 2)".into()),
+        (&["a.json", "junk.txt"], format!("dualbench: junk.txt: not JSON (expected value at line 1 column 1): {not_a_run}")),
+        (&["array.json"], format!("dualbench: array.json: not a dualbench run document (a JSON array, not an object): {not_a_run}")),
+        (&["a.json", "other.json"], format!("dualbench: other.json: not a dualbench run document (its schema is \"dualbench.results/1\"): {not_a_run}")),
+        (&["plain.json", "a.json"], format!("dualbench: plain.json: not a dualbench run document (no \"schema\" field): {not_a_run}")),
+        (&["a.json", "copy.json"], format!("dualbench: copy.json is the same run as a.json (both started at {} ns, Unix time): give each run once", a["start_unix_ns"])),
+        (&["a.json", "v2.json", "again.json"], format!("dualbench: again.json is the same run as a.json (both started at {} ns, Unix time): give each run once", a["start_unix_ns"])),
+        (&["a.json", "./a.json"], "dualbench: a.json and ./a.json are the same file: give each run once".into()),
+        (&["a.json", "link.json"], "dualbench: a.json and link.json are the same file: give each run once".into()),
+        (&["v2.json"], "dualbench: v2.json: its schema is dualbench.run/2, and this dualbench reads dualbench.run/1: merge with the dualbench that wrote it".into()),
+        (&["broken.json"], "dualbench: broken.json: not a valid dualbench.run/1 document: missing field `families`".into()),
+        (&["badhist.json"], "dualbench: badhist.json: families.ipv4.histograms.total: histogram cannot be decoded".into()),
+        (&["a.json", "--format", "xml"], "dualbench: bad --format 'xml': use text or json".into()),
+        (&["a.json", "-o", "a.json"], "dualbench: -o a.json: that is the input a.json, which writing the report would destroy; give another file".into()),
+    ];
+    for (args, message) in cases {
+        let out = merge(&dir, args);
+        let err = stderr(&out);
+        assert!(err.starts_with(&message), "{args:?}: {err}");
+        one_line(&out, 2, &message);
+        assert_eq!(out.stdout, b"", "{args:?}");
+    }
+    // The input -o named is intact.
+    assert_eq!(read(&dir, "a.json"), a);
+    let out = merge(&dir, &["a.json", "-o", "no/such/dir/m.txt"]);
+    one_line(
+        &out,
+        2,
+        "dualbench: -o no/such/dir/m.txt: cannot write it (No such file or directory (os error 2))",
+    );
+    let out = merge(&dir, &[]);
+    one_line(
+        &out,
+        2,
+        "dualbench: the following required arguments were not provided: <FILE>... (see 'dualbench merge --help')",
+    );
+}
