@@ -9,27 +9,27 @@
 //! "Keep-Alive requests" line is counted. For such a document that line is left out and a
 //! note at the top says so.
 
-use dualbench_common::{Failure, Family, Result};
-use dualbench_load::record::Outcome;
-use dualbench_load::report::json::decode_histogram;
-use dualbench_load::summary::{
-    FamilyStats, Histograms, LoadModel, RunMeta, RunSummary, TargetInfo,
-};
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use dualbench_common::{Failure, Result};
+use dualbench_load::report::from_json;
+use serde_json::Value;
 
 /// The note printed above the report of a keep-alive run.
 pub const KEEPALIVE_NOTE: &str = "Note: \"Keep-Alive requests\" is left out: this stored run document (written before 2026-11-24) does not count the responses that closed their connection.\n\n";
 
-/// The text report of the run whose document is `doc_text`.
+/// The text report of the run whose document is `doc_text`, read back by the load crate's
+/// own reader (the one `dualbench merge` uses).
 pub fn render(doc_text: &str) -> Result<String> {
-    let doc: Doc = serde_json::from_str(doc_text)
-        .map_err(|e| Failure::runtime(format!("stored run document: {e}")))?;
-    let counted = doc.families.values().all(|f| f.closing_responses.is_some());
-    let keepalive = doc.settings.keepalive;
-    let mut summary = summary(doc)?;
+    let stored = |e: String| Failure::runtime(format!("stored run document: {e}"));
+    let value: Value = serde_json::from_str(doc_text).map_err(|e| stored(e.to_string()))?;
+    // The reader counts a missing `closing_responses` as 0; an older document lacks it.
+    let counted = value["families"].as_object().is_none_or(|families| {
+        families
+            .values()
+            .all(|f| f.get("closing_responses").is_some())
+    });
+    let mut summary = from_json::from_json(doc_text).map_err(stored)?.summary;
     let mut out = String::new();
-    if keepalive && !counted {
+    if summary.meta.keepalive && !counted {
         summary.meta.keepalive = false;
         out.push_str(KEEPALIVE_NOTE);
     }
@@ -37,246 +37,13 @@ pub fn render(doc_text: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The document's fields the text report reads (docs/json-schema.md).
-#[derive(Deserialize)]
-struct Doc {
-    target: Target,
-    settings: Settings,
-    #[serde(default)]
-    targets: Vec<TargetAddr>,
-    #[serde(default)]
-    start_unix_ns: u64,
-    #[serde(default)]
-    start_monotonic_ns: u64,
-    #[serde(default)]
-    interrupted: Option<String>,
-    duration_s: f64,
-    #[serde(default)]
-    generator: Generator,
-    #[serde(default)]
-    families: BTreeMap<String, Fam>,
-}
-
-#[derive(Deserialize)]
-struct Target {
-    host: String,
-    port: u16,
-    path: String,
-    #[serde(default)]
-    method: String,
-    #[serde(default)]
-    server_software: String,
-    #[serde(default)]
-    document_length: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct Settings {
-    concurrency: u64,
-    keepalive: bool,
-    #[serde(default)]
-    pipeline: u64,
-    model: String,
-    #[serde(default)]
-    rate: Option<f64>,
-    #[serde(default)]
-    arrival: Option<String>,
-    #[serde(default)]
-    requests_limit: Option<u64>,
-    #[serde(default)]
-    time_limit_s: Option<f64>,
-    #[serde(default)]
-    workers: u64,
-}
-
-#[derive(Deserialize)]
-struct TargetAddr {
-    addr: String,
-    family: String,
-    weight: u64,
-}
-
-#[derive(Default, Deserialize)]
-struct Generator {
-    #[serde(default)]
-    cpu_user_s: f64,
-    #[serde(default)]
-    cpu_sys_s: f64,
-    #[serde(default)]
-    cores: u64,
-    #[serde(default)]
-    connections_peak: u64,
-}
-
-/// One family's object; histograms by phase (`ttfb` is the engine's `waiting`).
-#[derive(Deserialize)]
-struct Fam {
-    requests: u64,
-    completed: u64,
-    failed: u64,
-    #[serde(default)]
-    non_2xx: u64,
-    #[serde(default)]
-    length_mismatch: u64,
-    #[serde(default)]
-    bytes: u64,
-    #[serde(default)]
-    html_bytes: u64,
-    #[serde(default)]
-    request_bytes: u64,
-    #[serde(default)]
-    connections: u64,
-    /// Absent from documents written before 2026-11-24.
-    #[serde(default)]
-    closing_responses: Option<u64>,
-    #[serde(default)]
-    late: u64,
-    #[serde(default)]
-    unsent: u64,
-    #[serde(default)]
-    close: BTreeMap<String, u64>,
-    #[serde(default)]
-    close_detail: BTreeMap<String, u64>,
-    #[serde(default)]
-    statuses: BTreeMap<String, u64>,
-    #[serde(default)]
-    histograms: BTreeMap<String, String>,
-}
-
-fn family(key: &str) -> Result<Family> {
-    Family::ALL
-        .into_iter()
-        .find(|f| f.key() == key)
-        .ok_or_else(|| Failure::runtime(format!("stored run document: unknown family {key:?}")))
-}
-
-fn summary(doc: Doc) -> Result<RunSummary> {
-    let model = match (doc.settings.model.as_str(), doc.settings.rate) {
-        ("open", Some(rate)) => LoadModel::Open {
-            rate,
-            poisson: doc.settings.arrival.as_deref() == Some("poisson"),
-        },
-        _ => LoadModel::Closed,
-    };
-    let targets = doc
-        .targets
-        .iter()
-        .map(|t| {
-            Ok(TargetInfo {
-                addr: t.addr.clone(),
-                family: family(&t.family)?,
-                weight: t.weight,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut families: [FamilyStats; 2] = Default::default();
-    for (key, fam) in &doc.families {
-        families[family(key)?.index()] = stats(fam)?;
-    }
-    let meta = RunMeta {
-        server_software: doc.target.server_software,
-        host: doc.target.host,
-        port: doc.target.port,
-        path: doc.target.path,
-        method: doc.target.method,
-        document_length: doc.target.document_length,
-        concurrency: doc.settings.concurrency,
-        keepalive: doc.settings.keepalive,
-        pipeline: doc.settings.pipeline,
-        model,
-        requests_limit: doc.settings.requests_limit,
-        time_limit_s: doc.settings.time_limit_s,
-        targets,
-        workers: doc.settings.workers,
-        start_monotonic_ns: doc.start_monotonic_ns,
-        start_unix_ns: doc.start_unix_ns,
-        interrupted: doc.interrupted,
-        cpu_user_s: doc.generator.cpu_user_s,
-        cpu_sys_s: doc.generator.cpu_sys_s,
-        cores: doc.generator.cores,
-        connections_peak: doc.generator.connections_peak,
-    };
-    Ok(RunSummary {
-        meta,
-        // The document's seconds are the engine's nanoseconds / 1e9, printed exactly.
-        duration_ns: (doc.duration_s * 1e9).round() as u64,
-        families,
-    })
-}
-
-/// Where each outcome's count is in a family's object: ANMA's classes in `close`, the
-/// phase of resets and timeouts in `close_detail`.
-const OUTCOMES: [(Outcome, &str, &str); 9] = [
-    (Outcome::Normal, "close", "normal"),
-    (Outcome::ResetConnect, "close_detail", "reset_connect"),
-    (Outcome::ResetRequest, "close_detail", "reset_request"),
-    (Outcome::ResetResponse, "close_detail", "reset_response"),
-    (Outcome::TimeoutConnect, "close_detail", "timeout_connect"),
-    (Outcome::TimeoutResponse, "close_detail", "timeout_response"),
-    (Outcome::Refused, "close", "refused"),
-    (Outcome::Unreachable, "close", "unreachable"),
-    (Outcome::ProtocolError, "close", "protocol_error"),
-];
-
-fn stats(f: &Fam) -> Result<FamilyStats> {
-    let mut s = FamilyStats {
-        requests: f.requests,
-        completed: f.completed,
-        failed: f.failed,
-        non_2xx: f.non_2xx,
-        length_mismatch: f.length_mismatch,
-        bytes: f.bytes,
-        body_bytes: f.html_bytes,
-        request_bytes: f.request_bytes,
-        connections: f.connections,
-        closing_responses: f.closing_responses.unwrap_or(0),
-        late: f.late,
-        unsent: f.unsent,
-        hist: histograms(&f.histograms)?,
-        ..FamilyStats::default()
-    };
-    for (outcome, object, key) in OUTCOMES {
-        let counts = if object == "close" {
-            &f.close
-        } else {
-            &f.close_detail
-        };
-        s.outcomes[outcome.index()] = counts.get(key).copied().unwrap_or(0);
-    }
-    for (code, n) in &f.statuses {
-        let code = code
-            .parse()
-            .map_err(|_| Failure::runtime(format!("stored run document: status {code:?}")))?;
-        s.statuses.insert(code, *n);
-    }
-    Ok(s)
-}
-
-fn histograms(encoded: &BTreeMap<String, String>) -> Result<Histograms> {
-    let mut h = Histograms::default();
-    let phases = [
-        ("connect", &mut h.connect),
-        ("ttfb", &mut h.waiting),
-        ("processing", &mut h.processing),
-        ("total", &mut h.total),
-        ("service", &mut h.service),
-        ("transfer", &mut h.transfer),
-        ("lifetime", &mut h.lifetime),
-    ];
-    for (phase, hist) in phases {
-        if let Some(text) = encoded.get(phase) {
-            *hist = decode_histogram(text)
-                .map_err(|e| e.context(format!("histogram {phase}")))?
-                .into();
-        }
-    }
-    Ok(h)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dualbench_common::Family;
+    use dualbench_load::record::Outcome;
     use dualbench_load::report::{json, text};
+    use dualbench_load::summary::{FamilyStats, LoadModel, RunMeta, RunSummary, TargetInfo};
 
     /// A run of both families with known figures, as the engine would have summed it.
     fn run(keepalive: bool) -> RunSummary {
@@ -405,10 +172,30 @@ mod tests {
     #[test]
     fn a_document_that_is_not_a_run_is_an_error() {
         let e = render("{\"schema\": \"dualbench.run/1\"}").unwrap_err();
+        assert_eq!(
+            e.message,
+            "stored run document: not a valid dualbench.run/1 document: missing field `target`"
+        );
+        let e = render("[]").unwrap_err();
         assert!(
-            e.message.starts_with("stored run document: missing field"),
+            e.message
+                .starts_with("stored run document: not a dualbench run document (a JSON array"),
             "{}",
             e.message
         );
+    }
+
+    /// Documents written before 2026-11-24 14:23 UTC have no `generator.connections_peak`:
+    /// their report is given back, with 0 for it.
+    #[test]
+    fn a_document_without_connections_peak_gives_back_its_report() {
+        let mut original = run(false);
+        let mut doc: serde_json::Value = serde_json::from_str(&json::to_string(&original)).unwrap();
+        doc["generator"]
+            .as_object_mut()
+            .unwrap()
+            .remove("connections_peak");
+        original.meta.connections_peak = 0;
+        assert_eq!(render(&doc.to_string()).unwrap(), text::render(&original));
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! Pure: text or a parsed JSON value in, a summary or one line saying what is wrong out.
 //! Fields the schema added after its first version (`settings.variable_length`,
-//! `<family>.closing_responses`) are 0/false when missing; fields this reader does not know
-//! are ignored (docs/json-schema.md, "Versioning"). The `total` object and every derived
+//! `<family>.closing_responses`, `generator.connections_peak`) are 0/false when missing;
+//! fields this reader does not know are ignored (docs/json-schema.md, "Versioning"). The `total` object and every derived
 //! figure (`rps`, `latency_us`, `cpu_fraction`, `bound`) are not read: they are computed
 //! again from the counts and histograms, which is what makes a round trip exact.
 
@@ -137,6 +137,8 @@ struct Generator {
     cpu_user_s: f64,
     cpu_sys_s: f64,
     cores: u64,
+    /// Added 2026-11-24.
+    #[serde(default)]
     connections_peak: u64,
 }
 
