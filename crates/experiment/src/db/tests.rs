@@ -151,6 +151,74 @@ fn a_resumed_experiment_adopts_the_changed_plan_and_drops_runs_it_no_longer_has(
 }
 
 #[test]
+fn a_resumed_experiment_whose_repeats_grew_keeps_its_runs_and_plans_the_new_repeats() {
+    let (mut db, path) = temp_db("grow");
+    let with = |repeats: u32| {
+        parse(
+            &format!("[experiment]\nname = \"t\"\nwarmup = 1\nrepeats = {repeats}\n[axes]\nserver = [\"nginx\"]\nfamily = [\"ipv4\", \"ipv6\"]\n"),
+            Path::new("t.toml"),
+        )
+        .unwrap()
+    };
+    let old = with(3);
+    let old_runs = expand(&old);
+    let exp = db.create_experiment(&old, old_runs.len(), 1.0).unwrap();
+    store_all(&mut db, exp, &old_runs);
+    // The plan asks for 10 repeats (the bundled plans went from 3-5 to more).
+    let new = with(10);
+    let new_runs = expand(&new);
+    assert_eq!(new_runs.len(), 20);
+    let old_ids: Vec<&str> = old_runs.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        new_runs[..6]
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>(),
+        old_ids,
+        "repeats 1-3 keep their ids and order: the count of repeats is not part of an id"
+    );
+    assert_eq!(
+        db.adopt_plan(exp, &new, &new_runs).unwrap(),
+        0,
+        "nothing dropped"
+    );
+    let stored = db.run_ids(exp).unwrap();
+    let todo: Vec<(u32, String)> = new_runs
+        .iter()
+        .filter(|r| !stored.contains(&r.id))
+        .map(|r| (r.repeat, r.point.selector.key()))
+        .collect();
+    assert_eq!(
+        todo.len(),
+        14,
+        "what --resume runs: repeats 4-10 of both families"
+    );
+    assert!(todo.iter().all(|(repeat, _)| *repeat >= 4), "{todo:?}");
+    assert_eq!(
+        todo[..2],
+        [(4, "ipv6".to_string()), (4, "ipv4".to_string())],
+        "repeat 4 starts with IPv6, as it would have in one go"
+    );
+    let e = db.resolve("t").unwrap();
+    assert_eq!((e.runs_stored, e.runs_planned), (6, 20));
+    let kept = db.runs(exp).unwrap();
+    assert_eq!(
+        kept.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4, 5],
+        "the stored runs lead the new plan's order"
+    );
+    // Lowering the count again drops the repeats past it.
+    let fewer = with(2);
+    assert_eq!(
+        db.adopt_plan(exp, &fewer, &expand(&fewer)).unwrap(),
+        2,
+        "repeat 3"
+    );
+    assert_eq!(db.run_ids(exp).unwrap().len(), 4);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
 fn another_programs_database_is_refused_untouched() {
     let path = std::env::temp_dir().join(format!("dualbench-db-foreign-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&path);

@@ -806,7 +806,7 @@ fn the_s1_plan_reports_abs_total_and_html_transferred() {
     assert_ne!(before, text);
     let ids = |p: &Plan| expand(p).into_iter().map(|r| r.id).collect::<Vec<_>>();
     let old = plan(&before).unwrap();
-    assert_eq!(ids(&old).len(), 30);
+    assert_eq!(ids(&old).len(), 180, "3 servers × 2 families × 30 repeats");
     assert_eq!(ids(&old), ids(&s1));
 }
 

@@ -581,7 +581,8 @@ impl Context<'_> {
             )?);
         }
         for command in &t.setup {
-            let argv = testbed::substitute(command, point, &self.opts.dualbench);
+            let plan_dir = self.plan.path.parent().unwrap_or(Path::new("."));
+            let argv = testbed::substitute(command, point, plan_dir, &self.opts.dualbench);
             let (program, args) = argv
                 .split_first()
                 .ok_or_else(|| Failure::usage("testbed.setup has an empty command"))?;
@@ -611,6 +612,7 @@ impl Context<'_> {
             point,
             dir,
             &format!("background-{tag}"),
+            self.plan.path.parent().unwrap_or(Path::new(".")),
             &self.opts.dualbench,
         )?;
         if !background.is_empty() && t.settle_s > 0.0 {

@@ -22,14 +22,39 @@ pub fn exec_prefix(dualbench: &Path, testbed: &Testbed, host: &str) -> Vec<Strin
     ]
 }
 
-/// Replace `{link}` and `{congestion}` in a command by the point's values, and a leading
-/// `dualbench` by this binary.
-pub fn substitute(argv: &[String], point: &Point, dualbench: &Path) -> Vec<String> {
+/// Replace `{link}` and `{congestion}` in a command by the point's values, `{plan_dir}` by
+/// the plan's folder (see [`with_plan_dir`]), and a leading `dualbench` by this binary.
+pub fn substitute(
+    argv: &[String],
+    point: &Point,
+    plan_dir: &Path,
+    dualbench: &Path,
+) -> Vec<String> {
     let argv = argv.iter().map(|a| {
         a.replace("{link}", &point.link)
             .replace("{congestion}", &point.congestion)
     });
-    with_binary(argv.collect(), dualbench)
+    with_binary(with_plan_dir(argv.collect(), plan_dir), dualbench)
+}
+
+/// Replace `{plan_dir}` by the plan's folder, made absolute against the current folder, so
+/// a command can name files next to the plan (a traffic profile) from wherever
+/// `dualbench experiment` was started. Run ids hash the commands as the plan writes them,
+/// so they do not depend on where the checkout lies.
+pub fn with_plan_dir(argv: Vec<String>, plan_dir: &Path) -> Vec<String> {
+    if !argv.iter().any(|a| a.contains("{plan_dir}")) {
+        return argv;
+    }
+    let dir = if plan_dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        plan_dir
+    };
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let dir = dir.display().to_string();
+    argv.into_iter()
+        .map(|a| a.replace("{plan_dir}", &dir))
+        .collect()
 }
 
 /// A leading `dualbench` means this binary.
@@ -75,7 +100,7 @@ impl Session {
         let commands = testbed
             .services
             .iter()
-            .map(|c| with_binary(c.clone(), dualbench))
+            .map(|c| with_binary(with_plan_dir(c.clone(), plan_dir), dualbench))
             .collect();
         session.services = Some(Background::spawn(commands, dir, "service")?);
         Ok(session)
@@ -187,6 +212,7 @@ impl Background {
         point: &Point,
         dir: &Path,
         tag: &str,
+        plan_dir: &Path,
         dualbench: &Path,
     ) -> Result<Background> {
         if point.congestion == "none" {
@@ -198,7 +224,7 @@ impl Background {
         Background::spawn(
             commands
                 .iter()
-                .map(|c| substitute(c, point, dualbench))
+                .map(|c| substitute(c, point, plan_dir, dualbench))
                 .collect(),
             dir,
             tag,
@@ -237,10 +263,34 @@ mod tests {
             "--preset".into(),
             "{congestion}".into(),
             "{link}".into(),
+            "{plan_dir}/traffic/{congestion}-ipv4.toml".into(),
         ];
         assert_eq!(
-            substitute(&argv, p, Path::new("/x/db")),
-            vec!["/x/db", "--preset", "C1B", "none"]
+            substitute(&argv, p, Path::new("/work/experiments"), Path::new("/x/db")),
+            vec![
+                "/x/db",
+                "--preset",
+                "C1B",
+                "none",
+                "/work/experiments/traffic/C1B-ipv4.toml"
+            ]
+        );
+        // A relative plan folder is made absolute (the command may run elsewhere); a plan
+        // given without a folder lies in the current one.
+        let cwd = std::env::current_dir().unwrap();
+        let own = |dir: &str| {
+            with_plan_dir(
+                vec!["dualbench".into(), "{plan_dir}/p.toml".into()],
+                Path::new(dir),
+            )
+        };
+        assert_eq!(own("exp")[1], format!("{}/exp/p.toml", cwd.display()));
+        assert_eq!(own("")[1], format!("{}/p.toml", cwd.display()));
+        assert_eq!(own("/abs")[0], "dualbench", "no binary replaced here");
+        let untouched = vec!["x".to_string(), "{planDir}".into()];
+        assert_eq!(
+            with_plan_dir(untouched.clone(), Path::new("/abs")),
+            untouched
         );
         assert_eq!(
             exec_prefix(
