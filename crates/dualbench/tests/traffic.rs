@@ -235,7 +235,16 @@ fn script_over_both_families_is_counted_exactly() {
         assert_eq!(s["messages"], n, "flow {flow} at the sink");
         assert_eq!(s["loss"]["lost"], 0);
         assert_eq!(s["loss"]["duplicates"], 0);
+        assert_eq!(s["delay_us"]["count"], n, "flow {flow}");
+        // UDP delay is the kernel's receive time; how late the sink read each datagram is
+        // apart, for every one of them. TCP is timed when read: it has no read lag.
+        match proto {
+            "udp" => assert_eq!(s["read_lag_us"]["count"], n, "flow {flow}: {s}"),
+            _ => assert!(s.get("read_lag_us").is_none(), "flow {flow}: {s}"),
+        }
     }
+    assert_eq!(got["families"]["ipv4"]["udp"]["read_lag_us"]["count"], 1500);
+    assert!(got["families"]["ipv6"]["tcp"].get("read_lag_us").is_none());
     // Rates: flow 2 sent 500 × 1000 B/s of payload = 4 Mbit/s (exactly, by the schedule);
     // the sink's figure spans first to last arrival, which a loaded machine can delay by
     // tens of ms out of 2 s, hence 5 %. IPv6 adds 48 B per datagram.

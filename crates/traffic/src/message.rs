@@ -17,6 +17,9 @@ use crate::rate::Proto;
 
 pub const MAGIC: [u8; 4] = *b"DBT1";
 pub const HEADER_LEN: usize = 28;
+/// Where the send time sits in the header (a sender may rewrite it when the kernel takes
+/// the message).
+pub const SENT_AT: usize = 16;
 /// The smallest message size a flow may use: the header itself.
 pub const MIN_SIZE: u64 = HEADER_LEN as u64;
 /// The largest: what one UDP datagram can carry over IPv6 without jumbograms.
@@ -46,7 +49,7 @@ impl Header {
         buf[4..8].copy_from_slice(&self.flow.to_be_bytes());
         buf[8..12].copy_from_slice(&self.seq.to_be_bytes());
         buf[12..16].copy_from_slice(&self.len.to_be_bytes());
-        buf[16..24].copy_from_slice(&self.sent_ns.to_be_bytes());
+        buf[SENT_AT..SENT_AT + 8].copy_from_slice(&self.sent_ns.to_be_bytes());
         let tcp: u32 = if self.proto == Proto::Tcp { 1 } else { 0 };
         let flags = tcp | (self.run & RUN_MASK) << 8;
         buf[24..28].copy_from_slice(&flags.to_be_bytes());
@@ -62,7 +65,7 @@ impl Header {
         }
         let u32_at = |i: usize| u32::from_be_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
         let mut sent = [0u8; 8];
-        sent.copy_from_slice(&buf[16..24]);
+        sent.copy_from_slice(&buf[SENT_AT..SENT_AT + 8]);
         let len = u32_at(12);
         let flags = u32_at(24);
         let (proto, max) = if flags & 1 == 1 {

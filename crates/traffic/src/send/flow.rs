@@ -121,8 +121,10 @@ pub struct BatchResult {
 pub trait Transmit {
     /// Apply a phase's TOS/TTL before its first message.
     fn enter_phase(&mut self, phase: &Phase);
-    /// Send a batch, waiting for the kernel no longer than `wait` allows.
-    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult;
+    /// Send a batch, waiting for the kernel no longer than `wait` allows. A transmit that
+    /// writes the send time when the kernel takes the message (UDP) sets `sent_ns` of
+    /// what it sent to the time it wrote.
+    fn send(&mut self, batch: &mut [Outgoing], wait: &Wait) -> BatchResult;
     /// Bytes of one message of this size, counted three ways.
     fn bytes(&self, size: u64) -> Bytes;
     /// The flow was cut with data stuck: drop it at once (nothing trickles out after the
@@ -293,7 +295,7 @@ pub fn run_flow(
             });
             intended.push(t0_ns + slot.intended_ns);
         }
-        match send_batch(tx, &batch, &intended, &wait, &mut stats) {
+        match send_batch(tx, &mut batch, &intended, &wait, &mut stats) {
             Outcome::Sent => {}
             Outcome::Ended => break,
             Outcome::Failed(e) => {
@@ -387,14 +389,14 @@ enum Outcome {
 /// Send a batch, retrying past partial sends and non-fatal errors.
 fn send_batch(
     tx: &mut impl Transmit,
-    batch: &[Outgoing],
+    batch: &mut [Outgoing],
     intended: &[u64],
     wait: &Wait,
     stats: &mut SendStats,
 ) -> Outcome {
     let mut at = 0;
     while at < batch.len() {
-        let result = tx.send(&batch[at..], wait);
+        let result = tx.send(&mut batch[at..], wait);
         for (m, t) in batch[at..at + result.sent].iter().zip(&intended[at..]) {
             stats.sent += 1;
             stats.bytes.add(tx.bytes(m.size));

@@ -41,7 +41,7 @@ impl Transmit for Recorder {
     fn enter_phase(&mut self, phase: &Phase) {
         self.tos.push(phase.tos);
     }
-    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
+    fn send(&mut self, batch: &mut [Outgoing], wait: &Wait) -> BatchResult {
         self.batches.push(batch.len());
         self.waits.push((wait.end_ns, wait.stall_ns));
         for (i, m) in batch.iter().enumerate() {

@@ -222,7 +222,7 @@ impl<T: Transmit> Transmit for Logged<'_, T> {
         self.inner.enter_phase(phase);
     }
 
-    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
+    fn send(&mut self, batch: &mut [Outgoing], wait: &Wait) -> BatchResult {
         let result = self.inner.send(batch, wait);
         if let (Some(log), true) = (self.log, result.sent > 0) {
             log.sent(&batch[..result.sent]);

@@ -13,7 +13,7 @@
 //! reset (SO_LINGER 0), so its queued bytes do not trickle out after the run.
 
 use super::flow::{BatchResult, ErrorKind, Outgoing, SendError, Transmit, Wait, MAX_BATCH};
-use crate::message::Header;
+use crate::message::{Header, SENT_AT};
 use crate::plan::{FlowPlan, Phase};
 use crate::rate::{message_bytes, Bytes, Proto};
 use dualbench_common::clock::monotonic_ns;
@@ -242,7 +242,7 @@ impl Transmit for UdpTx {
         let _ = apply_phase(&self.sock, self.family, phase);
     }
 
-    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
+    fn send(&mut self, batch: &mut [Outgoing], wait: &Wait) -> BatchResult {
         let n = batch.len().min(MAX_BATCH);
         let mut iov: [libc::iovec; MAX_BATCH] = unsafe { std::mem::zeroed() };
         // SAFETY: mmsghdr is plain data; all-zero is a valid empty header.
@@ -266,6 +266,14 @@ impl Transmit for UdpTx {
         }
         let progress = monotonic_ns();
         loop {
+            // Stamped at each attempt: a datagram that waited here for room in the socket
+            // (a shaper on this host's own link holds the flow's earlier ones) carries the
+            // time the kernel took it, so its one-way delay does not count the wait.
+            let now = monotonic_ns();
+            for (m, buf) in batch[..n].iter_mut().zip(&mut self.bufs) {
+                m.sent_ns = now;
+                stamp(buf, now);
+            }
             // SAFETY: msgs[..n] point at iov[..n], which point into self.bufs; all outlive
             // the call.
             let rc = unsafe {
@@ -384,7 +392,7 @@ impl Transmit for TcpTx {
         let _ = apply_phase(&self.sock, self.family, phase);
     }
 
-    fn send(&mut self, batch: &[Outgoing], wait: &Wait) -> BatchResult {
+    fn send(&mut self, batch: &mut [Outgoing], wait: &Wait) -> BatchResult {
         self.buf.clear();
         let mut ends = Vec::with_capacity(batch.len());
         for m in batch {
@@ -425,6 +433,11 @@ impl Transmit for TcpTx {
     }
 }
 
+/// Overwrite the send time in a message's header (emitted before).
+fn stamp(buf: &mut [u8], sent_ns: u64) {
+    buf[SENT_AT..SENT_AT + 8].copy_from_slice(&sent_ns.to_be_bytes());
+}
+
 /// Wait until `sock` has room, in slices of at most [`POLL_SLICE_NS`]; false when `wait`
 /// says to give up (the flow's end, a stall since the last byte left at `progress`, or a
 /// stop).
@@ -450,6 +463,76 @@ mod tests {
     use super::*;
     use crate::plan::plan;
     use crate::script::parse;
+
+    /// A batch that must wait for room in the socket carries the time the kernel took it,
+    /// in its headers and in what the send loop records: the headers kept the time the
+    /// batch was formed, so the wait in `sendmmsg` counted as one-way delay (a shaper on
+    /// the sender's own link added up to a batch's worth of queue to the delay).
+    #[test]
+    fn a_batch_that_waits_for_room_is_stamped_when_it_leaves() {
+        let flow = plan(
+            &parse("0 ON 1 UDP DST 127.0.0.1/9 PERIODIC [10 100]\n1 OFF 1\n").unwrap(),
+            None,
+        )
+        .unwrap()
+        .remove(0);
+        // A datagram socket pair whose peer is not read: it fills, and sends then wait.
+        let (tx, rx) = Socket::pair(socket2::Domain::UNIX, socket2::Type::DGRAM, None).unwrap();
+        let rx = std::os::unix::net::UnixDatagram::from(std::os::fd::OwnedFd::from(rx));
+        tx.set_nonblocking(true).unwrap();
+        let filler = [0u8; 100];
+        let mut queued = 0;
+        while tx.send(&filler).is_ok() {
+            queued += 1;
+        }
+        assert!(queued > 0);
+        let formed = monotonic_ns();
+        let mut batch: Vec<Outgoing> = (0..3)
+            .map(|seq| Outgoing {
+                seq,
+                size: 100,
+                sent_ns: formed,
+            })
+            .collect();
+        let reader = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let drained_at = monotonic_ns();
+            let mut buf = [0u8; 200];
+            let mut stamps = Vec::new();
+            for _ in 0..queued + 3 {
+                let n = rx
+                    .recv(unsafe { &mut *(&mut buf[..] as *mut [u8] as *mut _) })
+                    .unwrap();
+                if let Some(h) = Header::parse(&buf[..n]) {
+                    stamps.push(h.sent_ns);
+                }
+            }
+            (drained_at, stamps)
+        });
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let wait = Wait {
+            end_ns: u64::MAX,
+            stall_ns: 5_000_000_000,
+            stop: &stop,
+        };
+        let mut udp = UdpTx::new(tx, &flow, 1);
+        let mut at = 0;
+        while at < batch.len() {
+            let r = udp.send(&mut batch[at..], &wait);
+            assert!(r.error.is_none() && !r.gave_up);
+            at += r.sent;
+        }
+        let (drained_at, stamps) = reader.join().unwrap();
+        assert_eq!(stamps.len(), 3);
+        for (m, wire) in batch.iter().zip(&stamps) {
+            assert_eq!(m.sent_ns, *wire);
+            assert!(
+                *wire >= drained_at,
+                "stamped {} ms before the kernel took it",
+                (drained_at - wire) / 1_000_000
+            );
+        }
+    }
 
     /// The socket of a flow leaves `open` marked with its first phase's TOS and TTL: a TCP
     /// handshake used to go out with TOS 0 and the default TTL, the data with the flow's.

@@ -360,7 +360,7 @@ mod tests {
     struct Sent(Family, Proto);
     impl Transmit for Sent {
         fn enter_phase(&mut self, _: &crate::plan::Phase) {}
-        fn send(&mut self, batch: &[Outgoing], _: &Wait) -> BatchResult {
+        fn send(&mut self, batch: &mut [Outgoing], _: &Wait) -> BatchResult {
             BatchResult {
                 sent: batch.len(),
                 ..BatchResult::default()
@@ -416,7 +416,7 @@ mod tests {
     struct FailSome(Vec<u64>);
     impl Transmit for FailSome {
         fn enter_phase(&mut self, _: &crate::plan::Phase) {}
-        fn send(&mut self, batch: &[Outgoing], _: &Wait) -> BatchResult {
+        fn send(&mut self, batch: &mut [Outgoing], _: &Wait) -> BatchResult {
             let sent = batch
                 .iter()
                 .take_while(|m| !self.0.contains(&m.seq))

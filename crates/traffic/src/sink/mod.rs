@@ -4,6 +4,12 @@
 //! `ACCEPT`/`DISCONNECT` for TCP connections; a write error there is said once and ends
 //! only the log). It runs until its duration limit or
 //! SIGINT/SIGTERM/SIGHUP, then returns what it measured.
+//!
+//! UDP datagrams are read [`RECV_BATCH`] at a time with `recvmmsg`, each with the kernel's
+//! receive time (SO_TIMESTAMPNS: when the datagram reached this host's stack, before it
+//! waited in the socket), so a sink that reads late — a busy machine — does not add its
+//! own lateness to the one-way delay; the lateness is kept apart as the read lag. TCP
+//! messages are timed when read (a byte stream has no per-message kernel time).
 
 pub mod mgen_log;
 pub mod stats;
@@ -25,6 +31,13 @@ use std::time::Duration;
 
 /// Receive buffer asked of the kernel for each UDP socket.
 const UDP_RCVBUF: usize = 8 << 20;
+/// Most datagrams taken in one `recvmmsg`.
+pub const RECV_BATCH: usize = 32;
+/// The largest datagram read whole (a longer one is foreign: no message is longer).
+const DATAGRAM: usize = 65_536;
+/// Room for one SCM_TIMESTAMPNS control message (CMSG_SPACE of a timespec is 32 on 64-bit
+/// Linux), with margin.
+const CONTROL: usize = 64;
 const FIRST_CONN_TOKEN: usize = 1 << 20;
 
 /// How the sink runs.
@@ -67,6 +80,7 @@ struct Sink {
     /// Unix ns minus monotonic ns, to print monotonic times as wall-clock ones.
     unix_offset: i128,
     chunk: Vec<u8>,
+    recv: RecvBufs,
 }
 
 /// The sink's sockets, bound and listening, before the run starts.
@@ -148,6 +162,7 @@ fn udp_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
         s.set_only_v6(true)?;
     }
     force_rcvbuf(&s, UDP_RCVBUF);
+    set_int(&s, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
     s.bind(&addr.into())?;
     s.set_nonblocking(true)?;
     Ok(s.into())
@@ -155,21 +170,177 @@ fn udp_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
 
 /// SO_RCVBUFFORCE (root may exceed rmem_max), else the ordinary SO_RCVBUF.
 fn force_rcvbuf(s: &Socket, bytes: usize) {
+    if set_int(
+        s,
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUFFORCE,
+        bytes as libc::c_int,
+    )
+    .is_err()
+    {
+        let _ = s.set_recv_buffer_size(bytes);
+    }
+}
+
+/// setsockopt of one int.
+fn set_int(s: &Socket, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
     use std::os::fd::AsRawFd;
-    let v = bytes as libc::c_int;
     // SAFETY: setsockopt reads sizeof(int) bytes from &v.
     let rc = unsafe {
         libc::setsockopt(
             s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
+            level,
+            name,
             (&v as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc != 0 {
-        let _ = s.set_recv_buffer_size(bytes);
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
+}
+
+/// The kernel's receive time of a datagram (CLOCK_REALTIME, as SO_TIMESTAMPNS gives it) on
+/// the monotonic clock, given `real_minus_mono` (read just now) and the time it was read:
+/// never later than the read (a clock step between the two readings could say so), and
+/// the read time itself when the kernel gave no stamp.
+pub fn receive_time(stamp_real_ns: Option<u64>, real_minus_mono: i128, read_ns: u64) -> u64 {
+    match stamp_real_ns {
+        Some(real) => (real as i128 - real_minus_mono).clamp(0, read_ns as i128) as u64,
+        None => read_ns,
+    }
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC now, ns (read as a pair, so it follows NTP's
+/// slews and steps as they happen).
+fn real_minus_mono() -> i128 {
+    let mono = monotonic_ns();
+    unix_ns() as i128 - mono as i128
+}
+
+/// Buffers for one `recvmmsg` of up to [`RECV_BATCH`] datagrams with their stamps.
+struct RecvBufs {
+    data: Vec<u8>,
+    control: Vec<u8>,
+    names: Vec<libc::sockaddr_storage>,
+}
+
+impl RecvBufs {
+    fn new() -> RecvBufs {
+        RecvBufs {
+            data: vec![0u8; DATAGRAM * RECV_BATCH],
+            control: vec![0u8; CONTROL * RECV_BATCH],
+            // SAFETY: sockaddr_storage is plain data; all-zero is valid.
+            names: vec![unsafe { std::mem::zeroed() }; RECV_BATCH],
+        }
+    }
+}
+
+/// One datagram of a `recvmmsg`: its bytes, sender and the kernel's receive time.
+struct Datagram<'a> {
+    bytes: &'a [u8],
+    src: Option<SocketAddr>,
+    stamp_real_ns: Option<u64>,
+}
+
+/// Take up to [`RECV_BATCH`] datagrams waiting on `fd` (non-blocking); an empty list when
+/// none is (or on an error: the socket is read again at its next event).
+fn recv_batch(fd: std::os::fd::RawFd, bufs: &mut RecvBufs) -> Vec<Datagram<'_>> {
+    let mut iov: [libc::iovec; RECV_BATCH] = unsafe { std::mem::zeroed() };
+    // SAFETY: mmsghdr is plain data; all-zero is a valid empty header.
+    let mut msgs: [libc::mmsghdr; RECV_BATCH] = unsafe { std::mem::zeroed() };
+    let (data, control, names) = (
+        bufs.data.as_mut_ptr(),
+        bufs.control.as_mut_ptr(),
+        bufs.names.as_mut_ptr(),
+    );
+    for i in 0..RECV_BATCH {
+        // SAFETY: every offset stays inside its buffer (sized for RECV_BATCH entries).
+        unsafe {
+            iov[i] = libc::iovec {
+                iov_base: data.add(i * DATAGRAM).cast(),
+                iov_len: DATAGRAM,
+            };
+            let h = &mut msgs[i].msg_hdr;
+            h.msg_iov = &mut iov[i];
+            h.msg_iovlen = 1;
+            h.msg_control = control.add(i * CONTROL).cast();
+            h.msg_controllen = CONTROL;
+            h.msg_name = names.add(i).cast();
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        }
+    }
+    // SAFETY: msgs point at iov, names and control, which point into bufs; all outlive
+    // the call.
+    let n = unsafe {
+        libc::recvmmsg(
+            fd,
+            msgs.as_mut_ptr(),
+            RECV_BATCH as libc::c_uint,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    let n = if n < 0 { 0 } else { n as usize };
+    let mut out = Vec::with_capacity(n);
+    for (i, m) in msgs.iter().enumerate().take(n) {
+        let h = &m.msg_hdr;
+        let stamp_real_ns = timestamp_ns(h);
+        let len = (m.msg_len as usize).min(DATAGRAM);
+        let src = socket_addr(&bufs.names[i], h.msg_namelen);
+        out.push((i * DATAGRAM, len, src, stamp_real_ns));
+    }
+    out.into_iter()
+        .map(|(at, len, src, stamp_real_ns)| Datagram {
+            bytes: &bufs.data[at..at + len],
+            src,
+            stamp_real_ns,
+        })
+        .collect()
+}
+
+/// The sender's address the kernel wrote into `storage`.
+fn socket_addr(storage: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+    let len = len as usize;
+    match storage.ss_family as libc::c_int {
+        libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a: &libc::sockaddr_in = unsafe { &*(storage as *const _ as *const _) };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
+        }
+        libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let a: &libc::sockaddr_in6 = unsafe { &*(storage as *const _ as *const _) };
+            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(std::net::SocketAddrV6::new(
+                ip,
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// The SCM_TIMESTAMPNS of a received message, ns since the epoch.
+fn timestamp_ns(h: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
+    // msg_controllen; the timespec is read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 /// Receive until the duration limit or a stop request.
@@ -191,6 +362,7 @@ pub fn run(config: SinkConfig, bound: Bound, stop: &Stop) -> Result<SinkRun> {
         log_error: None,
         unix_offset: mgen_log::unix_offset_ns(),
         chunk: vec![0u8; 65_536],
+        recv: RecvBufs::new(),
     };
     let addrs = bound.addrs.clone();
     sink.register(bound)?;
@@ -257,18 +429,42 @@ impl Sink {
     }
 
     fn read_udp(&mut self, i: usize) {
+        use std::os::fd::AsRawFd;
+        let fd = self.udp[i].0.as_raw_fd();
+        let dst = self.udp[i].1;
+        let mut recv = std::mem::replace(
+            &mut self.recv,
+            RecvBufs {
+                data: Vec::new(),
+                control: Vec::new(),
+                names: Vec::new(),
+            },
+        );
         loop {
-            let (n, src) = match self.udp[i].0.recv_from(&mut self.chunk) {
-                Ok(r) => r,
-                Err(_) => return,
-            };
-            let now = monotonic_ns();
-            let dst = self.udp[i].1;
-            match Header::parse(&self.chunk[..n]) {
-                Some(h) => self.record(Proto::Udp, src, dst, &h, n as u64, now),
-                None => self.stats.foreign += 1,
+            let batch = recv_batch(fd, &mut recv);
+            if batch.is_empty() {
+                break;
+            }
+            let read_ns = monotonic_ns();
+            let offset = real_minus_mono();
+            let full = batch.len() == RECV_BATCH;
+            for d in &batch {
+                match (Header::parse(d.bytes), d.src) {
+                    (Some(h), Some(src)) => {
+                        let recv_ns = receive_time(d.stamp_real_ns, offset, read_ns);
+                        let size = d.bytes.len() as u64;
+                        self.stats
+                            .record_stamped(Proto::Udp, src, dst, &h, size, recv_ns, read_ns);
+                        self.log_recv(Proto::Udp, src, dst, &h, size, recv_ns);
+                    }
+                    _ => self.stats.foreign += 1,
+                }
+            }
+            if !full {
+                break;
             }
         }
+        self.recv = recv;
     }
 
     fn accept(&mut self, i: usize) {
@@ -382,6 +578,19 @@ impl Sink {
         now: u64,
     ) {
         self.stats.record(proto, src, dst, h, size, now);
+        self.log_recv(proto, src, dst, h, size, now);
+    }
+
+    /// An MGEN `RECV` line for one message, if a log is being written.
+    fn log_recv(
+        &mut self,
+        proto: Proto,
+        src: SocketAddr,
+        dst: SocketAddr,
+        h: &Header,
+        size: u64,
+        now: u64,
+    ) {
         if self.log.is_some() {
             let to_unix = |mono: u64| (mono as i128 + self.unix_offset).max(0) as u64;
             let r = mgen_log::Recv {
@@ -470,6 +679,73 @@ mod tests {
             e.message
         );
         assert_eq!(bind_failure(a, "UDP", &errno(libc::ENOBUFS)).exit_code(), 1);
+    }
+
+    /// The kernel's stamp is on CLOCK_REALTIME: moved onto the monotonic clock by the
+    /// offset, never past the read, and the read time when there is no stamp.
+    #[test]
+    fn receive_time_is_the_kernels_stamp_on_the_monotonic_clock() {
+        let offset = 1_700_000_000_000_000_000i128;
+        let real = |mono: u64| Some((mono as i128 + offset) as u64);
+        assert_eq!(receive_time(real(5_000), offset, 9_000), 5_000);
+        assert_eq!(receive_time(real(9_500), offset, 9_000), 9_000);
+        assert_eq!(receive_time(None, offset, 9_000), 9_000);
+        assert_eq!(receive_time(Some(0), offset, 9_000), 0);
+    }
+
+    /// Datagrams that wait in the socket because the sink reads late (a busy machine) keep
+    /// the kernel's receive time: their delay is the network's, the wait is the read lag.
+    /// The delay was taken when the sink read them, so it held the whole wait.
+    #[test]
+    fn a_late_read_is_read_lag_not_delay() {
+        let listen: Vec<SocketAddr> =
+            vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()];
+        let bound = bind(&listen).unwrap();
+        // The kernel turns receive stamps on for the whole host a moment after the first
+        // socket asks (a deferred static key); until then datagrams are stamped when read.
+        std::thread::sleep(Duration::from_millis(50));
+        // 40 datagrams per family (more than one recvmmsg), sent before the sink reads.
+        for (i, dst) in bound.addrs.iter().enumerate() {
+            let any: SocketAddr = if dst.is_ipv4() {
+                "127.0.0.1:0"
+            } else {
+                "[::1]:0"
+            }
+            .parse()
+            .unwrap();
+            let tx = std::net::UdpSocket::bind(any).unwrap();
+            for seq in 0..40 {
+                let mut msg = [0u8; 100];
+                Header {
+                    flow: i as u32 + 1,
+                    seq,
+                    len: 100,
+                    sent_ns: monotonic_ns(),
+                    proto: Proto::Udp,
+                    run: 3,
+                }
+                .emit(&mut msg);
+                tx.send_to(&msg, dst).unwrap();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let config = SinkConfig {
+            duration_ns: 200_000_000,
+            window_ns: 1_000_000_000,
+            mgen_log: None,
+        };
+        let stats = run(config, bound, &Stop::manual()).unwrap().stats;
+        assert_eq!(stats.flows.len(), 2);
+        for acc in stats.flows.values() {
+            assert_eq!((acc.messages, acc.unique, acc.lost()), (40, 40, 0));
+            assert!(
+                acc.delay.max() < 100_000_000,
+                "delay max {} ns holds the sink's late read",
+                acc.delay.max()
+            );
+            assert_eq!(acc.read_lag.len(), 40);
+            assert!(acc.read_lag.min() >= 290_000_000, "{}", acc.read_lag.min());
+        }
     }
 
     /// The MGEN log in a buffer the test reads after the run.

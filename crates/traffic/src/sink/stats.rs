@@ -1,7 +1,8 @@
 //! What the sink learns from each message, per flow: counts and bytes (three ways), bytes
 //! per time window, UDP loss, duplicates and reordering by sequence number, one-way delay
-//! (receive time minus the send time in the header: one clock on one machine) and RFC 3550
-//! interarrival jitter. Pure: the receive time is passed in.
+//! (receive time minus the send time in the header: one clock on one machine), RFC 3550
+//! interarrival jitter and, for UDP, how long the sink took to read a datagram after the
+//! kernel received it (the read lag). Pure: the times are passed in.
 
 use crate::message::Header;
 use crate::rate::{message_bytes, Bytes, Proto};
@@ -55,6 +56,9 @@ pub struct FlowAcc {
     pub duplicates: u64,
     pub reordered: u64,
     pub delay: Histogram<u64>,
+    /// Read time minus the kernel's receive time, ns (UDP: datagrams carry the kernel's
+    /// stamp); empty where the receive time is the read time (TCP).
+    pub read_lag: Histogram<u64>,
     /// RFC 3550 interarrival jitter estimate, ns.
     pub jitter_ns: f64,
     prev_transit: Option<i64>,
@@ -79,6 +83,7 @@ impl FlowAcc {
             duplicates: 0,
             reordered: 0,
             delay: ns_histogram(),
+            read_lag: ns_histogram(),
             jitter_ns: 0.0,
             prev_transit: None,
             windows: Vec::new(),
@@ -185,6 +190,25 @@ impl SinkStats {
             .or_insert_with(|| FlowAcc::new(key, src, dst, recv_ns));
         acc.record(h, size, recv_ns, window);
         acc
+    }
+
+    /// Count one message the kernel stamped as received at `recv_ns` and the sink read at
+    /// `read_ns`: delay and jitter from the kernel's time, the difference as read lag.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_stamped(
+        &mut self,
+        proto: Proto,
+        src: SocketAddr,
+        dst: SocketAddr,
+        h: &Header,
+        size: u64,
+        recv_ns: u64,
+        read_ns: u64,
+    ) {
+        self.record(proto, src, dst, h, size, recv_ns);
+        if let Some(acc) = self.flows.get_mut(&FlowKey::of(proto, src, h)) {
+            let _ = acc.read_lag.record(read_ns.saturating_sub(recv_ns).max(1));
+        }
     }
 
     /// Note a new TCP connection of a flow (called at its first message, `h`).

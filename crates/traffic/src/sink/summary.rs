@@ -62,6 +62,10 @@ pub struct Traffic {
     pub goodput_bps: Option<f64>,
     pub loss: Loss,
     pub delay_us: Option<Micros>,
+    /// UDP: the sink's read time minus the kernel's receive time (what `delay_us` would
+    /// have added had it been taken when the sink read the datagram); absent for TCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_lag_us: Option<Micros>,
     pub jitter_us: Option<f64>,
     pub windows: Windows,
 }
@@ -184,6 +188,7 @@ fn flow_summary(a: &FlowAcc, start_ns: u64, window_s: f64) -> FlowSummary {
 fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Proto>) -> Aggregate {
     let mut t = Traffic::default();
     let mut delay: Histogram<u64> = ns_histogram();
+    let mut read_lag: Histogram<u64> = ns_histogram();
     let mut windows: Vec<Bytes> = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
     let mut covered_until = 0f64;
@@ -195,6 +200,7 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
         last = last.max(a.last_ns);
         covered_until = covered_until.max(a.covered_until_ns());
         let _ = delay.add(&a.delay);
+        let _ = read_lag.add(&a.read_lag);
         jitter_sum += a.jitter_ns;
         t.loss.expected += a.expected();
         t.loss.received += a.unique;
@@ -217,6 +223,7 @@ fn aggregate(accs: &[&FlowAcc], start_ns: u64, window_s: f64, proto: Option<Prot
             t.rate_bps = Rates::of(&t.bytes, (covered_until - first as f64) / 1e9);
         }
         t.delay_us = Micros::of(&delay);
+        t.read_lag_us = Micros::of(&read_lag);
         t.jitter_us = Some(round3(jitter_sum / accs.len() as f64 / 1e3));
     }
     t.goodput_bps = (proto == Some(Proto::Tcp)).then_some(t.rate_bps.payload);
