@@ -149,8 +149,8 @@ pub fn html(c: &Comparison) -> String {
             let [change, relative, p] = change_cells(r);
             let _ = writeln!(
                 s,
-                "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{change}</td><td>{relative}</td><td>{p}</td><td class=\"l\">{v}</td></tr>",
-                escape(&r.label), escape(&format_cell(&r.a)), escape(&format_cell(&r.b)),
+                "<tr{class}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{change}</td><td>{relative}</td><td>{}</td><td class=\"l\">{v}</td></tr>",
+                escape(&r.label), escape(&format_cell(&r.a)), escape(&format_cell(&r.b)), escape(&p),
             );
         }
         s += "</table>\n";

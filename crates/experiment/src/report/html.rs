@@ -1,7 +1,8 @@
 //! A report as one self-contained HTML file: inline CSS, inline SVG, no script, no network.
 
 use super::study::{
-    format_cell, label, DiffTable, Report, Table, BY_RATIO_NOTE, PARTIAL_NOTE, RATIO_CELLS_NOTE,
+    format_cell, label, DiffTable, Report, Table, BY_RATIO_NOTE, DIFFERENCE_NOTE, PARTIAL_NOTE,
+    RATIO_CELLS_NOTE,
 };
 use super::svg::{escape, line_chart};
 use crate::timefmt::utc;
@@ -48,7 +49,11 @@ pub fn render(r: &Report) -> String {
     for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }
-    s += "<h2>IPv6 − IPv4</h2>\n<p class=\"note\">Difference of means (IPv6 minus IPv4) with its 95% CI (Welch); highlighted when p &lt; 0.05.</p>\n";
+    let _ = writeln!(
+        s,
+        "<h2>IPv6 − IPv4</h2>\n<p class=\"note\">{} Highlighted when p &lt; 0.05.</p>",
+        escape(DIFFERENCE_NOTE)
+    );
     for d in &r.differences {
         s += &differences(d);
     }
@@ -108,16 +113,18 @@ fn differences(d: &DiffTable) -> String {
             escape(d.metric.heading)
         );
     }
-    let mut s = format!("<h3>{}</h3>\n<table><tr><th class=\"l\">point</th><th>IPv4</th><th>IPv6</th><th>IPv6 − IPv4</th><th>relative</th><th>p</th></tr>\n", escape(d.metric.heading));
+    let mut s = format!("<h3>{}</h3>\n<table><tr><th class=\"l\">point</th><th>IPv4</th><th>IPv6</th><th>IPv6 − IPv4</th><th>relative</th><th>p</th><th class=\"l\">test</th></tr>\n", escape(d.metric.heading));
     for row in &d.rows {
         let [diff, relative, p] = super::diff_cells(row);
         let _ = writeln!(
             s,
-            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{diff}</td><td>{relative}</td><td>{p}</td></tr>",
+            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{diff}</td><td>{relative}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             if row.significant(0.05) { " class=\"sig\"" } else { "" },
             escape(&label(&d.row_axes, &row.key)),
             escape(&format_cell(&row.v4)),
             escape(&format_cell(&row.v6)),
+            escape(&p),
+            row.test(),
         );
     }
     s += "</table>\n";

@@ -2,7 +2,8 @@
 //! percentiles — as a table instead of plots —, servers and handlers, environment, runs).
 
 use super::study::{
-    format_cell, label, Report, Table, BY_RATIO_NOTE, PARTIAL_NOTE, RATIO_CELLS_NOTE,
+    format_cell, label, Report, Table, BY_RATIO_NOTE, DIFFERENCE_NOTE, PARTIAL_NOTE,
+    RATIO_CELLS_NOTE,
 };
 use crate::timefmt::utc;
 use std::fmt::Write as _;
@@ -60,22 +61,26 @@ pub fn render(r: &Report) -> String {
     for t in r.tables.iter().filter(|t| !t.rows.is_empty()) {
         s += &table(t);
     }
-    s += "## IPv6 − IPv4\n\nDifference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n";
+    let _ = write!(
+        s,
+        "## IPv6 − IPv4\n\n{DIFFERENCE_NOTE} **Bold** when p < 0.05.\n\n"
+    );
     for d in &r.differences {
         if d.rows.is_empty() {
             let _ = writeln!(s, "{}: no point has both families.\n", d.metric.heading);
             continue;
         }
-        let _ = writeln!(s, "### {}\n\n| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p |\n|---|---:|---:|---:|---:|---:|", d.metric.heading);
+        let _ = writeln!(s, "### {}\n\n| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p | test |\n|---|---:|---:|---:|---:|---:|---|", d.metric.heading);
         for row in &d.rows {
             let b = if row.significant(0.05) { "**" } else { "" };
             let [diff, relative, p] = super::diff_cells(row);
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {b}{diff}{b} | {relative} | {p} |",
+                "| {} | {} | {} | {b}{diff}{b} | {relative} | {p} | {} |",
                 cell(&label(&d.row_axes, &row.key)),
                 format_cell(&row.v4),
                 format_cell(&row.v6),
+                row.test(),
             );
         }
         if d.rows.iter().any(|row| row.partial()) {

@@ -166,6 +166,28 @@ pub fn values(obs: &[Observation], axes: &[String], key: &[String], metric: &Met
         .collect()
 }
 
+/// The metric's values over the observations whose `axes` equal `key`, by the repeat of
+/// their run (the repeats without the metric left out); `None` when two of them share a
+/// repeat, so a repeat has no single value to pair.
+pub fn by_repeat(
+    obs: &[Observation],
+    axes: &[String],
+    key: &[String],
+    metric: &Metric,
+) -> Option<BTreeMap<i64, f64>> {
+    let mut seen = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for o in obs.iter().filter(|o| o.key(axes) == key) {
+        if !seen.insert(o.run.repeat) {
+            return None;
+        }
+        if let Some(v) = o.value(metric) {
+            out.insert(o.run.repeat, v);
+        }
+    }
+    Some(out)
+}
+
 /// How many observations have `axes` equal to `key`: the runs of that point (and family).
 pub fn count(obs: &[Observation], axes: &[String], key: &[String]) -> usize {
     obs.iter().filter(|o| o.key(axes) == key).count()
@@ -271,5 +293,24 @@ pub(crate) mod tests {
         assert_eq!((e.n, e.mean, c.runs), (2, 105.0, 2));
         assert!(!c.partial());
         assert_eq!(distinct_keys(&obs, &["server".to_string()]).len(), 2);
+    }
+
+    #[test]
+    fn values_by_repeat_pair_only_when_each_repeat_is_one_run() {
+        let runs = vec![
+            stored("nginx", 2, 110.0, 80.0),
+            stored("nginx", 1, 100.0, 90.0),
+        ];
+        let obs = observations(&runs);
+        let axes = vec!["server".to_string(), "family".to_string()];
+        let key = vec!["nginx".to_string(), "ipv6".to_string()];
+        let rps = find("rps").unwrap();
+        let got = by_repeat(&obs, &axes, &key, rps).unwrap();
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), [(1, 90.0), (2, 80.0)]);
+        let twice = vec![
+            stored("nginx", 1, 100.0, 90.0),
+            stored("nginx", 1, 101.0, 91.0),
+        ];
+        assert_eq!(by_repeat(&observations(&twice), &axes, &key, rps), None);
     }
 }

@@ -60,6 +60,9 @@ pub struct DiffRow {
     pub v4: Cell,
     pub v6: Cell,
     pub diff: Option<Difference>,
+    /// The difference is Student's paired t-test on the per-repeat differences (every
+    /// repeat with a value has one in both families); else Welch's test of the two sets.
+    pub paired: bool,
     /// Both families ran in the same runs at a fixed V6:V4 ratio and the metric is one the
     /// ratio sets (requests/s, bytes/s, completed): the difference is by construction.
     pub by_ratio: bool,
@@ -75,7 +78,20 @@ impl DiffRow {
     pub fn significant(&self, alpha: f64) -> bool {
         !self.by_ratio && self.diff.is_some_and(|d| d.significant(alpha))
     }
+
+    /// The test the difference comes from: "paired", "Welch", or "–" when there is none.
+    pub fn test(&self) -> &'static str {
+        match (self.diff, self.paired) {
+            (None, _) => "–",
+            (Some(_), true) => "paired",
+            (Some(_), false) => "Welch",
+        }
+    }
 }
+
+/// What the IPv6 − IPv4 section's difference is, above its tables (Markdown; the HTML
+/// escapes it).
+pub const DIFFERENCE_NOTE: &str = "Difference of means (IPv6 minus IPv4) with its 95% CI and p-value: paired by repeat (Student's t on the per-repeat differences), Welch where a repeat lacks a family's value or the ratio sets the difference; the test column says which.";
 
 /// Under a results table whose per-family cells of runs with both families the ratio sets.
 pub const RATIO_CELLS_NOTE: &str = "In a run with both families, a family's requests/s, bytes/s and request counts follow its share of the run's requests, which the run's V6:V4 ratio sets; the percentages (normal_pct, reset_pct, …) compare the families.";
@@ -348,11 +364,19 @@ fn differences(
             }
             let (v4, v6) = (with("ipv4"), with("ipv6"));
             let by_ratio = metric.by_ratio && obs.iter().any(|o| o.key(groups) == key && mixed(o));
+            let pairs = (!by_ratio)
+                .then(|| pairs(obs, &axes, &key, metric))
+                .flatten();
+            let diff = match &pairs {
+                Some((a, b)) => stats::paired(a, b),
+                None => stats::welch(&v4, &v6),
+            };
             Some(DiffRow {
                 key,
                 v4: Cell::of(&v4, v4_runs),
                 v6: Cell::of(&v6, v6_runs),
-                diff: stats::welch(&v4, &v6),
+                paired: pairs.is_some() && diff.is_some(),
+                diff,
                 by_ratio,
             })
         })
@@ -362,6 +386,28 @@ fn differences(
         row_axes: groups.to_vec(),
         rows,
     }
+}
+
+/// The group's IPv4 and IPv6 values paired by repeat, in repeat order, when every repeat
+/// with a value in one family has one in the other (and no repeat has two runs of a
+/// family); `None` otherwise, or when no repeat has a value. `axes` are the group's axes
+/// then `family`.
+fn pairs(
+    obs: &[Observation],
+    axes: &[String],
+    group: &[String],
+    metric: &Metric,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let by_repeat = |family: &str| {
+        let mut key = group.to_vec();
+        key.push(family.into());
+        model::by_repeat(obs, axes, &key, metric)
+    };
+    let (v4, v6) = (by_repeat("ipv4")?, by_repeat("ipv6")?);
+    if v4.is_empty() || !v4.keys().eq(v6.keys()) {
+        return None;
+    }
+    Some((v4.into_values().collect(), v6.into_values().collect()))
 }
 
 fn percentiles(
@@ -604,7 +650,7 @@ pub fn percentile_requests(p: &Percentiles, phase: &str) -> String {
 }
 
 /// Under a table with a cell that rests on fewer runs than its point had.
-pub const PARTIAL_NOTE: &str = "n=k of m: only k of the point's m runs have this figure (a run without a capture analysis has no capture figures; a family has no mean time of a phase none of its requests reached: none completed, no total or waiting time, though its connections' establishment and continuation times remain); the mean, its CI and Welch's test use those k. \"no value\": none of them has it.";
+pub const PARTIAL_NOTE: &str = "n=k of m: only k of the point's m runs have this figure (a run without a capture analysis has no capture figures; a family has no mean time of a phase none of its requests reached: none completed, no total or waiting time, though its connections' establishment and continuation times remain); the mean, its CI and the test of a difference use those k. \"no value\": none of them has it.";
 
 /// Decimals that suit a value's magnitude.
 pub fn decimals(v: f64) -> usize {

@@ -296,7 +296,7 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
     let md = crate::report::markdown::render(&r);
     assert!(
         md.contains(
-            "| server=nginx | 105.0 ± 63.5 | 85.0 ± 63.5 | -20.0 ± 30.4 † | -19.0% † | – |"
+            "| server=nginx | 105.0 ± 63.5 | 85.0 ± 63.5 | -20.0 ± 30.4 † | -19.0% † | – | Welch |"
         ),
         "{md}"
     );
@@ -310,6 +310,15 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
         total.rows.iter().all(|row| !row.by_ratio),
         "latency is measured per family"
     );
+    // Measured in the same runs, so paired by repeat: 120 µs against 100 µs in each.
+    assert!(
+        total.rows.iter().all(|row| row.paired),
+        "one run, both families"
+    );
+    assert!(
+        md.contains("| server=nginx | 0.1000 ± 0.0000 | 0.1200 ± 0.0000 | **+0.0200 ± 0.0000** | +20.0% | <0.001 | paired |"),
+        "{md}"
+    );
     // Runs of one family each: a measured difference.
     let mut runs = vec![single_family(1, 100.0), single_family(2, 110.0)];
     for (repeat, rps) in [(1, 90.0), (2, 80.0)] {
@@ -321,6 +330,10 @@ fn a_difference_the_ratio_sets_is_marked_not_tested() {
     }
     let r = assemble_with(ReportSpec::default(), runs, &AxisOrder::default()).unwrap();
     assert!(r.differences[0].rows.iter().all(|row| !row.by_ratio));
+    // Paired by repeat: −10 and −30, mean −20, sd 14.142, t(0.975, 1) × 10 = 127.06.
+    let row = &r.differences[0].rows[0];
+    let d = row.diff.unwrap();
+    assert!(row.paired && (d.diff + 20.0).abs() < 1e-9 && (d.ci95 - 127.062).abs() < 1e-2);
     assert!(!crate::report::markdown::render(&r).contains('†'));
 }
 
@@ -473,11 +486,13 @@ fn a_cell_that_rests_on_fewer_runs_says_how_many_of_how_many() {
     );
     // The IPv6 − IPv4 test used the same two runs a family, and says so.
     assert!(
-        md.contains("| server=nginx | 52.0 ± 25.4 (n=2 of 3) | 61.0 ± 12.7 (n=2 of 3) | +9.0 ±"),
+        md.contains("| server=nginx | 52.0 ± 25.4 (n=2 of 3) | 61.0 ± 12.7 (n=2 of 3) | +9.0 ± 12.7 | +17.3% | 0.070 | paired |"),
         "{md}"
     );
     assert!(
-        md.contains("| server=apache | no value (n=0 of 3) | no value (n=0 of 3) | – | – | – |"),
+        md.contains(
+            "| server=apache | no value (n=0 of 3) | no value (n=0 of 3) | – | – | – | – |"
+        ),
         "{md}"
     );
     assert_eq!(
@@ -810,10 +825,91 @@ fn a_study_of_one_family_says_so_under_ipv6_minus_ipv4_in_both_formats() {
         .unwrap();
     assert_eq!(
         section,
-        "Difference of means (IPv6 minus IPv4) with its 95% CI (Welch); **bold** when p < 0.05.\n\n\
+        "Difference of means (IPv6 minus IPv4) with its 95% CI and p-value: paired by repeat \
+         (Student's t on the per-repeat differences), Welch where a repeat lacks a family's \
+         value or the ratio sets the difference; the test column says which. **Bold** when p < 0.05.\n\n\
          requests/s: no point has both families.\n\n\
          mean total time (ms): no point has both families.\n\n"
     );
     let html = crate::report::html::render(&r);
     assert!(html.contains("<p class=\"note\">requests/s: no point has both families.</p>"));
+}
+
+/// v4 and v6 of one-family runs, repeat by repeat (repeat 1 first), under `server`.
+fn families_by_repeat(server: &str, v4: &[f64], v6: &[f64]) -> Vec<StoredRun> {
+    let mut runs = Vec::new();
+    for (i, (a, b)) in v4.iter().zip(v6).enumerate() {
+        let repeat = i as i64 + 1;
+        runs.push(one_family(server, repeat, "ipv4", *a));
+        runs.push(one_family(server, repeat, "ipv6", *b));
+    }
+    runs
+}
+
+/// Both families move together from repeat to repeat (as under one round's background):
+/// IPv6 is IPv4 + 1 in every repeat. The paired difference is 1 exactly and significant;
+/// Welch's test of the two sets, which loses the pairing, found nothing.
+#[test]
+fn a_difference_that_moves_with_the_repeats_is_paired_and_exact() {
+    let (v4, v6) = ([10.0, 20.0, 30.0, 40.0], [11.0, 21.0, 31.0, 41.0]);
+    let welch = stats::welch(&v4, &v6).unwrap();
+    // Welch: se = √(2 × 166.67 / 4) = 9.129, t = 0.1095 on 6 df, t(0.975, 6) = 2.4469.
+    assert!((welch.ci95 - 22.337).abs() < 1e-3 && (welch.p - 0.9163).abs() < 1e-4);
+    assert!(!welch.significant(0.05));
+    let mut runs = families_by_repeat("nginx", &v4, &v6);
+    runs.extend(families_by_repeat("apache", &[50.0, 52.0], &[40.0, 44.0]));
+    let r = report_of(runs);
+    let rows = &r.differences[0].rows;
+    let d = rows[0].diff.unwrap();
+    assert_eq!((d.diff, d.ci95, d.p, d.df), (1.0, 0.0, 0.0, 3.0));
+    assert!(rows[0].paired && rows[0].significant(0.05));
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("| point | IPv4 | IPv6 | IPv6 − IPv4 | relative | p | test |\n|---|---:|---:|---:|---:|---:|---|\n\
+             | server=nginx | 25.0 ± 20.5 | 26.0 ± 20.5 | **+1 ± 0** | +4.0% | <0.001 | paired |\n\
+             | server=apache | 51.0 ± 12.7 | 42.0 ± 25.4 | -9.0 ± 12.7 | -17.6% | 0.070 | paired |\n"),
+        "{md}"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(
+        html.contains("<tr class=\"sig\"><td class=\"l\">server=nginx</td><td>25.0 ± 20.5</td><td>26.0 ± 20.5</td><td>+1 ± 0</td><td>+4.0%</td><td>&lt;0.001</td><td class=\"l\">paired</td></tr>"),
+        "{html}"
+    );
+    assert!(html.contains(&crate::report::svg::escape(DIFFERENCE_NOTE)));
+}
+
+/// A repeat with a value in one family only cannot be paired: the row falls back to
+/// Welch's test of the values each family has, and says so.
+#[test]
+fn a_repeat_without_a_familys_value_falls_back_to_welch() {
+    let mut runs = Vec::new();
+    for (repeat, v4, v6) in [
+        (1, 50.0, Some(60.0)),
+        (2, 54.0, None),
+        (3, 52.0, Some(61.0)),
+    ] {
+        let run = with_capture(stored("nginx", repeat, 100.0, 90.0), "ipv4", v4);
+        runs.push(match v6 {
+            Some(v6) => with_capture(run, "ipv6", v6),
+            None => run,
+        });
+    }
+    let spec = ReportSpec {
+        rows: vec!["server".into()],
+        columns: Some("family".into()),
+        metrics: vec!["capture_delay_ms".into()],
+        ..ReportSpec::default()
+    };
+    let r = assemble_with(spec, runs, &AxisOrder::default()).unwrap();
+    let row = &r.differences[0].rows[0];
+    assert!(!row.paired);
+    assert_eq!(row.test(), "Welch");
+    assert_eq!(row.diff, stats::welch(&[50.0, 54.0, 52.0], &[60.0, 61.0]));
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains(
+            "| all runs | 52.0 ± 5.0 | 60.5 ± 6.4 (n=2 of 3) | **+8.5 ± 4.3** | +16.3% | 0.010 | Welch |"
+        ),
+        "{md}"
+    );
 }
