@@ -284,19 +284,18 @@ fn recv_batch(fd: std::os::fd::RawFd, bufs: &mut RecvBufs) -> Vec<Datagram<'_>> 
         )
     };
     let n = if n < 0 { 0 } else { n as usize };
-    let mut out = Vec::with_capacity(n);
-    for (i, m) in msgs.iter().enumerate().take(n) {
-        let h = &m.msg_hdr;
-        let stamp_real_ns = timestamp_ns(h);
-        let len = (m.msg_len as usize).min(DATAGRAM);
-        let src = socket_addr(&bufs.names[i], h.msg_namelen);
-        out.push((i * DATAGRAM, len, src, stamp_real_ns));
-    }
-    out.into_iter()
-        .map(|(at, len, src, stamp_real_ns)| Datagram {
-            bytes: &bufs.data[at..at + len],
-            src,
-            stamp_real_ns,
+    let bufs = &*bufs;
+    msgs.iter()
+        .take(n)
+        .enumerate()
+        .map(|(i, m)| {
+            let h = &m.msg_hdr;
+            let (at, len) = (i * DATAGRAM, (m.msg_len as usize).min(DATAGRAM));
+            Datagram {
+                bytes: &bufs.data[at..at + len],
+                src: socket_addr(&bufs.names[i], h.msg_namelen),
+                stamp_real_ns: timestamp_ns(h),
+            }
         })
         .collect()
 }

@@ -181,7 +181,7 @@ impl SinkStats {
         h: &Header,
         size: u64,
         recv_ns: u64,
-    ) -> &FlowAcc {
+    ) -> &mut FlowAcc {
         let key = FlowKey::of(proto, src, h);
         let window = (recv_ns.saturating_sub(self.start_ns) / self.window_ns) as usize;
         let acc = self
@@ -205,10 +205,8 @@ impl SinkStats {
         recv_ns: u64,
         read_ns: u64,
     ) {
-        self.record(proto, src, dst, h, size, recv_ns);
-        if let Some(acc) = self.flows.get_mut(&FlowKey::of(proto, src, h)) {
-            let _ = acc.read_lag.record(read_ns.saturating_sub(recv_ns).max(1));
-        }
+        let acc = self.record(proto, src, dst, h, size, recv_ns);
+        let _ = acc.read_lag.record(read_ns.saturating_sub(recv_ns).max(1));
     }
 
     /// Note a new TCP connection of a flow (called at its first message, `h`).
