@@ -1629,7 +1629,7 @@ fn profiles_are_known_by_any_case_of_toml_and_sizes_take_one_family() {
         &o,
         2,
         &format!(
-            "dualbench: {}:1: at 'rate': expected an event time in seconds (or a global TOS/TXBUFFER) (this looks like a TOML profile: a profile's file name must end in .toml)\n",
+            "dualbench: {}:1: at 'rate': expected an event time in seconds (or a global TOS, TTL or TXBUFFER) (this looks like a TOML profile: a profile's file name must end in .toml)\n",
             path.display()
         ),
     );

@@ -395,6 +395,15 @@ fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
             );
         }
     }
+    // A required key left out: say what it is and how to write it (serde said only
+    // "missing field `command`").
+    let entry = line_text.and_then(|l| {
+        let l = l.trim();
+        l.strip_prefix("[[")?.split("]]").next().map(str::trim)
+    });
+    if let Some(hint) = entry.and_then(|t| missing_key_hint(t, &message)) {
+        message = format!("{message}: {hint}");
+    }
     // A value of the wrong type: name its key, as every other error does, and say how a
     // value with a unit is written (`rate = 100` said only "expected a string").
     let before = e
@@ -421,6 +430,25 @@ fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
         key,
         message,
     }
+}
+
+/// What a required key of a `[[table]]` entry is, and how to write it, for serde's
+/// "missing field `key`".
+fn missing_key_hint(table: &str, message: &str) -> Option<String> {
+    let key = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    let what = match (table, key) {
+        ("link", "a" | "b") => {
+            "a [[link]] needs a and b, the names of the two nodes it joins, like a = \"client\" and b = \"r1\""
+        }
+        ("host" | "router" | "switch", "name") => "every node needs a name, like name = \"client\"",
+        ("service", "host") => "the host or router it runs on, like host = \"server\"",
+        ("service", "name") => "a name of its own, like name = \"web\"",
+        ("service", "command") => {
+            "the program and its arguments, like command = [\"dualbench\", \"serve\"]"
+        }
+        _ => return None,
+    };
+    Some(what.to_string())
 }
 
 /// The key whose value starts right after `prefix` (a line up to the value: `rate = `, or
@@ -575,7 +603,10 @@ fn link(
         return Err(check.at(
             raw.b.span(),
             "b",
-            format!("link {number} joins '{}' to itself", nodes[a].name),
+            format!(
+                "link {number} joins '{}' to itself: give b another node's name",
+                nodes[a].name
+            ),
         ));
     }
     if nodes[a].kind == NodeKind::Switch && nodes[b].kind == NodeKind::Switch {
@@ -614,6 +645,20 @@ fn link(
     if let Some(k) = raw.keep_order.as_ref().filter(|k| *k.get_ref()) {
         if !(a_to_b.has_jitter() || b_to_a.has_jitter()) {
             return Err(order_without_jitter(check, k.span(), "keep_order"));
+        }
+    }
+    if let Some(s) = raw.shaper.as_ref() {
+        // A shaper chooses how a rate is enforced; with no rate it would do nothing, which
+        // is refused as a likely slip, like keep_order without jitter.
+        if a_to_b.rate.is_none() && b_to_a.rate.is_none() {
+            return Err(check.at(
+                s.span(),
+                "shaper",
+                format!(
+                    "shaper '{}' enforces a rate, but link {number} has none in either direction: add rate (like rate = \"100Mbit\") or remove shaper",
+                    s.get_ref()
+                ),
+            ));
         }
     }
     Ok(Link {
@@ -753,7 +798,10 @@ fn services(
             return Err(check.at(
                 s.name.span(),
                 "name",
-                format!("duplicate service '{name}' on '{}'", nodes[node].name),
+                format!(
+                    "duplicate service '{name}' on '{}': give each service of a node its own name",
+                    nodes[node].name
+                ),
             ));
         }
         let command = match s.command.get_ref() {

@@ -368,3 +368,48 @@ fn congestion_saves_no_tcp_metrics_on_the_client_and_the_server() {
         ]
     );
 }
+
+/// docs/testbed.md said the plan made "bridges; veth pairs; bridge ports; offloads", each
+/// kind for all links at once; a plan goes link by link: the link's veth pair, for a switch
+/// its bridge (with the switch's first link) and the port, then the link's offloads.
+#[test]
+fn cables_are_made_link_by_link() {
+    let topology = parse(
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[switch]]\nname = \"s\"\n\
+         [[link]]\na = \"a\"\nb = \"s\"\nrate = \"1Gbit\"\n[[link]]\na = \"s\"\nb = \"b\"\nrate = \"1Gbit\"\n",
+    )
+    .unwrap();
+    let p = plan(
+        &topology,
+        &Settings {
+            testbed: "lab",
+            state_dir: Path::new("/tmp/x"),
+            emulator: Emulator::Wire,
+        },
+    );
+    let cables: Vec<String> = p
+        .ops
+        .iter()
+        .map(|op| op.to_string())
+        .filter(|l| {
+            l.contains(" type veth ")
+                || l.contains(" type bridge")
+                || l.contains(" master ")
+                || l.contains("ethtool -K")
+        })
+        .collect();
+    assert_eq!(
+        cables,
+        [
+            "ip -n db-lab-a link add eth1 type veth peer name eth1 netns db-lab-s",
+            "ip -n db-lab-s link add br0 type bridge mcast_snooping 0",
+            "ip -n db-lab-s link set eth1 master br0",
+            "ip netns exec db-lab-a ethtool -K eth1 gro off gso off tso off",
+            "ip netns exec db-lab-s ethtool -K eth1 gro off gso off tso off",
+            "ip -n db-lab-s link add eth2 type veth peer name eth2 netns db-lab-b",
+            "ip -n db-lab-s link set eth2 master br0",
+            "ip netns exec db-lab-s ethtool -K eth2 gro off gso off tso off",
+            "ip netns exec db-lab-b ethtool -K eth2 gro off gso off tso off",
+        ]
+    );
+}

@@ -83,7 +83,7 @@ pub fn plan(script: &Script, limit_ns: Option<u64>) -> Result<Vec<FlowPlan>> {
                     count: spec.count,
                     count_starts: spec.count.is_some(),
                     tos,
-                    ttl: spec.ttl,
+                    ttl: spec.ttl.or(script.globals.ttl),
                 };
                 open.insert(e.flow, phase);
             }

@@ -161,6 +161,10 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
             text[..s.start.min(text.len())].matches('\n').count() + 1
         });
         let why = crate::numbers::shorten_numbers(e.message());
+        let why = match e.span().and_then(|s| key_before(text, s.start)) {
+            Some(key) if why.starts_with("invalid type:") => wrong_type(&key, &why),
+            _ => why,
+        };
         Failure::usage(format!("{file}:{line}: {why}"))
     })?;
     let rate_bps = parse_bitrate(&f.rate).map_err(bad)?;
@@ -200,6 +204,53 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
 pub fn looks_like_profile(text: &str) -> bool {
     toml::from_str::<toml::Table>(text)
         .is_ok_and(|t| t.contains_key("rate") && t.contains_key("mix"))
+}
+
+/// The key whose value starts at byte `at` of `text`, with its inline table's key before
+/// it (`udp_size.ipv4` in `udp_size = { ipv4 = 1e300 }`); none when `at` is not a value.
+fn key_before(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let line = &text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+    let before = line.trim_end().strip_suffix('=')?.trim_end();
+    let is_key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let key = &before[before.rfind(|c| !is_key(c)).map_or(0, |i| i + 1)..];
+    if key.is_empty() {
+        return None;
+    }
+    let parent = before
+        .contains('{')
+        .then(|| line.split('=').next().map(str::trim))
+        .flatten()
+        .filter(|p| !p.is_empty() && p.chars().all(is_key) && *p != key);
+    Some(match parent {
+        Some(p) => format!("{p}.{key}"),
+        None => key.to_string(),
+    })
+}
+
+/// serde's "invalid type: string \"10s\", expected f64" for `key`, in the profile's words
+/// and with how to write it.
+fn wrong_type(key: &str, why: &str) -> String {
+    let why = why
+        .replace("expected f64", "expected a number")
+        .replace("expected u64", "expected a whole number")
+        .replace("expected u32", "expected a whole number");
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let how = match key {
+        "rate" => "write it in quotes with its unit, like rate = \"75Mbit\"".to_string(),
+        "duration" => "write seconds as a number without quotes, like duration = 60".to_string(),
+        "flows" => "write a whole number, like flows = 10".to_string(),
+        "counting" => "write it in quotes, like counting = \"ip\"".to_string(),
+        "pattern" => "write it in quotes, like pattern = \"periodic\"".to_string(),
+        _ if key.starts_with("mix.") => format!("write a share as a number, like {leaf} = 45"),
+        _ if key.ends_with("_size.ipv4") || key.ends_with("_size.ipv6") => {
+            format!("write payload bytes as a whole number, like {leaf} = 1460")
+        }
+        "ipv4" => "write a list of addresses, like ipv4 = [\"198.18.1.2/5000\"]".to_string(),
+        "ipv6" => "write a list of addresses, like ipv6 = [\"2001:2:0:1::2/5000\"]".to_string(),
+        _ => return format!("key '{key}': {why}"),
+    };
+    format!("key '{key}': {why}: {how}")
 }
 
 /// A required key left out, in words with what to write (serde said "missing field `rate`"

@@ -212,7 +212,7 @@ fn profile_durations_and_flow_rates_are_bounded() {
     let bad = text("1Mbit", "10").replace("udp_size = { ipv4 = 28", "udp_size = { ipv4 = 1e300");
     assert_eq!(
         parse_profile(&bad, "x.toml").unwrap_err().message,
-        "x.toml:5: invalid type: floating point `1e300`, expected u64"
+        "x.toml:5: key 'udp_size.ipv4': invalid type: floating point `1e300`, expected a whole number: write payload bytes as a whole number, like ipv4 = 1460"
     );
     let p = parse_profile(&text("100Gbit", "10"), "x.toml").unwrap();
     let e = to_script(&p, None).unwrap_err();
@@ -303,5 +303,31 @@ fn missing_keys_and_negative_shares_say_what_to_write() {
     assert_eq!(
         e.to_string(),
         "x.toml: mix needs at least one positive share (tcp_v4, tcp_v6, udp_v4, udp_v6)"
+    );
+}
+
+/// A value of the wrong type said serde's words and no key (`x.toml:4: invalid type:
+/// string "10s", expected f64`): it names the key and how to write it.
+#[test]
+fn a_value_of_the_wrong_type_names_its_key_and_how_to_write_it() {
+    let base = "rate = \"10Mbit\"\nmix = { udp_v4 = 1 }\nflows = 1\nduration = 1\n";
+    let cases = [
+        ("duration = 1", "duration = \"10s\"", "x.toml:4: key 'duration': invalid type: string \"10s\", expected a number: write seconds as a number without quotes, like duration = 60"),
+        ("rate = \"10Mbit\"", "rate = 10", "x.toml:1: key 'rate': invalid type: integer `10`, expected a string: write it in quotes with its unit, like rate = \"75Mbit\""),
+        ("flows = 1", "flows = \"1\"", "x.toml:3: key 'flows': invalid type: string \"1\", expected a whole number: write a whole number, like flows = 10"),
+        ("mix = { udp_v4 = 1 }", "mix = { udp_v4 = \"5%\" }", "x.toml:2: key 'mix.udp_v4': invalid type: string \"5%\", expected a number: write a share as a number, like udp_v4 = 45"),
+    ];
+    for (good, bad, want) in cases {
+        let text = base.replace(good, bad);
+        assert_eq!(
+            parse_profile(&text, "x.toml").unwrap_err().message,
+            want,
+            "{bad}"
+        );
+    }
+    let text = format!("{base}[destinations]\nipv4 = \"127.0.0.1/5000\"\n");
+    assert_eq!(
+        parse_profile(&text, "x.toml").unwrap_err().message,
+        "x.toml:6: key 'ipv4': invalid type: string \"127.0.0.1/5000\", expected a sequence: write a list of addresses, like ipv4 = [\"198.18.1.2/5000\"]"
     );
 }

@@ -36,6 +36,7 @@ pub struct Script {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Globals {
     pub tos: Option<u8>,
+    pub ttl: Option<u8>,
     pub txbuffer: Option<usize>,
 }
 
@@ -347,19 +348,49 @@ fn parse_global(cur: &mut Cursor, globals: &mut Globals) -> Result<(), ScriptErr
     let word = cur.next("a command")?.to_ascii_uppercase();
     match word.as_str() {
         "TOS" => globals.tos = Some(parse_tos(cur)?),
+        "TTL" => globals.ttl = Some(parse_ttl(cur)?),
         "TXBUFFER" => globals.txbuffer = Some(cur.number("TXBUFFER bytes")?),
         _ => {
             let t = cur.toks[0].clone();
-            return Err(cur.err(
-                &t,
-                "expected an event time in seconds (or a global TOS/TXBUFFER)",
-            ));
+            let why = match unsupported_global(&word) {
+                Some(what) => format!("MGEN's global {word} is not supported: {what}"),
+                None => "expected an event time in seconds (or a global TOS, TTL or TXBUFFER)"
+                    .to_string(),
+            };
+            return Err(cur.err(&t, why));
         }
     }
     match cur.toks.get(cur.i) {
         None => Ok(()),
         Some(extra) => Err(cur.err(extra, "unexpected token after the global command")),
     }
+}
+
+/// What to do instead of an MGEN global command this subset does not take (it used to be
+/// refused as "expected an event time", as if it were a typo).
+fn unsupported_global(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "TXLOG" => "the send log is `traffic send --mgen-log FILE`: remove the line and pass that",
+        "SEED" => "pass `traffic send --seed N` instead",
+        "LOCALTIME" => "log times are UTC: remove the line",
+        "START" | "OFFSET" => "event times count from the run's start: shift them instead",
+        "INPUT" | "OUTPUT" | "LOG" | "SAVE" => "give one script and log with --mgen-log FILE",
+        "DF" | "INTERFACE" | "BROADCAST" | "MULTICAST" | "LABEL" | "QUEUE" | "CHECKSUM"
+        | "TXCHECKSUM" | "RXCHECKSUM" | "RXBUFFER" | "DATA" | "BINARY" | "FLUSH" | "LOOPBACK"
+        | "REUSE" | "HOSTID" => "remove the line (TOS, TTL and TXBUFFER are the globals taken)",
+        _ => return None,
+    })
+}
+
+/// `TTL <n>`: 1 to 255.
+fn parse_ttl(cur: &mut Cursor) -> Result<u8, ScriptError> {
+    let ttl = cur.number::<u8>("TTL (1-255)")?;
+    if ttl == 0 {
+        // The kernel refuses a hop limit of 0 (EINVAL): the flow would go out with the
+        // default TTL while the script said otherwise.
+        return Err(cur.err("0", "TTL must be 1-255 (the kernel refuses 0)"));
+    }
+    Ok(ttl)
 }
 
 fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
@@ -485,15 +516,7 @@ fn parse_common_option(
             change.count = Some(n);
         }
         "TOS" => change.tos = Some(parse_tos(cur)?),
-        "TTL" => {
-            let ttl = cur.number::<u8>("TTL (1-255)")?;
-            if ttl == 0 {
-                // The kernel refuses a hop limit of 0 (EINVAL): the flow would go out with
-                // the default TTL while the script said otherwise.
-                return Err(cur.err("0", "TTL must be 1-255 (the kernel refuses 0)"));
-            }
-            change.ttl = Some(ttl);
-        }
+        "TTL" => change.ttl = Some(parse_ttl(cur)?),
         _ => return Err(cur.err(&tok, format!("unknown option (supported: {supported})"))),
     }
     Ok(())
@@ -706,10 +729,36 @@ fn check_flow_order(events: &[Event]) -> Result<(), ScriptError> {
             (_, Some(State::Off)) => {
                 return Err(at(format!("flow {} is already OFF at this time", e.flow)))
             }
-            (_, None) => return Err(at(format!("flow {} has no earlier ON event", e.flow))),
+            (_, None) => return Err(at(not_on_yet(events, e))),
         }
     }
     Ok(())
+}
+
+/// Why a MOD or OFF finds its flow not on: no ON at all, or one that comes later in time
+/// (events run in time order, whatever their order in the file) or, at the same time,
+/// later in the file.
+fn not_on_yet(events: &[Event], e: &Event) -> String {
+    let later_on = events
+        .iter()
+        .find(|o| o.flow == e.flow && matches!(o.action, Action::On(_)));
+    let secs = |ns: u64| ns as f64 / 1e9;
+    match later_on {
+        None => format!("flow {} has no earlier ON event", e.flow),
+        Some(on) if on.at_ns == e.at_ns => format!(
+            "flow {} is not on yet: its ON (line {}) is at the same time, {} s, but later in the script: put the ON first",
+            e.flow,
+            on.line,
+            secs(on.at_ns)
+        ),
+        Some(on) => format!(
+            "flow {} is not on yet: its ON (line {}) comes at {} s, after this event at {} s; a flow's MOD and OFF come at or after its ON",
+            e.flow,
+            on.line,
+            secs(on.at_ns),
+            secs(e.at_ns)
+        ),
+    }
 }
 
 #[cfg(test)]

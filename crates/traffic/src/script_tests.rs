@@ -28,6 +28,7 @@ fn parses_a_script_over_both_families() {
         s.globals,
         Globals {
             tos: Some(16),
+            ttl: None,
             txbuffer: None
         }
     );
@@ -211,6 +212,25 @@ fn flow_order_errors() {
     assert!(msg.contains("already used"), "{msg}");
     let (line, token, _) = error(&format!("{on}1 MOD 4 DST ::1/6000\n"));
     assert_eq!((line, token.as_str()), (2, "DST"));
+}
+
+/// An OFF or MOD before its flow's ON in time said "flow 1 has no earlier ON event", though
+/// the script has one: it names the ON's line and time.
+#[test]
+fn an_event_before_its_flows_on_names_the_on() {
+    let (line, token, msg) = error("2 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n1 OFF 1\n");
+    assert_eq!((line, token.as_str()), (2, "1"));
+    assert_eq!(
+        msg,
+        "flow 1 is not on yet: its ON (line 1) comes at 2 s, after this event at 1 s; a flow's MOD and OFF come at or after its ON"
+    );
+    let (line, _, msg) =
+        error("1.5 MOD 1 PERIODIC [2 100]\n1.5 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n3 OFF 1\n");
+    assert_eq!(line, 1);
+    assert_eq!(
+        msg,
+        "flow 1 is not on yet: its ON (line 2) is at the same time, 1.5 s, but later in the script: put the ON first"
+    );
 }
 
 #[test]
@@ -439,4 +459,38 @@ fn a_flow_id_out_of_range_names_the_range() {
         );
     }
     assert!(parse("0 ON 4294967295 UDP DST ::1/5000 PERIODIC [1 100]").is_ok());
+}
+
+/// MGEN's global TTL was refused as "expected an event time", and so were its other
+/// global commands (TXLOG, SEED, ...), as if they were typos: TTL is a default now, as TOS
+/// is, and each of the others says what to do instead.
+#[test]
+fn mgen_global_commands_are_taken_or_named() {
+    let s = parse("TTL 9\n0 ON 1 UDP DST ::1/5000 PERIODIC [10 100] COUNT 2\n0 ON 2 UDP DST ::1/5000 PERIODIC [10 100] TTL 3 COUNT 2\n").unwrap();
+    assert_eq!(s.globals.ttl, Some(9));
+    let flows = crate::plan::plan(&s, None).unwrap();
+    let ttls: Vec<Option<u8>> = flows.iter().map(|f| f.phases[0].ttl).collect();
+    assert_eq!(
+        ttls,
+        [Some(9), Some(3)],
+        "the global is a default; a flow's own TTL wins"
+    );
+    assert_eq!(
+        error("TTL 0\n").2,
+        "TTL must be 1-255 (the kernel refuses 0)"
+    );
+    let (line, token, msg) = error("\nTXLOG\n0 ON 1 UDP DST ::1/5000 PERIODIC [10 100]\n1 OFF 1\n");
+    assert_eq!((line, token.as_str()), (2, "TXLOG"));
+    assert_eq!(
+        msg,
+        "MGEN's global TXLOG is not supported: the send log is `traffic send --mgen-log FILE`: remove the line and pass that"
+    );
+    assert_eq!(
+        error("seed 5\n").2,
+        "MGEN's global SEED is not supported: pass `traffic send --seed N` instead"
+    );
+    assert_eq!(
+        error("FROB 5\n").2,
+        "expected an event time in seconds (or a global TOS, TTL or TXBUFFER)"
+    );
 }

@@ -161,6 +161,22 @@ fn keep_order_needs_jitter_and_a_boolean() {
     );
 }
 
+/// `shaper = "tbf"` on a link without a rate was accepted and shaped nothing.
+#[test]
+fn a_shaper_needs_a_rate() {
+    let base = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    assert_eq!(
+        error(&format!("{base}shaper = \"tbf\"\ndelay = \"10ms\"\n")),
+        "t.toml:8:10: key 'shaper': shaper 'tbf' enforces a rate, but link 1 has none in either direction: add rate (like rate = \"100Mbit\") or remove shaper"
+    );
+    // A rate in one direction is enough; so is one on the link.
+    assert!(parse(&format!(
+        "{base}shaper = \"tbf\"\nb_to_a = {{ rate = \"10Mbit\" }}\n"
+    ))
+    .is_ok());
+    assert!(parse(&format!("{base}shaper = \"htb\"\nrate = \"10Mbit\"\n")).is_ok());
+}
+
 /// A value of the wrong type named no key (`t.toml:8:8: invalid type: integer `100`,
 /// expected a string`), unlike every other error, nor how to write it; a direction that is
 /// not a table was "expected struct RawShaping".
@@ -185,10 +201,19 @@ fn a_value_of_the_wrong_type_names_its_key() {
     // Not a bare key before the value (a full-width space in it): no key, and no panic.
     assert!(parse("[[host]]\nname\u{3000}x = 5\n").is_err());
     assert!(parse("[[host]]\nname = 5\u{3000}\n").is_err());
-    // Errors at a key or a table, not a value, stay as they were.
+    // A required key left out says what it is and how to write it (it was only
+    // "t.toml:3:1: missing field `b`").
     assert_eq!(
         error("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\n"),
-        "t.toml:3:1: missing field `b`"
+        "t.toml:3:1: missing field `b`: a [[link]] needs a and b, the names of the two nodes it joins, like a = \"client\" and b = \"r1\""
+    );
+    assert_eq!(
+        error("[[host]]\nname = \"a\"\n[[service]]\nhost = \"a\"\nname = \"w\"\n"),
+        "t.toml:3:1: missing field `command`: the program and its arguments, like command = [\"dualbench\", \"serve\"]"
+    );
+    assert_eq!(
+        error("[[host]]\n[[host]]\nname = \"a\"\n"),
+        "t.toml:1:1: missing field `name`: every node needs a name, like name = \"client\""
     );
 }
 
@@ -517,4 +542,19 @@ fn a_second_link_between_a_node_and_a_switch_is_refused() {
         "{base}[[link]]\na = \"a\"\nb = \"b\"\n[[link]]\na = \"b\"\nb = \"a\"\n"
     ));
     assert_eq!(t.unwrap().links.len(), 4);
+}
+
+/// A link to itself and a second service of the same name said what was wrong but not
+/// what to do.
+#[test]
+fn self_links_and_duplicate_services_say_what_to_do() {
+    assert_eq!(
+        error("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"a\"\n"),
+        "t.toml:5:5: key 'b': link 1 joins 'a' to itself: give b another node's name"
+    );
+    let svc = "[[service]]\nhost = \"a\"\nname = \"w\"\ncommand = \"true\"\n";
+    assert_eq!(
+        error(&format!("[[host]]\nname = \"a\"\n{svc}{svc}")),
+        "t.toml:9:8: key 'name': duplicate service 'w' on 'a': give each service of a node its own name"
+    );
 }
