@@ -32,7 +32,8 @@ pub struct CaptureCli {
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: PathBuf,
     /// Stop after this long (`10s`, `2m`).
-    #[arg(long, value_parser = dualbench_common::parse_duration)]
+    // `-1s` is the duration's value, refused as one, not flags `-1` and `-s`.
+    #[arg(long, allow_hyphen_values = true, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
     /// Stop after this many packets.
     #[arg(long, value_name = "N")]
@@ -46,6 +47,9 @@ pub struct CaptureCli {
     /// Print the statistics as JSON on standard output.
     #[arg(long)]
     pub json: bool,
+    /// A tcpdump filter expression (`tcp port 80`): not taken, refused saying what to give.
+    #[arg(value_name = "EXPRESSION", hide = true)]
+    pub expression: Vec<String>,
 }
 
 /// Flags of `dualbench analyze`.
@@ -69,6 +73,12 @@ pub struct AnalyzeCli {
 
 /// Entry point of `dualbench capture`.
 pub fn capture_main(cli: CaptureCli) -> Result<()> {
+    if !cli.expression.is_empty() {
+        return Err(Failure::usage(expression_refused(&cli.expression)));
+    }
+    if cli.port == Some(0) {
+        return Err(Failure::usage(PORT_ZERO));
+    }
     if cli.count == Some(0) || cli.bytes == Some(0) {
         return Err(Failure::usage("--count and --bytes must be above 0"));
     }
@@ -144,8 +154,35 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     failure.map_or(Ok(()), Err)
 }
 
+/// `--port 0`, which no TCP or UDP packet carries: a capture or an analysis of it keeps
+/// nothing, without a word.
+const PORT_ZERO: &str =
+    "--port 0: no TCP or UDP packet is to or from port 0; give the server's port (1 to 65535)";
+
+/// What to say to a tcpdump filter expression after the flags (`dualbench capture -w f.pcap
+/// tcp port 80`): capture keeps one port's packets with `--port`, and nothing else is
+/// filtered in the kernel; anything more is for the reader of the file.
+fn expression_refused(words: &[String]) -> String {
+    let expression = words.join(" ");
+    let port = words
+        .windows(2)
+        .find(|w| w[0] == "port" && w[1].parse::<u16>().is_ok_and(|p| p > 0))
+        .map(|w| w[1].as_str());
+    match port {
+        Some(p) if words.len() <= 3 => format!(
+            "capture takes no filter expression ('{expression}'): give --port {p}, which keeps TCP and UDP to or from port {p}"
+        ),
+        _ => format!(
+            "capture takes no filter expression ('{expression}'): it keeps every packet of the interface, or with --port P those to or from port P; filter the file when reading it (tshark -r FILE -Y FILTER)"
+        ),
+    }
+}
+
 /// Entry point of `dualbench analyze`.
 pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
+    if cli.port == Some(0) {
+        return Err(Failure::usage(PORT_ZERO));
+    }
     let file = if cli.file == Path::new("-") {
         if std::io::stdin().is_terminal() {
             // It would wait for a capture typed in: say what `-` is for, as `capture -w -` does.
@@ -168,5 +205,39 @@ pub fn analyze_main(cli: AnalyzeCli) -> Result<()> {
         // A reader that stopped early (`| head`): the report ends there, as it asked.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.map_err(|e| Failure::runtime(format!("writing the report: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// `capture ... port 80` was `unexpected argument 'port' found`, which did not say
+    /// that capture takes no expression, nor that `--port 80` does what was meant.
+    #[test]
+    fn a_filter_expression_is_refused_naming_what_to_give() {
+        assert_eq!(
+            expression_refused(&words("port 80")),
+            "capture takes no filter expression ('port 80'): give --port 80, which keeps TCP and UDP to or from port 80"
+        );
+        assert_eq!(
+            expression_refused(&words("tcp port 8080")),
+            "capture takes no filter expression ('tcp port 8080'): give --port 8080, which keeps TCP and UDP to or from port 8080"
+        );
+        for other in [
+            "host ::1",
+            "tcp and port 80 and host 127.0.0.1",
+            "port http",
+            "port 0",
+        ] {
+            assert_eq!(
+                expression_refused(&words(other)),
+                format!("capture takes no filter expression ('{other}'): it keeps every packet of the interface, or with --port P those to or from port P; filter the file when reading it (tshark -r FILE -Y FILTER)")
+            );
+        }
     }
 }

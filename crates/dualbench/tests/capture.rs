@@ -471,6 +471,40 @@ fn bad_input_is_one_clear_line() {
             words,
         );
     }
+    // tcpdump's habits: a filter expression after the flags was `unexpected argument
+    // 'tcp' found`, and `--port 0` captured (or analysed) nothing without a word.
+    let (_out_dir, out) = temp_file("expression.pcap");
+    let out = out.to_str().unwrap();
+    fails_with(
+        &["capture", "--iface", "lo", "-w", out, "tcp", "port", "8080"],
+        2,
+        "dualbench: capture takes no filter expression ('tcp port 8080'): give --port 8080, which keeps TCP and UDP to or from port 8080",
+    );
+    fails_with(
+        &["capture", "--iface", "lo", "-w", out, "host", "::1"],
+        2,
+        "dualbench: capture takes no filter expression ('host ::1'): it keeps every packet of the interface, or with --port P those to or from port P; filter the file when reading it (tshark -r FILE -Y FILTER)",
+    );
+    let port_zero = "dualbench: --port 0: no TCP or UDP packet is to or from port 0; give the server's port (1 to 65535)";
+    fails_with(
+        &[
+            "capture", "--iface", "lo", "-w", out, "--port", "0", "--count", "1",
+        ],
+        2,
+        port_zero,
+    );
+    fails_with(
+        &["analyze", "/nonexistent.pcap", "--port", "0"],
+        2,
+        port_zero,
+    );
+    // A negative duration was read as flags: `unexpected argument '-1' found`.
+    fails_with(
+        &["capture", "--iface", "lo", "-w", out, "--duration", "-1s"],
+        2,
+        "dualbench: invalid value '-1s' for '--duration <DURATION>': '-1s' is not a duration (try 1s, 500ms, 2m)",
+    );
+    assert!(!Path::new(out).exists(), "a refused capture made {out}");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 

@@ -825,6 +825,30 @@ fn experiment(plan: &Path, db: &Path, dir: &Path, more: &[&str]) -> Output {
     experiment_cmd(plan, db, dir).args(more).output().unwrap()
 }
 
+/// `--resume` of a plan the database has no experiment of starts one, and says so (as
+/// docs/experiments.md does), rather than failing or resuming another plan's.
+#[test]
+fn resuming_a_plan_never_run_starts_it_and_says_so() {
+    let dir = scratch("fresh-resume");
+    let plan = dir.join("fresh.toml");
+    let db = dir.join("results.db");
+    std::fs::write(&plan, CHANGING.replace("repeats = 2", "repeats = 1")).unwrap();
+    let out = experiment(&plan, &db, &dir, &["--resume"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).lines().next(),
+        Some("ci-change: nothing to resume, starting a new experiment")
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT name || ' ' || status || ' ' || runs_planned FROM experiments"
+        ),
+        "ci-change complete 1"
+    );
+    assert_eq!(sql(&db, "SELECT COUNT(*) FROM runs"), "1");
+}
+
 #[test]
 fn resuming_a_changed_plan_keeps_only_the_runs_it_still_has() {
     let dir = scratch("change");
@@ -1494,6 +1518,23 @@ fn servers_start_under_a_runs_folder_with_a_space_and_a_quote() {
              (SELECT * FROM runs ORDER BY seq)"
         ),
         "nginx 20 0, apache-event 20 0, lighttpd 20 0"
+    );
+    // The environment gave Apache's version alone (`Apache/2.4.71`) where its runs, and
+    // the report's "Servers and handlers", gave the MPM too.
+    let software = sql(
+        &db,
+        "SELECT server_version FROM runs WHERE server = 'apache-event'",
+    );
+    assert!(
+        software.starts_with("Apache/2.") && software.ends_with(" (MPM event)"),
+        "{software}"
+    );
+    assert_eq!(
+        sql(
+            &db,
+            "SELECT value FROM environment WHERE key = 'server.apache-event'"
+        ),
+        software
     );
 }
 

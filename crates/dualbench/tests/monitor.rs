@@ -192,6 +192,14 @@ fn bad_input_is_one_clear_line() {
         2,
         "'1e-12' is shorter than the shortest duration, 0.000000001s (1 ns)",
     );
+    // A negative duration was read as flags: `unexpected argument '-1' found`.
+    for flag in ["--duration", "--interval"] {
+        fails_with(
+            &["monitor", flag, "-1s"],
+            2,
+            &format!("dualbench: invalid value '-1s' for '{flag} <{}>': '-1s' is not a duration (try 1s, 500ms, 2m)", flag[2..].to_uppercase()),
+        );
+    }
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 

@@ -1,7 +1,8 @@
 //! The environment an experiment ran in: kernel, OS, CPU model and cores, memory, the
-//! versions of dualbench and of each server in the plan, and whether mod_perl is there.
+//! versions of dualbench and of each server in the plan (Apache's with its MPM), and
+//! whether mod_perl is there.
 
-use crate::plan::Plan;
+use crate::plan::{Plan, ServerKind};
 use crate::server;
 use std::path::Path;
 
@@ -35,7 +36,7 @@ pub fn collect(plan: &Plan, dualbench: &Path) -> Vec<(String, String)> {
         ),
         (
             "dualbench".to_string(),
-            server::version(crate::plan::ServerKind::Dualbench, dualbench),
+            server::version(ServerKind::Dualbench, dualbench),
         ),
         (
             "mod_perl".to_string(),
@@ -50,10 +51,21 @@ pub fn collect(plan: &Plan, dualbench: &Path) -> Vec<(String, String)> {
     for &kind in &plan.axes.server {
         facts.push((
             format!("server.{}", kind.key()),
-            server::version(kind, dualbench),
+            server_fact(kind, server::version(kind, dualbench)),
         ));
     }
     facts
+}
+
+/// A server's version as the environment records it: Apache's with the MPM the plan's
+/// server runs, as its runs record it (`Apache/2.4.71 (MPM prefork)`: every stored run's
+/// server was checked to load that MPM, `server::software`); a version that is not
+/// Apache's (`apache2: not installed`) and other servers' as they are.
+fn server_fact(kind: ServerKind, version: String) -> String {
+    match kind.mpm() {
+        Some(mpm) if version.starts_with("Apache/") => server::with_mpm(&version, mpm),
+        _ => version,
+    }
 }
 
 /// The value of the first `key : value` line of a /proc file.
@@ -85,6 +97,33 @@ mod tests {
         assert_eq!(
             os_name("ID=debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n"),
             "Debian GNU/Linux 12 (bookworm)"
+        );
+    }
+
+    /// The Environment table showed `server.apache-prefork  Apache/2.4.71` where the
+    /// runs' "Servers and handlers" had `Apache/2.4.71 (MPM prefork)`.
+    #[test]
+    fn apaches_version_names_the_plans_mpm() {
+        let apache = || "Apache/2.4.71".to_string();
+        assert_eq!(
+            server_fact(ServerKind::ApachePrefork, apache()),
+            "Apache/2.4.71 (MPM prefork)"
+        );
+        assert_eq!(
+            server_fact(ServerKind::ApacheWorker, apache()),
+            "Apache/2.4.71 (MPM worker)"
+        );
+        assert_eq!(
+            server_fact(ServerKind::ApacheEvent, apache()),
+            "Apache/2.4.71 (MPM event)"
+        );
+        assert_eq!(
+            server_fact(ServerKind::ApacheEvent, "apache2: not installed".into()),
+            "apache2: not installed"
+        );
+        assert_eq!(
+            server_fact(ServerKind::Nginx, "nginx/1.22.1".into()),
+            "nginx/1.22.1"
         );
     }
 }

@@ -33,10 +33,17 @@ pub struct MonitorCli {
     #[arg(long, value_name = "NAME")]
     pub netns: Option<String>,
     /// Time between samples: `1s`, `500ms`, `2` (seconds).
-    #[arg(long, default_value = "1s", value_parser = dualbench_common::parse_duration)]
+    // A value that starts with `-` is the duration's, to be refused as one: `--duration
+    // -1s` read `-1s` as flags (`unexpected argument '-1' found`).
+    #[arg(
+        long,
+        default_value = "1s",
+        allow_hyphen_values = true,
+        value_parser = dualbench_common::parse_duration
+    )]
     pub interval: Duration,
     /// Stop after this long (`30s`, `2m`); default: until SIGINT, SIGTERM or SIGHUP.
-    #[arg(long, value_parser = dualbench_common::parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
     /// Output format: JSON lines (one sample a line) or CSV (one column per figure).
     #[arg(long, value_enum, default_value = "jsonl")]

@@ -116,7 +116,7 @@ fn foreign(path: &Path) -> Failure {
 
 fn newer(path: &Path, v: i32) -> Failure {
     Failure::usage(format!(
-        "{} has schema version {v}; this dualbench reads version {VERSION}",
+        "{} has schema version {v}, written by a newer dualbench; this one reads version {VERSION}: read it with that dualbench, or give --db another file",
         path.display()
     ))
 }

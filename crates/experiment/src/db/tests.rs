@@ -89,7 +89,15 @@ fn refuses_a_newer_schema() {
         .execute_batch("PRAGMA user_version = 99;")
         .unwrap();
     let e = Db::open(&path).err().unwrap();
-    assert!(e.message.contains("schema version 99"), "{}", e.message);
+    // It named both versions but not what to do.
+    assert_eq!(
+        e.message,
+        format!(
+            "{} has schema version 99, written by a newer dualbench; this one reads version 1: read it with that dualbench, or give --db another file",
+            path.display()
+        )
+    );
+    assert_eq!(e.kind, dualbench_common::FailureKind::Usage);
     std::fs::remove_file(&path).unwrap();
 }
 

@@ -388,6 +388,11 @@ fn read_raw(text: &str, at: &Locator) -> Result<RawPlan> {
         let key = key_path(e.path());
         let e = e.into_inner();
         let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
+        let key = if key.is_empty() {
+            at.key_on_line(line).unwrap_or_default()
+        } else {
+            key
+        };
         // serde's words for TOML's kinds: a list is an array in TOML.
         let message = e
             .message()
@@ -532,7 +537,8 @@ fn check_load(load: &Load, axes: &Axes, at: &Locator) -> Result<()> {
         }
         if let Some(s) = value.filter(|s| !range.contains(s)) {
             let message = format!(
-                "{s} is outside {} to {} seconds, what `dualbench run {flag}` takes",
+                "{} is outside {} to {} seconds, what `dualbench run {flag}` takes",
+                shown(s),
                 range.start(),
                 range.end()
             );
@@ -601,6 +607,17 @@ fn check_name(name: &Spanned<String>, at: &Locator) -> Result<()> {
     }
 }
 
+/// A value as an error shows it: as written when short (`0.0002`, `2000000`), in exponent
+/// form when its decimals would run to hundreds of digits (`1e300`, `1e-300`, which `{}`
+/// writes out in full).
+pub(crate) fn shown(value: impl std::fmt::Display) -> String {
+    let text = value.to_string();
+    match text.parse::<f64>() {
+        Ok(f) if text.len() > 24 => format!("{f:e}"),
+        _ => text,
+    }
+}
+
 /// A name of digits alone (`name = "7"`) is refused when a plan is loaded to run: every
 /// command that takes an experiment reads digits as its id first, so `results show 7` or
 /// `report 7` would name experiment id 7, not this one. Stored plans (an older dualbench
@@ -661,6 +678,32 @@ impl<'a> Locator<'a> {
     /// in the text (a default), or at line 1.
     pub(crate) fn error_at(&self, key: &str, message: &str) -> Failure {
         self.error(self.offset(key), key, message)
+    }
+
+    /// The key line `line` (1-based) of the plan sets, with its table (`requests = …`
+    /// under `[load]`: `load.requests`), for toml's errors that carry a place but no key:
+    /// a number too large for TOML's 64-bit integers fails as the text is read, before
+    /// any key is. None for a line that sets no plain key.
+    fn key_on_line(&self, line: usize) -> Option<String> {
+        let lines: Vec<&str> = self.text.lines().collect();
+        let (key, _) = lines.get(line.checked_sub(1)?)?.split_once('=')?;
+        let key = key.trim();
+        let plain = |k: &str| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        };
+        if !plain(key) {
+            return None;
+        }
+        let table = lines[..line - 1].iter().rev().find_map(|l| {
+            let l = l.split('#').next().unwrap_or("").trim();
+            l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+        });
+        Some(match table {
+            Some(t) if plain(t) => format!("{t}.{key}"),
+            _ => key.to_string(),
+        })
     }
 
     /// Where the value of `key` ("table.key") starts, else its table, else 0.

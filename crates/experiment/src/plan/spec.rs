@@ -242,7 +242,8 @@ fn numbers<T: Copy + PartialOrd + Default + std::fmt::Display>(
     }
     if let Some(v) = values.iter().find(|v| !range.contains(v)) {
         let message = format!(
-            "{v} is outside {} to {}, what `dualbench run {flag}` takes",
+            "{} is outside {} to {}, what `dualbench run {flag}` takes",
+            super::shown(v),
             range.start(),
             range.end()
         );

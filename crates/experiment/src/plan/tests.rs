@@ -583,6 +583,19 @@ fn load_values_outside_what_run_takes_are_refused_before_anything_runs() {
             "[axes]\nrate = [20000000.0]\n",
             "p.toml:4: axes.rate: 20000000 is outside 0.001 to 10000000, what `dualbench run --rate` takes",
         ),
+        // These were written out in full: 301 and 302 digits on the line.
+        (
+            "[axes]\nrate = [1e300]\n",
+            "p.toml:4: axes.rate: 1e300 is outside 0.001 to 10000000, what `dualbench run --rate` takes",
+        ),
+        (
+            "[axes]\nrate = [1e-300]\n",
+            "p.toml:4: axes.rate: 1e-300 is outside 0.001 to 10000000, what `dualbench run --rate` takes",
+        ),
+        (
+            "[load]\ntimeout_s = 1e300\n",
+            "p.toml:4: load.timeout_s: 1e300 is outside 0.001 to 86400 seconds, what `dualbench run -s` takes",
+        ),
     ] {
         assert_eq!(error(&format!("{head}{body}")), wanted);
     }
@@ -592,6 +605,27 @@ fn load_values_outside_what_run_takes_are_refused_before_anything_runs() {
     ] {
         assert!(plan(&format!("{head}{body}")).is_ok(), "{body}");
     }
+}
+
+/// A number too large for TOML's integers failed before serde read any key, and the
+/// error named the line alone: `p.toml:5: number too large to fit in target type`.
+#[test]
+fn a_number_too_large_for_toml_names_its_key() {
+    let head = "[experiment]\nname = \"x\"\n";
+    for (body, wanted) in [
+        (
+            "[load]  # every run\nrequests = 18446744073709551615\n",
+            "p.toml:4: load.requests: number too large to fit in target type",
+        ),
+        (
+            "[axes]\nconcurrency = [1, 99999999999999999999]\n",
+            "p.toml:4: axes.concurrency: number too large to fit in target type",
+        ),
+    ] {
+        assert_eq!(error(&format!("{head}{body}")), wanted);
+    }
+    // A line that sets no key keeps toml's words alone.
+    assert_eq!(error("not toml [[[\n"), "p.toml:1: expected `.`, `=`");
 }
 
 /// An axis named twice in the table made its column twice (`| server | server | ipv4 |`,

@@ -274,11 +274,12 @@ mod tests {
         assert_eq!(refused.description, "");
         let accepted = layout(&experiment(&text.replace(", \"p99_ms\"]", "]")));
         assert_eq!(accepted.note, None);
-        // toml's message for a syntax error spans two lines; the note stays one.
+        // toml's message for a syntax error spans two lines; the note stays one, and names
+        // the key the line sets.
         let broken = layout(&experiment("garbage = = =\n"));
         assert_eq!(
             broken.note.as_deref(),
-            Some("note: the stored plan of s1 (id 3) fails today's checks (s1:1: invalid string: expected `\"`, `'`): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
+            Some("note: the stored plan of s1 (id 3) fails today's checks (s1:1: garbage: invalid string: expected `\"`, `'`): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
         );
         assert_eq!(accepted.spec.metrics, ["p99_ms"]);
         assert_eq!(accepted.description, "d");

@@ -234,6 +234,7 @@ pub fn assemble(
     let charts = charts(&percentiles, &spec.phase);
     let timelines = super::series::timelines(&runs);
     let mechanisms = mechanisms(&runs);
+    let environment = servers_as_run(environment, &mechanisms);
     Ok(Report {
         experiment,
         spec,
@@ -586,6 +587,35 @@ fn mechanisms(runs: &[StoredRun]) -> Vec<Mechanism> {
         }
     }
     out
+}
+
+/// The environment with each `server.<kind>` fact as that server's runs recorded it,
+/// where they say more: an experiment stored before the environment named Apache's MPM
+/// has `Apache/2.4.71` there and `Apache/2.4.71 (MPM prefork)` in its runs. A fact is
+/// replaced only when every run of that server recorded one software that extends it.
+fn servers_as_run(
+    mut environment: Vec<(String, String)>,
+    mechanisms: &[Mechanism],
+) -> Vec<(String, String)> {
+    for (key, value) in &mut environment {
+        let Some(server) = key.strip_prefix("server.") else {
+            continue;
+        };
+        let mut software = mechanisms
+            .iter()
+            .filter(|m| m.server == server)
+            .map(|m| &m.software);
+        let Some(first) = software.next() else {
+            continue;
+        };
+        if first.len() > value.len()
+            && first.starts_with(value.as_str())
+            && software.all(|s| s == first)
+        {
+            *value = first.clone();
+        }
+    }
+    environment
 }
 
 /// "5296.3 ± 120.4" (or "5296.3 (n=1)" when a CI needs more repeats); exact counts that

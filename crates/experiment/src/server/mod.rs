@@ -416,7 +416,7 @@ pub fn software(kind: ServerKind, dir: &Path, dualbench: &Path) -> Result<String
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     match loaded_mpm(&text) {
-        Some(mpm) if mpm == want => Ok(format!("{version} (MPM {mpm})")),
+        Some(mpm) if mpm == want => Ok(with_mpm(&version, mpm)),
         Some(mpm) => Err(Failure::runtime(format!(
             "{}: {asked} says the server runs the {mpm} MPM, not {want}; see {}",
             kind.key(),
@@ -431,6 +431,12 @@ pub fn software(kind: ServerKind, dir: &Path, dualbench: &Path) -> Result<String
                 .unwrap_or("no output")
         ))),
     }
+}
+
+/// Apache's version with its MPM, as runs and the environment record it:
+/// `Apache/2.4.71 (MPM prefork)`.
+pub fn with_mpm(version: &str, mpm: &str) -> String {
+    format!("{version} (MPM {mpm})")
 }
 
 /// The MPM `apache2 -V` names on its `Server MPM:` line.

@@ -132,6 +132,78 @@ fn servers_and_handlers_name_the_software_that_answered() {
     assert!(html.contains("<td class=\"l\">Apache/2.4.71 (MPM prefork)</td>"));
 }
 
+/// The Environment table gave `server.apache-prefork | Apache/2.4.71` where "Servers and
+/// handlers" gave `Apache/2.4.71 (MPM prefork)`: an experiment stored before the
+/// environment named the MPM shows its runs' software there; a fact the runs do not
+/// extend, or that runs of one server recorded two ways, stays as stored.
+#[test]
+fn the_environment_names_the_mpm_the_runs_recorded() {
+    let mut runs = vec![
+        stored("apache-prefork", 1, 50.0, 40.0),
+        stored("apache-prefork", 2, 52.0, 44.0),
+        stored("apache-event", 1, 50.0, 40.0),
+        stored("apache-event", 2, 52.0, 44.0),
+        stored("nginx", 1, 50.0, 40.0),
+    ];
+    runs[0].server_version = "Apache/2.4.71 (MPM prefork)".into();
+    runs[1].server_version = "Apache/2.4.71 (MPM prefork)".into();
+    runs[2].server_version = "Apache/2.4.71 (MPM event)".into();
+    runs[3].server_version = "Apache/2.4.72 (MPM event)".into();
+    runs[4].server_version = "nginx/1.22.1".into();
+    let environment = vec![
+        ("kernel".to_string(), "6.1".to_string()),
+        (
+            "server.apache-prefork".to_string(),
+            "Apache/2.4.71".to_string(),
+        ),
+        (
+            "server.apache-event".to_string(),
+            "Apache/2.4.71".to_string(),
+        ),
+        ("server.nginx".to_string(), "nginx/1.22.1".to_string()),
+        ("server.lighttpd".to_string(), "lighttpd/1.4.69".to_string()),
+    ];
+    let spec = ReportSpec {
+        rows: vec!["server".into()],
+        ..ReportSpec::default()
+    };
+    let r = assemble(
+        experiment(),
+        spec,
+        String::new(),
+        runs,
+        environment,
+        &AxisOrder::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.environment,
+        [
+            ("kernel".to_string(), "6.1".to_string()),
+            (
+                "server.apache-prefork".to_string(),
+                "Apache/2.4.71 (MPM prefork)".to_string()
+            ),
+            (
+                "server.apache-event".to_string(),
+                "Apache/2.4.71".to_string()
+            ),
+            ("server.nginx".to_string(), "nginx/1.22.1".to_string()),
+            ("server.lighttpd".to_string(), "lighttpd/1.4.69".to_string()),
+        ]
+    );
+    let md = crate::report::markdown::render(&r);
+    assert!(
+        md.contains("| server.apache-prefork | Apache/2.4.71 (MPM prefork) |"),
+        "{md}"
+    );
+    let html = crate::report::html::render(&r);
+    assert!(
+        html.contains("Apache/2.4.71 (MPM prefork)</td></tr>"),
+        "{html}"
+    );
+}
+
 #[test]
 fn renders_html_and_markdown() {
     let r = report();
