@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Flags of `dualbench capture`.
+/// Flags of `dualbench capture`; `-i`, `-w`, `-c` and `-s` are tcpdump's.
 #[derive(Debug, Args)]
 pub struct CaptureCli {
     /// Interface to capture on (`lo` carries both 127.0.0.1 and ::1; `any`: every interface).
-    #[arg(long, value_name = "IF")]
+    #[arg(short = 'i', long, value_name = "IF")]
     pub iface: String,
     /// Capture inside this network namespace (`ip netns list`).
     #[arg(long, value_name = "NAME")]
@@ -36,13 +36,13 @@ pub struct CaptureCli {
     #[arg(long, allow_hyphen_values = true, value_parser = dualbench_common::parse_duration)]
     pub duration: Option<Duration>,
     /// Stop after this many packets.
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'c', long, value_name = "N")]
     pub count: Option<u64>,
     /// Stop after this many bytes of packets.
     #[arg(long, value_name = "N")]
     pub bytes: Option<u64>,
     /// Bytes kept of each frame.
-    #[arg(long, default_value_t = 262_144, value_name = "N")]
+    #[arg(short = 's', long, default_value_t = 262_144, value_name = "N")]
     pub snaplen: u32,
     /// Print the statistics as JSON on standard output.
     #[arg(long)]

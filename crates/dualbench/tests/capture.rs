@@ -381,6 +381,31 @@ fn capture_bounded_by_count_writes_pcapng_that_tshark_reads() {
     assert_eq!(names.lines().collect::<Vec<_>>(), ["lo"; 7]);
 }
 
+/// tcpdump's `-i`, `-c` and `-s` mean what they mean there (they were unknown flags).
+#[test]
+fn tcpdumps_short_flags_work() {
+    let (addrs, servers) = serve_both(1);
+    let (_dir, file) = temp_file("short.pcap");
+    let port = addrs[0].port().to_string();
+    let file_arg = file.to_str().unwrap();
+    let mut capture = start_capture(&[
+        "-i", "lo", "--port", &port, "-c", "3", "-s", "64", "-w", file_arg,
+    ]);
+    for addr in addrs {
+        fetch(addr, "/");
+    }
+    servers.into_iter().for_each(|s| s.join().unwrap());
+    let summary = finish(&mut capture);
+    assert!(
+        summary.contains("captured 3 packets") && summary.contains("stopped by count"),
+        "{summary}"
+    );
+    // The IPv4 handshake's three segments, each cut to 64 bytes of the 66-74 on the wire.
+    let out = tshark_fields(&file, "frame.cap_len");
+    let lens = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(lens.lines().collect::<Vec<_>>(), ["64"; 3], "{lens}");
+}
+
 #[test]
 fn bad_input_is_one_clear_line() {
     let started = Instant::now();
