@@ -148,7 +148,8 @@ fn two_clients_at_once_add_up_exactly_per_family() {
     let out = merge(&dir, &["a.json", "b.json"]);
     let text = succeeded(&out);
     assert!(text.starts_with("Merged 2 runs over "), "{text}");
-    assert!(text.contains("\n  a.json: started +"), "{text}");
+    // Each file with the client host it ran on (here both on this one).
+    assert!(text.contains("\n  a.json (run on "), "{text}");
     assert!(
         text.contains(", -c 10, 300 requests (300 complete, "),
         "{text}"
@@ -284,6 +285,102 @@ fn one_document_comes_back_as_it_was_written() {
     let mut again = merge_json(&dir, &["again.json"]);
     again.as_object_mut().unwrap().remove("merged_from");
     assert_eq!(again, a);
+}
+
+/// A run document names the client host it ran on (`client.host`, added 2026-11-24), and
+/// merge lists it beside each file; runs that sent a body (`-p`) keep ab's "Total body
+/// sent" in the merged report, their request bytes added per family. Documents written
+/// before either field still merge (listed by file alone); `-o -` is stdout, not a file `-`.
+#[test]
+fn client_hosts_are_named_and_the_body_sent_is_added() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("au1-merge-host");
+    let body = dir.join("body.txt");
+    std::fs::write(&body, "0123456789abcdef").unwrap();
+    let body = body.to_str().unwrap();
+    finish(vec![
+        spawn_run(
+            &dir,
+            "a.json",
+            &[
+                "-n",
+                "30",
+                "-c",
+                "2",
+                "-p",
+                body,
+                &format!("http://127.0.0.1:{port}/echo"),
+            ],
+        ),
+        spawn_run(
+            &dir,
+            "b.json",
+            &[
+                "-n",
+                "20",
+                "-c",
+                "2",
+                "-p",
+                body,
+                &format!("http://[::1]:{port}/echo"),
+            ],
+        ),
+    ]);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let (a, b) = (read(&dir, "a.json"), read(&dir, "b.json"));
+    for doc in [&a, &b] {
+        assert_eq!(doc["client"]["host"], host);
+        assert_eq!(doc["settings"]["body_sent"], true);
+    }
+    let (sent_a, sent_b) = (
+        a["families"]["ipv4"]["request_bytes"].as_u64().unwrap(),
+        b["families"]["ipv6"]["request_bytes"].as_u64().unwrap(),
+    );
+    // Each request carries the 16-byte body after its head.
+    assert!(sent_a > 30 * 16 && sent_b > 20 * 16, "{sent_a} {sent_b}");
+
+    let out = merge(&dir, &["a.json", "b.json", "-o", "-"]);
+    let text = succeeded(&out);
+    assert!(!dir.join("-").exists());
+    assert!(
+        text.contains(&format!("\n  a.json (run on {host}): started +")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\n  b.json (run on {host}): started +")),
+        "{text}"
+    );
+    let total_sent = format!("\nTotal body sent:        {}\n", sent_a + sent_b);
+    assert!(text.contains(&total_sent), "{text}");
+    assert!(text.contains(" kb/s sent\n"), "{text}");
+    let m = merge_json(&dir, &["a.json", "b.json"]);
+    assert_eq!(m["client"]["host"], host);
+    assert_eq!(m["settings"]["body_sent"], true);
+    assert_eq!(m["merged_from"]["inputs"][0]["client_host"], host);
+    assert_eq!(m["merged_from"]["inputs"][1]["client_host"], host);
+    assert_eq!(m["families"]["ipv4"]["request_bytes"], sent_a);
+    assert_eq!(m["families"]["ipv6"]["request_bytes"], sent_b);
+
+    // Documents written before these fields (added 2026-11-24) have neither.
+    for (name, doc) in [("old-a.json", &a), ("old-b.json", &b)] {
+        let mut old = doc.clone();
+        old.as_object_mut().unwrap().remove("client");
+        old["settings"].as_object_mut().unwrap().remove("body_sent");
+        std::fs::write(dir.join(name), old.to_string()).unwrap();
+    }
+    let text = succeeded(&merge(&dir, &["old-a.json", "old-b.json"]));
+    assert!(text.contains("\n  old-a.json: started +"), "{text}");
+    assert!(!text.contains("(run on"), "{text}");
+    assert!(!text.contains("Total body sent"), "{text}");
+    let m = merge_json(&dir, &["old-a.json", "old-b.json"]);
+    assert_eq!(m["client"]["host"], Value::Null);
+    assert_eq!(m["merged_from"]["inputs"][0]["client_host"], Value::Null);
+    // With a newer one: its host is named, and its body line kept.
+    let text = succeeded(&merge(&dir, &["a.json", "old-b.json"]));
+    assert!(text.contains(&format!("\n  a.json (run on {host}): started +")));
+    assert!(text.contains("\n  old-b.json: started +"), "{text}");
+    assert!(text.contains(&total_sent), "{text}");
 }
 
 #[test]
@@ -461,10 +558,12 @@ fn what_cannot_be_merged_is_refused_in_one_line() {
         &["families", "ipv4", "histograms", "total"],
         "AAAA".into(),
     );
+    // A value of the wrong type: serde names no field, so its place in the file is said.
+    variant(&dir, "baddur.json", &a, &["duration_s"], "x".into());
     let not_a_run = "give the output of 'dualbench run --format json'";
     std::fs::write(dir.join("again.json"), a.to_string()).unwrap();
-    let cases: [(&[&str], String); 14] = [
-        (&["a.json", "nosuch.json"], "dualbench: cannot read nosuch.json: No such file or directory (os error 2)".into()),
+    let cases: [(&[&str], String); 15] = [
+        (&["a.json", "nosuch.json"], "dualbench: cannot read nosuch.json: No such file or directory (os error 2): give the file 'dualbench run --format json' wrote".into()),
         (&["a.json", "junk.txt"], format!("dualbench: junk.txt: not JSON (expected value at line 1 column 1): {not_a_run}")),
         (&["array.json"], format!("dualbench: array.json: not a dualbench run document (a JSON array, not an object): {not_a_run}")),
         (&["a.json", "other.json"], format!("dualbench: other.json: not a dualbench run document (its schema is \"dualbench.results/1\"): {not_a_run}")),
@@ -475,7 +574,8 @@ fn what_cannot_be_merged_is_refused_in_one_line() {
         (&["a.json", "link.json"], "dualbench: a.json and link.json are the same file: give each run once".into()),
         (&["v2.json"], "dualbench: v2.json: its schema is dualbench.run/2, and this dualbench reads dualbench.run/1: merge with the dualbench that wrote it".into()),
         (&["broken.json"], "dualbench: broken.json: not a valid dualbench.run/1 document: missing field `families`".into()),
-        (&["badhist.json"], "dualbench: badhist.json: families.ipv4.histograms.total: histogram cannot be decoded".into()),
+        (&["badhist.json"], "dualbench: badhist.json: families.ipv4.histograms.total: histogram cannot be decoded (its bytes end too early)".into()),
+        (&["a.json", "baddur.json"], "dualbench: baddur.json: not a valid dualbench.run/1 document: invalid type: string \"x\", expected f64 at line ".into()),
         (&["a.json", "--format", "xml"], "dualbench: bad --format 'xml': use text or json".into()),
         (&["a.json", "-o", "a.json"], "dualbench: -o a.json: that is the input a.json, which writing the report would destroy; give another file".into()),
     ];

@@ -583,6 +583,27 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["-d", "10s", "http://127.0.0.1:1/"],
             "dualbench: bad URL '10s': expected http://HOST[:PORT]/PATH; a time limit goes with -t, e.g. -t 10s",
         ),
+        // Each says what to do, not only what is wrong.
+        (
+            vec!["http://alice:pw@127.0.0.1:1/"],
+            "dualbench: bad URL 'http://alice:pw@127.0.0.1:1/': user information in URLs is not sent: leave it out of the URL and give it with -A USER:PASS (Basic authentication)",
+        ),
+        (
+            vec!["https://127.0.0.1:1/"],
+            "dualbench speaks plain http:// only; benchmark an http:// URL",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-u", "/nonexistent/body"],
+            "dualbench: -u /nonexistent/body: cannot read request body (No such file or directory (os error 2)): give a readable file",
+        ),
+        (
+            vec!["--address-list", "/nonexistent/list"],
+            "dualbench: --address-list /nonexistent/list: cannot read address list (No such file or directory (os error 2)): give a readable file",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "-p", "/etc/hostname", "-u", "/etc/hostname"],
+            "dualbench: -p and -u cannot be used together: give one (-p sends POST, -u PUT)",
+        ),
     ] {
         let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -1095,6 +1116,33 @@ fn two_outputs_in_one_file_are_refused_before_the_run() {
         assert!(out.stdout.is_empty());
         assert!(!file.exists(), "{args:?} created the file");
     }
+}
+
+/// URLs of different paths are each sent their own, but the reports name the first's
+/// (Document Path, `target.path`) and count other lengths as Length failures: a warning
+/// says so, where the run went on in silence.
+#[test]
+fn urls_of_different_paths_are_warned_about() {
+    let s = Server::start();
+    let [v4, v6] = s.urls("/");
+    let other = format!("http://{}/bytes/7", s.v6);
+    // -c 1: IPv4's `/` (45 bytes) completes first; IPv6's two 7-byte bodies are Length.
+    let out = run(&["-q", "-n", "4", &v4, &other]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err,
+        "warning: the targets ask for 2 different paths (/, /bytes/7): the report's Document Path is /, and a body of another length than the first response's is a Length failure (-l accepts them); benchmark one path per run to compare them\n"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nDocument Path:          /\n"), "{text}");
+    assert!(
+        text.contains("(Connect: 0, Receive: 0, Length: 2, Exceptions: 0)"),
+        "{text}"
+    );
+    // One path: no warning.
+    let out = run(&["-q", "-n", "2", &v4, &v6]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 /// With `-p` or `-u` ab adds "Total body sent" (every request byte written, head and

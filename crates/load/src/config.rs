@@ -130,7 +130,10 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
     }
     if let Some(file) = &cli.address_list {
         let text = std::fs::read_to_string(file).map_err(|e| {
-            Failure::usage(format!("cannot read address list {}: {e}", file.display()))
+            Failure::usage(format!(
+                "--address-list {}: cannot read address list ({e}): give a readable file",
+                file.display()
+            ))
         })?;
         let (port, path) = parsed
             .first()
@@ -322,7 +325,11 @@ pub fn plan(cli: &RunCli, urls: &[String], machine: Machine) -> Result<(Plan, Se
 
 fn request_body(cli: &RunCli) -> Result<Option<(Vec<u8>, String)>> {
     let file = match (&cli.post_file, &cli.put_file) {
-        (Some(_), Some(_)) => return Err(Failure::usage("-p and -u cannot be used together")),
+        (Some(_), Some(_)) => {
+            return Err(Failure::usage(
+                "-p and -u cannot be used together: give one (-p sends POST, -u PUT)",
+            ))
+        }
         // ab refuses it too: a HEAD request carries no body.
         (Some(_), None) | (None, Some(_)) if cli.head => {
             return Err(Failure::usage(
@@ -362,7 +369,10 @@ const MAX_BODY: u64 = 256 << 20;
 fn read_body(file: &std::path::Path, flag: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     let cannot = |e: std::io::Error| {
-        Failure::usage(format!("cannot read request body {}: {e}", file.display()))
+        Failure::usage(format!(
+            "{flag} {}: cannot read request body ({e}): give a readable file",
+            file.display()
+        ))
     };
     let mut body = Vec::new();
     std::fs::File::open(file)
@@ -465,6 +475,27 @@ pub fn unused_bind(plan: &Plan) -> Option<String> {
         format!(
             "warning: --bind {}: no target of this run is of that family, so these source addresses go unused",
             unused.join(",")
+        )
+    })
+}
+
+/// A warning when the targets ask for different paths (URLs, or address-list lines, of
+/// other paths): the reports name the first's alone (ab's Document Path, `target.path`),
+/// and a body of another length than the first response's is a Length failure (ab takes
+/// one URL; `dualbench merge` refuses runs of different paths as different benchmarks).
+pub fn mixed_paths(plan: &Plan) -> Option<String> {
+    let mut paths: Vec<&str> = Vec::new();
+    for t in &plan.targets {
+        if !paths.contains(&t.path.as_str()) {
+            paths.push(&t.path);
+        }
+    }
+    (paths.len() > 1).then(|| {
+        format!(
+            "warning: the targets ask for {} different paths ({}): the report's Document Path is {}, and a body of another length than the first response's is a Length failure (-l accepts them); benchmark one path per run to compare them",
+            paths.len(),
+            paths.join(", "),
+            paths[0]
         )
     })
 }

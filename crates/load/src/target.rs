@@ -52,7 +52,7 @@ pub fn parse_url(s: &str) -> Result<Url> {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
         Some((scheme, _)) => {
             return Err(Failure::usage(format!(
-                "unsupported scheme '{scheme}' in '{s}': dualbench speaks plain http:// only"
+                "unsupported scheme '{scheme}' in '{s}': dualbench speaks plain http:// only; benchmark an http:// URL (the server's plain port, or a TLS terminator's backend)"
             )))
         }
         // wrk's `-d 10s` is ab's `-d`, which takes no value: the time was taken for a URL.
@@ -70,7 +70,10 @@ pub fn parse_url(s: &str) -> Result<Url> {
         None => (rest, "/".to_string()),
     };
     if authority.contains('@') {
-        return Err(bad("user information in URLs is not supported"));
+        // hey and oha send `user:pass@` as Basic authentication; ab has -A for it.
+        return Err(bad(
+            "user information in URLs is not sent: leave it out of the URL and give it with -A USER:PASS (Basic authentication)",
+        ));
     }
     let (host, zone, port) = split_authority(authority).map_err(|why| bad(&why))?;
     if host.is_empty() {
@@ -698,7 +701,15 @@ mod tests {
                 "10s",
                 "expected http://HOST[:PORT]/PATH; a time limit goes with -t, e.g. -t 10s (-d, wrk's flag for it, is ab's 'no percentiles' here: it takes no value)",
             ),
-            ("https://x/", "unsupported scheme 'https'"),
+            (
+                "https://x/",
+                "unsupported scheme 'https' in 'https://x/': dualbench speaks plain http:// only; benchmark an http:// URL",
+            ),
+            // hey's and oha's `user:pass@` is ab's -A here.
+            (
+                "http://u:p@127.0.0.1/",
+                "bad URL 'http://u:p@127.0.0.1/': user information in URLs is not sent: leave it out of the URL and give it with -A USER:PASS (Basic authentication)",
+            ),
             ("example.org/", "expected http://"),
             ("http://::1/", "need brackets"),
             ("http://[::1/", "missing ']'"),

@@ -77,7 +77,7 @@ Prints \"listening on http://ADDR/\" per address; runs until SIGINT, SIGTERM or 
 exits 0.";
 
 fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
-    let usage = || "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080".to_string();
+    let usage = || not_listen_address(text);
     // A link-local address names its interface as a zone: `[fe80::1%eth0]:8080`.
     if let Some((ip, rest)) = text
         .strip_prefix('[')
@@ -100,6 +100,42 @@ fn parse_listen(text: &str) -> std::result::Result<SocketAddr, String> {
         });
     }
     text.parse().map_err(|_| usage())
+}
+
+/// Why `text` is not an `ADDR:PORT` to listen on (a port left out or out of range, an
+/// IPv6 address without brackets, a host name), and what to give instead.
+fn not_listen_address(text: &str) -> String {
+    const GIVE: &str = "give ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080";
+    let (host, port, bracketed) = if let Some(rest) = text.strip_prefix('[') {
+        match rest.split_once(']') {
+            None => return format!("missing ']' after the IPv6 address: {GIVE}"),
+            Some((host, "")) => (host, None, true),
+            Some((host, after)) => match after.strip_prefix(':') {
+                Some(port) => (host, Some(port), true),
+                None => return format!("expected ':PORT' after ']': {GIVE}"),
+            },
+        }
+    } else if text.matches(':').count() > 1 {
+        return format!("an IPv6 address goes in brackets with its port after them: {GIVE}");
+    } else {
+        match text.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port), false),
+            None => (text, None, false),
+        }
+    };
+    let why = match port {
+        None => "no port (0 picks a free one)".to_string(),
+        Some(p) if p.parse::<u16>().is_err() => {
+            format!("port '{p}' is not a number from 0 to 65535")
+        }
+        Some(_) if host.is_empty() => {
+            "no address before the port (0.0.0.0 is every IPv4 address, [::] every IPv6 one)"
+                .to_string()
+        }
+        Some(_) if bracketed => format!("'{host}' in brackets is not an IPv6 address"),
+        Some(_) => format!("'{host}' is not an IP address (--listen takes addresses, not names)"),
+    };
+    format!("{why}: {GIVE}")
 }
 
 impl ServeCli {
@@ -223,7 +259,7 @@ mod tests {
         );
         assert_eq!(
             super::parse_listen("[fe80::1%lo]").unwrap_err(),
-            "expected ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080"
+            "no port (0 picks a free one): give ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080"
         );
         assert_eq!(
             super::parse_listen("127.0.0.1:80").unwrap().to_string(),
@@ -234,6 +270,54 @@ mod tests {
         assert_eq!(super::url_of(&addr), "http://[fe80::1%25lo]:8080/");
         let addr = super::parse_listen("[::1]:8080").unwrap();
         assert_eq!(super::url_of(&addr), "http://[::1]:8080/");
+    }
+
+    /// What is wrong with a `--listen` value is said, not only what the form is
+    /// (`127.0.0.1:99999`, `localhost:80` and `::1:8080` all got "expected ADDR:PORT").
+    #[test]
+    fn a_bad_listen_address_says_what_is_wrong() {
+        let give = "give ADDR:PORT, such as 0.0.0.0:8080 or [::1]:8080";
+        for (text, why) in [
+            ("127.0.0.1", "no port (0 picks a free one)"),
+            ("[::1]", "no port (0 picks a free one)"),
+            (
+                "127.0.0.1:99999",
+                "port '99999' is not a number from 0 to 65535",
+            ),
+            (
+                "127.0.0.1:80x",
+                "port '80x' is not a number from 0 to 65535",
+            ),
+            ("[::1]:", "port '' is not a number from 0 to 65535"),
+            (
+                "localhost:80",
+                "'localhost' is not an IP address (--listen takes addresses, not names)",
+            ),
+            (
+                "127.1:80",
+                "'127.1' is not an IP address (--listen takes addresses, not names)",
+            ),
+            (
+                "::1:8080",
+                "an IPv6 address goes in brackets with its port after them",
+            ),
+            ("[::1", "missing ']' after the IPv6 address"),
+            ("[::1]8080", "expected ':PORT' after ']'"),
+            (
+                "[1.2.3.4]:80",
+                "'1.2.3.4' in brackets is not an IPv6 address",
+            ),
+            (
+                ":8080",
+                "no address before the port (0.0.0.0 is every IPv4 address, [::] every IPv6 one)",
+            ),
+        ] {
+            assert_eq!(
+                super::parse_listen(text).unwrap_err(),
+                format!("{why}: {give}"),
+                "{text}"
+            );
+        }
     }
 
     /// Every endpoint the router serves is in the help, with a path it answers.

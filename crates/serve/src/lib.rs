@@ -259,7 +259,7 @@ fn check_root(dir: &Path) -> Result<PathBuf> {
     })?;
     if !real.is_dir() {
         return Err(Failure::usage(format!(
-            "--root {}: not a directory",
+            "--root {}: not a directory: give the directory of files to serve",
             dir.display()
         )));
     }

@@ -25,9 +25,17 @@ pub struct MergeCli {
     /// Report format: text (ab's report and the per-family tables) or json (one dualbench.run/1 document with merged_from).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: String,
-    /// Write the report to FILE instead of stdout.
+    /// Write the report to FILE instead of stdout (`-o -`: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+impl MergeCli {
+    /// The file `-o` names; `None` for stdout (no `-o`, or `-o -`, as for `curl -o -`
+    /// and `dualbench capture -w -`: a file named `-` is `./-`).
+    pub fn output_file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| p.as_os_str() != "-")
+    }
 }
 
 /// Entry point of `dualbench merge`: the report goes to stdout or `-o`.
@@ -36,7 +44,7 @@ pub fn main(cli: MergeCli) -> Result<()> {
     if let Some(warning) = &report.warning {
         stdio::note(&format!("dualbench merge: warning: {warning}"));
     }
-    match &cli.output {
+    match cli.output_file() {
         Some(path) => write_file(path, &report.text),
         None => stdio::print(&report.text),
     }
@@ -60,37 +68,44 @@ pub fn report(cli: &MergeCli) -> Result<Report> {
             )))
         }
     };
-    distinct_files(&cli.files, cli.output.as_deref())?;
+    distinct_files(&cli.files, cli.output_file())?;
     let mut texts: Vec<(String, String)> = Vec::with_capacity(cli.files.len());
     for path in &cli.files {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::usage(format!(
+                "cannot read {name}: {e}: give the file 'dualbench run --format json' wrote"
+            ))
+        })?;
         texts.push((name, text));
     }
     let mut values: Vec<(String, Value)> = Vec::with_capacity(texts.len());
-    for (name, text) in texts {
-        let value: Value = serde_json::from_str(&text)
+    for (name, text) in &texts {
+        let value: Value = serde_json::from_str(text)
             .map_err(|e| Failure::usage(format!("{name}: {}", from_json::not_json(e))))?;
         from_json::schema_of(&value).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-        values.push((name, value));
+        values.push((name.clone(), value));
     }
     once_each(&values)?;
     let schemas = values
         .iter()
         .map(|(name, v)| (name.as_str(), v["schema"].as_str().unwrap_or(SCHEMA_FAMILY)));
     same_schema(schemas).map_err(|m| Failure::usage(m.to_string()))?;
-    // Decoded one at a time and added: a hundred inputs' histograms are never all held.
-    let mut merger: Option<Merger> = None;
-    for (name, value) in values {
+    for (name, value) in &values {
         let schema = value["schema"].as_str().unwrap_or_default();
         if schema != SCHEMA {
             return Err(Failure::usage(format!(
                 "{name}: its schema is {schema}, and this dualbench reads {SCHEMA}: merge with the dualbench that wrote it"
             )));
         }
+    }
+    drop(values);
+    // Decoded one at a time, from the text (so that a damaged field's place in the file
+    // is said), and added: a hundred inputs' histograms are never all held.
+    let mut merger: Option<Merger> = None;
+    for (name, text) in texts {
         let run =
-            from_json::from_value(value).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+            from_json::from_json(&text).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
         let input = Input { name, run };
         match merger.as_mut() {
             None => merger = Some(Merger::new(input)),

@@ -91,6 +91,9 @@ fn quoted(s: &str) -> String {
 pub struct InputInfo {
     /// The input as named on the command line.
     pub file: String,
+    /// The client host the input's run was made on (its `client.host`); `None` in
+    /// documents written before the field (added 2026-11-24).
+    pub client_host: Option<String>,
     /// `target.host` and `target.port` of the input.
     pub host: String,
     pub port: u16,
@@ -117,6 +120,9 @@ pub struct Merged {
     pub summary: RunSummary,
     pub flags: AbFlags,
     pub inputs: Vec<InputInfo>,
+    /// The inputs' client hosts, each once, joined with `, `; `None` when no input named
+    /// its own.
+    pub client_hosts: Option<String>,
     /// How long every input was running at once (the intersection of their windows).
     pub overlap_ns: u64,
     /// The generator-bound warning of each input whose generator was, naming it.
@@ -173,6 +179,8 @@ pub struct Merger {
     summary: RunSummary,
     flags: AbFlags,
     hosts: Vec<String>,
+    /// The inputs' client hosts, each once, in order of first appearance.
+    client_hosts: Vec<String>,
     /// Each input's listing, its start offset filled in at the end.
     inputs: Vec<InputInfo>,
     /// The latest start and the earliest end so far (Unix ns): the overlap's bounds.
@@ -194,6 +202,7 @@ impl Merger {
             ),
             flags: first.run.flags,
             hosts: vec![s.meta.host.clone()],
+            client_hosts: Vec::new(),
             inputs: Vec::new(),
             latest_start: s.meta.start_unix_ns,
             earliest_end: end_ns(s),
@@ -202,7 +211,7 @@ impl Merger {
             bound_warnings: Vec::new(),
             summary: first.run.summary,
         };
-        m.note(&first.name, None);
+        m.note(&first.name, None, first.run.client_host.as_deref());
         m
     }
 
@@ -222,7 +231,10 @@ impl Merger {
             }
         }
         let o = &input.run.summary;
-        self.note(&input.name, Some(o));
+        self.note(&input.name, Some(o), input.run.client_host.as_deref());
+        // ab's "Total body sent" is every request byte written: the inputs' are added
+        // (per family, with the rest), and the line is there when any input sent a body.
+        self.flags.body_sent |= input.run.flags.body_sent;
         self.latest_start = self.latest_start.max(o.meta.start_unix_ns);
         self.earliest_end = self.earliest_end.min(end_ns(o));
         self.latest_end = self.latest_end.max(end_ns(o));
@@ -233,11 +245,17 @@ impl Merger {
         Ok(())
     }
 
-    /// What an input (`run`, or the first, whose summary is the merge's so far) adds to
-    /// the listing, the warnings and the notes.
-    fn note(&mut self, name: &str, run: Option<&RunSummary>) {
+    /// What an input (`run`, or the first, whose summary is the merge's so far), made on
+    /// `client_host`, adds to the listing, the warnings and the notes.
+    fn note(&mut self, name: &str, run: Option<&RunSummary>, client_host: Option<&str>) {
         let s = run.unwrap_or(&self.summary);
-        let listed = info(name, s);
+        let mut listed = info(name, s);
+        listed.client_host = client_host.map(str::to_string);
+        if let Some(host) = client_host {
+            if !self.client_hosts.iter().any(|h| h == host) {
+                self.client_hosts.push(host.to_string());
+            }
+        }
         let warning = report::text::bound_warning(&s.meta, s.duration_s(), Some(name));
         let length = s.meta.document_length;
         self.inputs.push(listed);
@@ -260,6 +278,7 @@ impl Merger {
             summary: self.summary,
             flags: self.flags,
             inputs: self.inputs,
+            client_hosts: (!self.client_hosts.is_empty()).then(|| self.client_hosts.join(", ")),
             overlap_ns: self
                 .earliest_end
                 .saturating_sub(self.latest_start)
@@ -281,6 +300,7 @@ fn info(name: &str, s: &RunSummary) -> InputInfo {
     let secs = s.duration_s();
     InputInfo {
         file: name.to_string(),
+        client_host: None,
         host: s.meta.host.clone(),
         port: s.meta.port,
         targets: s.meta.targets.iter().map(|t| t.addr.clone()).collect(),
@@ -446,8 +466,12 @@ impl Merged {
             self.overlap() * 100.0
         )];
         for i in &self.inputs {
+            let on = i
+                .client_host
+                .as_ref()
+                .map_or(String::new(), |h| format!(" (run on {h})"));
             lines.push(format!(
-                "  {}: started +{:.3} s, lasted {:.3} s, -c {}, {} requests ({} complete, {:.2}/s) to {}{}",
+                "  {}{on}: started +{:.3} s, lasted {:.3} s, -c {}, {} requests ({} complete, {:.2}/s) to {}{}",
                 i.file,
                 i.start_offset_s,
                 i.duration_s,
@@ -494,7 +518,13 @@ impl Merged {
         };
         let value = serde_json::to_value(from).expect("plain data");
         let bound = self.inputs.iter().any(|i| i.bound);
-        report::json::to_string_merged(&self.reported(), self.flags, bound, value)
+        report::json::to_string_merged(
+            &self.reported(),
+            self.flags,
+            bound,
+            value,
+            self.client_hosts.as_deref(),
+        )
     }
 }
 
@@ -805,6 +835,78 @@ mod tests {
         doc.as_object_mut().unwrap().remove("merged_from");
         assert_eq!(doc, serde_json::from_str::<Value>(&original).unwrap());
         assert_eq!(m.overlap_warning(), None);
+    }
+
+    /// An input made on host `client`, with or without a `-p`/`-u` body, through its
+    /// document and back.
+    fn input_on(name: &str, start_s: f64, client: Option<&str>, body_sent: bool) -> Input {
+        let mut s = run(20, 3);
+        s.meta.start_unix_ns = 1_764_000_000 * SEC + (start_s * 1e9) as u64;
+        let flags = AbFlags {
+            body_sent,
+            ..AbFlags::default()
+        };
+        Input {
+            name: name.into(),
+            run: from_json(&json::to_string_of_client(&s, flags, client)).unwrap(),
+        }
+    }
+
+    /// Each input's client host is listed beside its file (`merged_from.inputs[].client_host`,
+    /// and the text's list); the merged `client.host` names each once. ab's "Total body
+    /// sent" is the inputs' request bytes added, there when any input sent a body.
+    #[test]
+    fn client_hosts_are_named_and_the_body_sent_is_added() {
+        let m = merge(vec![
+            input_on("a.json", 0.0, Some("alpha"), true),
+            input_on("b.json", 0.5, Some("beta"), true),
+            input_on("c.json", 0.25, Some("alpha"), true),
+            input_on("old.json", 0.75, None, false),
+        ])
+        .unwrap();
+        let text = m.text();
+        assert!(
+            text.contains("\n  a.json (run on alpha): started +0.000 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  b.json (run on beta): started +0.500 s"),
+            "{text}"
+        );
+        assert!(text.contains("\n  old.json: started +0.750 s"), "{text}");
+        // Four runs of 80 request bytes for each of 20 requests per family.
+        assert_eq!(m.summary.total().request_bytes, 4 * 2 * 20 * 80);
+        assert!(text.contains("\nTotal body sent:        12800\n"), "{text}");
+        assert!(text.contains(" kb/s sent\n"), "{text}");
+        let doc: Value = serde_json::from_str(&m.json()).unwrap();
+        assert_eq!(doc["client"]["host"], "alpha, beta");
+        assert_eq!(doc["settings"]["body_sent"], true);
+        let hosts: Vec<&Value> = (0..4)
+            .map(|i| &doc["merged_from"]["inputs"][i]["client_host"])
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                &"alpha".into(),
+                &"beta".into(),
+                &"alpha".into(),
+                &Value::Null
+            ]
+        );
+        for f in ["ipv4", "ipv6"] {
+            assert_eq!(doc["families"][f]["request_bytes"], 4 * 20 * 80);
+        }
+        // No input sent a body: no such line; no input named its host: null.
+        let m = merge(vec![
+            input_on("a.json", 0.0, None, false),
+            input_on("b.json", 0.5, None, false),
+        ])
+        .unwrap();
+        assert!(!m.text().contains("Total body sent"));
+        assert!(!m.text().contains("(run on"));
+        let doc: Value = serde_json::from_str(&m.json()).unwrap();
+        assert_eq!(doc["client"]["host"], Value::Null);
+        assert_eq!(doc["settings"]["body_sent"], false);
     }
 
     #[test]

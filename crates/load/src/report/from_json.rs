@@ -4,7 +4,8 @@
 //!
 //! Pure: text or a parsed JSON value in, a summary or one line saying what is wrong out.
 //! Fields the schema added after its first version (`settings.variable_length`,
-//! `<family>.closing_responses`, `generator.connections_peak`) are 0/false when missing;
+//! `settings.body_sent`, `<family>.closing_responses`, `generator.connections_peak`,
+//! `client.host`) are 0/false/unknown when missing;
 //! fields this reader does not know are ignored (docs/json-schema.md, "Versioning"). The `total` object and every derived
 //! figure (`rps`, `latency_us`, `cpu_fraction`, `bound`) are not read: they are computed
 //! again from the counts and histograms, which is what makes a round trip exact.
@@ -26,16 +27,25 @@ pub const SCHEMA_FAMILY: &str = "dualbench.run/";
 #[derive(Debug, Clone)]
 pub struct ReadRun {
     pub summary: RunSummary,
-    /// The report flags the document records (`settings.variable_length`, ab's `-l`); the
-    /// others as ab's defaults.
+    /// The report flags the document records (`settings.variable_length`, ab's `-l`, and
+    /// `settings.body_sent`, ab's `-p`/`-u`); the others as ab's defaults.
     pub flags: AbFlags,
+    /// The client host the run was made on (`client.host`); `None` in documents written
+    /// before the field (added 2026-11-24) and where it was not known.
+    pub client_host: Option<String>,
 }
 
-/// `text` (a whole document) read back; the error is one line saying what is wrong.
+/// `text` (a whole document) read back; the error is one line saying what is wrong, and
+/// where in `text` for a field that is missing or of the wrong type (`invalid type: string
+/// "x", expected f64 at line 214 column 19`: serde names no field then).
 pub fn from_json(text: &str) -> Result<ReadRun, String> {
     let value: Value = serde_json::from_str(text).map_err(not_json)?;
     match schema_of(&value)? {
-        SCHEMA => from_value(value),
+        SCHEMA => {
+            drop(value);
+            let doc: Doc = serde_json::from_str(text).map_err(not_valid)?;
+            doc.into_run()
+        }
         other => Err(format!(
             "its schema is {other}, and this dualbench reads {SCHEMA}: use the dualbench that wrote it"
         )),
@@ -79,15 +89,22 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// A `dualbench.run/1` document (already checked by [`schema_of`]) read back.
+/// Without the text, an error cannot say where it is: [`from_json`] does.
 pub fn from_value(value: Value) -> Result<ReadRun, String> {
-    let doc: Doc =
-        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} document: {e}"))?;
+    let doc: Doc = serde_json::from_value(value).map_err(not_valid)?;
     doc.into_run()
+}
+
+fn not_valid(e: serde_json::Error) -> String {
+    format!("not a valid {SCHEMA} document: {e}")
 }
 
 /// The fields of the document this reader needs, as `report/json.rs` writes them.
 #[derive(Deserialize)]
 struct Doc {
+    /// Added 2026-11-24.
+    #[serde(default)]
+    client: Client,
     target: Target,
     settings: Settings,
     targets: Vec<TargetAddr>,
@@ -97,6 +114,12 @@ struct Doc {
     duration_s: f64,
     generator: Generator,
     families: BTreeMap<String, Fam>,
+}
+
+#[derive(Deserialize, Default)]
+struct Client {
+    #[serde(default)]
+    host: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -123,6 +146,9 @@ struct Settings {
     /// Added 2026-11-24.
     #[serde(default)]
     variable_length: bool,
+    /// Added 2026-11-24.
+    #[serde(default)]
+    body_sent: bool,
 }
 
 #[derive(Deserialize)]
@@ -261,8 +287,10 @@ impl Doc {
             summary,
             flags: AbFlags {
                 variable_length: self.settings.variable_length,
+                body_sent: self.settings.body_sent,
                 ..AbFlags::default()
             },
+            client_host: self.client.host,
         })
     }
 }
@@ -448,6 +476,45 @@ pub(crate) mod tests {
         assert!(!b.hist.connect.is_allocated() || a.hist.connect.is_allocated());
     }
 
+    /// `client.host` and `settings.body_sent` (added 2026-11-24) read back; a document
+    /// written before, without them, still reads, as of an unknown host and no body.
+    #[test]
+    fn the_client_host_and_body_flag_read_back_and_older_documents_lack_them() {
+        let s = run(20, 3);
+        let flags = AbFlags {
+            body_sent: true,
+            ..AbFlags::default()
+        };
+        let doc = json::to_string_of_client(&s, flags, Some("client-7"));
+        let value: Value = serde_json::from_str(&doc).unwrap();
+        assert_eq!(value["client"]["host"], "client-7");
+        assert_eq!(value["settings"]["body_sent"], true);
+        let back = from_json(&doc).unwrap();
+        assert_eq!(back.client_host.as_deref(), Some("client-7"));
+        assert!(back.flags.body_sent);
+        assert_eq!(
+            json::to_string_of_client(&back.summary, back.flags, back.client_host.as_deref()),
+            doc
+        );
+        // Its text report has ab's "Total body sent" line, as the run's own had.
+        assert!(text::render_with(&back.summary, back.flags)
+            .contains("\nTotal body sent:        3200\n"));
+        let mut older = value.clone();
+        older.as_object_mut().unwrap().remove("client");
+        older["settings"]
+            .as_object_mut()
+            .unwrap()
+            .remove("body_sent");
+        let back = from_value(older).unwrap();
+        assert_eq!(back.client_host, None);
+        assert!(!back.flags.body_sent);
+        assert!(!text::render_with(&back.summary, back.flags).contains("Total body sent"));
+        // Unknown is null, as `json::to_string` writes it.
+        let plain: Value = serde_json::from_str(&json::to_string(&s)).unwrap();
+        assert_eq!(plain["client"], serde_json::json!({"host": null}));
+        assert_eq!(from_value(plain).unwrap().client_host, None);
+    }
+
     #[test]
     fn an_open_loop_run_and_a_single_family_read_back() {
         let mut s = run(50, 5);
@@ -490,7 +557,21 @@ pub(crate) mod tests {
         let e = from_json("{\"schema\": \"dualbench.run/1\"}").unwrap_err();
         assert_eq!(
             e,
-            "not a valid dualbench.run/1 document: missing field `target`"
+            "not a valid dualbench.run/1 document: missing field `target` at line 1 column 29"
+        );
+        // A value of the wrong type: serde names no field, so the place in the text is said.
+        let doc = json::to_string(&run(5, 2))
+            .replace("\"duration_s\": 1.234567891,", "\"duration_s\": \"x\",");
+        let line = doc
+            .lines()
+            .position(|l| l.contains("\"duration_s\""))
+            .unwrap()
+            + 1;
+        assert_eq!(
+            from_json(&doc).unwrap_err(),
+            format!(
+                "not a valid dualbench.run/1 document: invalid type: string \"x\", expected f64 at line {line} column 19"
+            )
         );
     }
 

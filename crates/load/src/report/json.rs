@@ -12,7 +12,9 @@ use crate::summary::{FamilyStats, LoadModel, RunMeta, RunSummary};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use dualbench_common::{Failure, Result};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{
+    DeserializeError, Deserializer, Serializer, V2DeflateSerializer,
+};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::Value;
@@ -38,26 +40,41 @@ pub fn to_string(summary: &RunSummary) -> String {
     to_string_with(summary, AbFlags::default())
 }
 
-/// [`to_string`] of a run with or without ab's `-l`, as `flags` says.
+/// [`to_string`] of a run with or without ab's `-l`, as `flags` says; `client.host` is
+/// null (not known).
 pub fn to_string_with(summary: &RunSummary, flags: AbFlags) -> String {
-    let mut text = serde_json::to_string_pretty(&Document::of(summary, flags))
-        .expect("the document is plain data");
+    to_string_of_client(summary, flags, None)
+}
+
+/// The document of a run made on the client host `client_host` (`client.host`; `None`:
+/// not known, null), as `dualbench run --format json` prints it.
+pub fn to_string_of_client(
+    summary: &RunSummary,
+    flags: AbFlags,
+    client_host: Option<&str>,
+) -> String {
+    let mut doc = Document::of(summary, flags);
+    doc.client.host = client_host;
+    let mut text = serde_json::to_string_pretty(&doc).expect("the document is plain data");
     text.push('\n');
     text
 }
 
 /// The document of `dualbench merge`: [`to_string_with`] of the merged summary, with
-/// `merged_from` (what was merged: `docs/json-schema.md`) after `tool`, and
-/// `generator.bound` as `bound` says (any input's generator bound) rather than as the
-/// merged CPU figures would have it.
+/// `merged_from` (what was merged: `docs/json-schema.md`) after `tool`, `client.host` the
+/// inputs' client hosts (`None` when no input named its own), and `generator.bound` as
+/// `bound` says (any input's generator bound) rather than as the merged CPU figures would
+/// have it.
 pub fn to_string_merged(
     summary: &RunSummary,
     flags: AbFlags,
     bound: bool,
     merged_from: Value,
+    client_hosts: Option<&str>,
 ) -> String {
     let mut doc = Document::of(summary, flags);
     doc.merged_from = Some(merged_from);
+    doc.client.host = client_hosts;
     doc.generator.bound = bound;
     let mut text = serde_json::to_string_pretty(&doc).expect("the document is plain data");
     text.push('\n');
@@ -72,6 +89,8 @@ struct Document<'a> {
     /// Only in `dualbench merge`'s document.
     #[serde(skip_serializing_if = "Option::is_none")]
     merged_from: Option<Value>,
+    /// Added 2026-11-24.
+    client: Client<'a>,
     target: Target<'a>,
     settings: Settings,
     targets: Vec<TargetAddr<'a>>,
@@ -91,6 +110,12 @@ struct Document<'a> {
 struct Tool {
     name: &'static str,
     version: &'static str,
+}
+
+/// The client host the run was made on: which one, when runs of several are merged.
+#[derive(Serialize)]
+struct Client<'a> {
+    host: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -115,6 +140,8 @@ struct Settings {
     time_limit_s: Option<f64>,
     workers: u64,
     variable_length: bool,
+    /// Added 2026-11-24.
+    body_sent: bool,
 }
 
 #[derive(Serialize)]
@@ -232,6 +259,7 @@ impl<'a> Document<'a> {
                 version: env!("CARGO_PKG_VERSION"),
             },
             merged_from: None,
+            client: Client { host: None },
             target: Target {
                 host: &m.host,
                 port: m.port,
@@ -293,6 +321,7 @@ impl Settings {
             time_limit_s: m.time_limit_s,
             workers: m.workers,
             variable_length: flags.variable_length,
+            body_sent: flags.body_sent,
         }
     }
 }
@@ -400,7 +429,30 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>> {
         .map_err(|e| Failure::runtime(format!("histogram is not valid base64: {e}")))?;
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| Failure::runtime(format!("histogram cannot be decoded: {e:?}")))
+        .map_err(|e| {
+            Failure::runtime(format!(
+                "histogram cannot be decoded ({})",
+                why_not_decoded(&e)
+            ))
+        })
+}
+
+/// Why serialized bytes are not a histogram, in a few words (hdrhistogram's own error
+/// reads `IoError(Error { kind: UnexpectedEof, … })` when debug-printed).
+fn why_not_decoded(e: &DeserializeError) -> String {
+    match e {
+        DeserializeError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "its bytes end too early".to_string()
+        }
+        DeserializeError::IoError(io) => io.to_string(),
+        other => {
+            let text = other.to_string();
+            let mut chars = text.chars();
+            chars.next().map_or(text.clone(), |c| {
+                c.to_lowercase().chain(chars).collect::<String>()
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -425,5 +477,15 @@ mod tests {
         assert!(e.message.contains("not valid base64"), "{}", e.message);
         let e = decode_histogram(&STANDARD.encode(b"garbage bytes")).unwrap_err();
         assert!(e.message.contains("cannot be decoded"), "{}", e.message);
+        // Said in words, not as hdrhistogram's debug form (`IoError(Error { kind: … })`).
+        let cut = decode_histogram("AAAA").unwrap_err();
+        assert_eq!(
+            cut.message,
+            "histogram cannot be decoded (its bytes end too early)"
+        );
+        assert_eq!(
+            e.message,
+            "histogram cannot be decoded (the cookie (first 4 bytes) did not match that for any supported format)"
+        );
     }
 }
