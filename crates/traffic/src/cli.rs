@@ -1,11 +1,13 @@
 //! The `dualbench traffic send|sink` command line: flags into checked settings, the run,
 //! then the JSON summary to a file or stdout and a one-line account on stderr.
 
+use crate::describe::describe;
 use crate::numbers::readable;
-use crate::plan::{plan, FlowPlan};
+use crate::plan::plan;
 use crate::profile::{self, Profile};
-use crate::rate::{message_bytes, Counting};
+use crate::rate::Counting;
 use crate::script::{self, Script};
+use crate::share::{self, Dealt, Part, Share};
 use crate::signals::Stop;
 use crate::{send, sink};
 use clap::{Args, Subcommand};
@@ -64,6 +66,15 @@ struct SendArgs {
     /// Write the JSON summary here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Send only this family's flows of the source (4 or 6), each at the rate it has in
+    /// the whole source; only that family's destination (--dst4 or --dst6) is needed.
+    #[arg(long, value_name = "4|6", value_parser = share::parse_family)]
+    family: Option<Family>,
+    /// Send part K of N (1 <= K <= N): the (family's) flows dealt to N senders in turn,
+    /// TCP flows first, then UDP, each in the source's order, so that N senders with
+    /// parts 1/N..N/N send every flow once, at its full rate.
+    #[arg(long, value_name = "K/N", value_parser = share::Part::parse)]
+    part: Option<Part>,
     /// Print the flows and their rates, send nothing.
     #[arg(long)]
     dry_run: bool,
@@ -153,7 +164,11 @@ fn check_windows(
 
 fn send_main(a: SendArgs) -> Result<()> {
     let limit_ns = a.duration.map(|d| seconds("--duration", d)).transpose()?;
-    let (script, counting) = load_source(&a)?;
+    let share = Share {
+        family: a.family,
+        part: a.part,
+    };
+    let (script, counting, dealt) = load_source(&a, &share)?;
     let plans = plan(&script, limit_ns)?;
     for (flow, line, at) in crate::plan::late_starts(&script, limit_ns) {
         note(&format!(
@@ -163,9 +178,14 @@ fn send_main(a: SendArgs) -> Result<()> {
         ));
     }
     if a.dry_run {
+        let mut text = String::new();
+        if !share.is_whole() {
+            text.push_str(&share::heading(&share, &dealt, &a.source));
+        }
+        text.push_str(&describe(&plans));
         let mut out = std::io::stdout().lock();
         return out
-            .write_all(describe(&plans).as_bytes())
+            .write_all(text.as_bytes())
             .and_then(|_| out.flush())
             .map_err(|e| Failure::runtime(format!("writing the plan: {e}")));
     }
@@ -199,6 +219,8 @@ fn send_main(a: SendArgs) -> Result<()> {
     let mut summary =
         send::summary::summarize(&run, &a.source, counting, unix_at_t0, stop.reason());
     summary.mgen_log_error = log_error.clone();
+    summary.family = share.family;
+    summary.part = share.part.map(|p| p.to_string());
     // Failures one line per flow; a stop request one line for all the flows it cut short;
     // flows cut at their end with data unsent one line for all.
     for line in failure_lines(&summary) {
@@ -360,10 +382,12 @@ fn icmp_words(f: &send::summary::FlowSummary) -> String {
     }
 }
 
-/// The script a source stands for, and the counting its rates use.
-fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
+/// The script of this sender's share of its source, the counting its rates use, and
+/// the flows the share picked.
+fn load_source(a: &SendArgs, share: &Share) -> Result<(Script, Counting, Dealt)> {
+    check_family_destinations(a)?;
     if let Some(mut p) = profile::preset(&a.source) {
-        return profile_script(&mut p, a);
+        return profile_script(&mut p, a, share);
     }
     let path = Path::new(&a.source);
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -378,14 +402,14 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
     {
         let mut p = profile::parse_profile(&text, &a.source)?;
-        return profile_script(&mut p, a);
+        return profile_script(&mut p, a, share);
     }
     if !a.dst4.is_empty() || !a.dst6.is_empty() {
         return Err(Failure::usage(
             "--dst4/--dst6 apply to profiles; a script names its destinations with DST",
         ));
     }
-    let mut script = script::parse(&text).map_err(|e| {
+    let script = script::parse(&text).map_err(|e| {
         let mut failure = e.into_failure(&a.source);
         // A profile under another name read as a script failed at its first key.
         if profile::looks_like_profile(&text) {
@@ -395,13 +419,38 @@ fn load_source(a: &SendArgs) -> Result<(Script, Counting)> {
         }
         failure
     })?;
+    let dealt = share::deal(&share::script_flows(&script), share, &a.source)?;
+    let mut script = share::keep(script, &dealt);
     // A CLONE's capture is named from the script's directory, as an include would be.
     let base = path.parent().unwrap_or(Path::new(""));
     crate::clone::load(&mut script, base, &a.source)?;
-    Ok((script, a.counting.unwrap_or_default()))
+    Ok((script, a.counting.unwrap_or_default(), dealt))
 }
 
-fn profile_script(p: &mut Profile, a: &SendArgs) -> Result<(Script, Counting)> {
+/// With `--family`, destinations of the other family are a mistake: nothing would use them.
+fn check_family_destinations(a: &SendArgs) -> Result<()> {
+    let Some(family) = a.family else {
+        return Ok(());
+    };
+    let (flag, other) = match family {
+        Family::V4 => ("--dst6", &a.dst6),
+        Family::V6 => ("--dst4", &a.dst4),
+    };
+    match other.first() {
+        Some(d) => Err(Failure::usage(format!(
+            "{flag} {d}: --family {} sends only {} flows, so nothing would go there: leave {flag} out",
+            share::family_digit(family),
+            family.label()
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn profile_script(
+    p: &mut Profile,
+    a: &SendArgs,
+    share: &Share,
+) -> Result<(Script, Counting, Dealt)> {
     for (family, list) in [(Family::V4, &a.dst4), (Family::V6, &a.dst6)] {
         if !list.is_empty() {
             p.destinations[family.index()] =
@@ -411,168 +460,9 @@ fn profile_script(p: &mut Profile, a: &SendArgs) -> Result<(Script, Counting)> {
     if let Some(c) = a.counting {
         p.counting = c;
     }
-    Ok((profile::to_script(p, a.duration)?, p.counting))
-}
-
-/// One line per flow phase: what `--dry-run` prints. A phase's COUNT, TOS and TTL, and the
-/// flow's SRC port and TXBUFFER on its first line, follow the pattern as in the script.
-fn describe(plans: &[FlowPlan]) -> String {
-    let mut out = String::new();
-    for p in plans {
-        let family = Family::of_addr(&p.dst);
-        for (i, ph) in p.phases.iter().enumerate() {
-            if let script::Pattern::Clone(r) = &ph.pattern {
-                out.push_str(&describe_clone(p, i, r));
-                continue;
-            }
-            let (_, rate, size, on_fraction) = pattern_terms(&ph.pattern);
-            let kind = pattern_name(&ph.pattern);
-            let options = phase_options(p, i);
-            let b = message_bytes(p.proto, family, size);
-            let mbit = |bytes: u64| rate * on_fraction * 8.0 * bytes as f64 / 1e6;
-            let end = match ph.end_ns {
-                u64::MAX => "COUNT".to_string(),
-                e => format!("{:.3}s", e as f64 / 1e9),
-            };
-            out.push_str(&format!(
-                "flow {} {} {} -> {} {:.3}s..{end} {kind} {rate:.3} msg/s x {size} B{options}: \
-                 payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
-                p.flow,
-                p.proto,
-                family,
-                p.dst,
-                ph.start_ns as f64 / 1e9,
-                mbit(b.payload),
-                mbit(b.ip),
-                mbit(b.wire),
-            ));
-        }
-    }
-    out
-}
-
-/// The `--dry-run` line of a CLONE phase: the file, its messages and their time span, the
-/// repeat count (`for ever`, or the passes and what they send in all) and the rate of a
-/// pass as it repeats (messages after the first over the time to the last, as a sink
-/// measures a flow), e.g. `CLONE [tcpdump c.pcap [2]] 5 packets over 0.100 s, repeat 2: 13
-/// messages over 0.300 s, 40.000 msg/s x 350 B mean`. A phase nothing else ends ends with
-/// its last pass.
-fn describe_clone(p: &FlowPlan, i: usize, r: &script::Replay) -> String {
-    let ph = &p.phases[i];
-    let family = Family::of_addr(&p.dst);
-    let trace = r.trace.clone().unwrap_or_default();
-    let end = match (ph.end_ns, ph.count, trace.total_span_ns(r.repeat)) {
-        (u64::MAX, None, Some(span)) => format!("{:.3}s", (ph.start_ns + span) as f64 / 1e9),
-        (u64::MAX, _, _) => "COUNT".to_string(),
-        (e, _, _) => format!("{:.3}s", e as f64 / 1e9),
-    };
-    let n = trace.messages.len() as u64;
-    let span = |ns: u64| format!("{:.3} s", ns as f64 / 1e9);
-    let (repeat, passes) = match (r.repeat, trace.total_messages(r.repeat)) {
-        (Some(rep), Some(total)) => (
-            format!(" [{rep}]"),
-            format!(
-                ", repeat {rep}: {} over {}",
-                count(total, "message"),
-                span(trace.total_span_ns(r.repeat).unwrap_or(0))
-            ),
-        ),
-        _ => (String::new(), ", repeat for ever".to_string()),
-    };
-    // One pass as it repeats (from the second message on), or the one pass there is.
-    let (mut bytes, mut msgs) = (crate::rate::Bytes::default(), 0u64);
-    for m in trace.messages.iter().skip(1) {
-        bytes.add(message_bytes(p.proto, family, m.size));
-        msgs += 1;
-    }
-    let secs = trace.span_ns() as f64 / 1e9;
-    let per_s = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
-    let mean_size = match msgs {
-        0 => trace.messages.first().map_or(0, |m| m.size),
-        m => bytes.payload / m,
-    };
-    let mbit = |b: u64| per_s(b) * 8.0 / 1e6;
-    format!(
-        "flow {} {} {} -> {} {:.3}s..{end} CLONE [tcpdump {}{repeat}] {} over {}{passes}, {:.3} msg/s x {mean_size} B mean{}: \
-         payload {:.3} / ip {:.3} / wire {:.3} Mbit/s\n",
-        p.flow,
-        p.proto,
-        family,
-        p.dst,
-        ph.start_ns as f64 / 1e9,
-        r.file,
-        count(n, "packet"),
-        span(trace.span_ns()),
-        per_s(msgs),
-        phase_options(p, i),
-        mbit(bytes.payload),
-        mbit(bytes.ip),
-        mbit(bytes.wire),
-    )
-}
-
-/// A pattern's name as `--dry-run` shows it; a BURST's with its shape.
-fn pattern_name(pattern: &script::Pattern) -> String {
-    match pattern {
-        script::Pattern::Burst(b) => format!(
-            "BURST [{} {}s {} {}s] {}",
-            if b.random_interval {
-                "RANDOM"
-            } else {
-                "REGULAR"
-            },
-            readable(b.interval_s),
-            if b.random_duration { "EXP" } else { "FIXED" },
-            readable(b.duration_s),
-            pattern_name(&b.inner)
-        ),
-        script::Pattern::Jitter { fraction, .. } => format!("JITTER +/-{}", readable(*fraction)),
-        other => pattern_terms(other).0.to_string(),
-    }
-}
-
-/// COUNT (where the phase's event starts one: a running count is not new messages), TOS
-/// and TTL of phase `i` of a flow, and on its first phase the flow's SRC port and TXBUFFER,
-/// as a script writes them (each with a leading space).
-fn phase_options(p: &FlowPlan, i: usize) -> String {
-    let ph = &p.phases[i];
-    let mut out = String::new();
-    if let (Some(n), true) = (ph.count, ph.count_starts) {
-        out.push_str(&format!(" COUNT {n}"));
-    }
-    if let Some(tos) = ph.tos {
-        out.push_str(&format!(" TOS 0x{tos:02x}"));
-    }
-    if let Some(ttl) = ph.ttl {
-        out.push_str(&format!(" TTL {ttl}"));
-    }
-    if let (0, Some(port)) = (i, p.src_port) {
-        out.push_str(&format!(" SRC {port}"));
-    }
-    if let (0, Some(bytes)) = (i, p.txbuffer) {
-        out.push_str(&format!(" TXBUFFER {bytes}"));
-    }
-    out
-}
-
-/// Name, message rate, size and mean fraction of time on (BURST) of a pattern.
-fn pattern_terms(pattern: &script::Pattern) -> (&'static str, f64, u64, f64) {
-    match pattern {
-        script::Pattern::Periodic { rate, size } => ("PERIODIC", *rate, *size, 1.0),
-        script::Pattern::Poisson { rate, size } => ("POISSON", *rate, *size, 1.0),
-        script::Pattern::Jitter { rate, size, .. } => ("JITTER", *rate, *size, 1.0),
-        script::Pattern::Burst(b) => {
-            let (_, rate, size, _) = pattern_terms(&b.inner);
-            ("BURST", rate, size, (b.duration_s / b.interval_s).min(1.0))
-        }
-        // Described by `describe_clone`.
-        script::Pattern::Clone(r) => (
-            "CLONE",
-            0.0,
-            r.trace.as_ref().map_or(0, |t| t.largest.1),
-            1.0,
-        ),
-    }
+    let dealt = share::deal(&profile::source_flows(p), share, &a.source)?;
+    let script = profile::to_script_of(p, a.duration, |flow| dealt.has(flow))?;
+    Ok((script, p.counting, dealt))
 }
 
 fn sink_main(a: SinkArgs) -> Result<()> {
@@ -645,7 +535,7 @@ fn sink_main(a: SinkArgs) -> Result<()> {
 }
 
 /// `1 flow`, `2 flows`.
-fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

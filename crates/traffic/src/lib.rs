@@ -2,8 +2,9 @@
 //! mix, and the sink that measures them.
 //!
 //! - [`script`] parses the MGEN script subset, [`profile`] the TOML profiles and presets;
-//!   both end as a [`script::Script`], which [`plan`] turns into per-flow phases; [`clone`]
-//!   reads the captures a script's CLONE patterns name.
+//!   both end as a [`script::Script`]; [`share`] keeps a sender's family and part of its
+//!   flows (`--family`, `--part`), which [`plan`] turns into per-flow phases; [`clone`]
+//!   reads the captures a script's CLONE patterns name; [`describe`] is `--dry-run`'s text.
 //! - [`pacer`] says when each message is due (on top of `dualbench_pace`), [`send`] runs one
 //!   paced loop per flow over real sockets, [`sink`] receives and measures.
 //! - [`rate`] defines payload, IP and wire bytes; [`message`] the header every message carries;
@@ -13,6 +14,7 @@
 pub mod addr;
 pub mod cli;
 pub mod clone;
+pub mod describe;
 pub mod message;
 pub mod numbers;
 pub mod pacer;
@@ -22,6 +24,7 @@ pub mod rate;
 pub mod report;
 pub mod script;
 pub mod send;
+pub mod share;
 pub mod signals;
 pub mod sink;
 

@@ -422,8 +422,33 @@ pub fn flows(p: &Profile) -> Vec<ProfileFlow> {
     out
 }
 
+/// The flows of a profile as [`crate::share`] deals them: numbered from 1 in [`flows`] order.
+pub fn source_flows(p: &Profile) -> Vec<crate::share::SourceFlow> {
+    flows(p)
+        .iter()
+        .enumerate()
+        .map(|(k, f)| crate::share::SourceFlow {
+            flow: k as u32 + 1,
+            proto: f.proto,
+            family: f.family,
+        })
+        .collect()
+}
+
 /// The script a profile stands for. `duration_s` overrides the profile's own.
 pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
+    to_script_of(p, duration_s, |_| true)
+}
+
+/// The script of the profile's flows that `keep` picks by number (see [`source_flows`]),
+/// each at the rate it has in the whole profile and under its number there. Only the
+/// families of the flows kept need destinations; a family's destinations are taken in
+/// turn by its flows kept.
+pub fn to_script_of(
+    p: &Profile,
+    duration_s: Option<f64>,
+    keep: impl Fn(u32) -> bool,
+) -> Result<Script> {
     let duration = duration_s.or(p.duration_s).ok_or_else(|| {
         Failure::usage("a profile needs a duration: set duration = S in it or pass --duration S")
     })?;
@@ -431,6 +456,10 @@ pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
     let mut events = Vec::new();
     let mut next_dst = [0usize; 2];
     for (k, f) in flows(p).into_iter().enumerate() {
+        let flow = k as u32 + 1;
+        if !keep(flow) {
+            continue;
+        }
         let dsts = &p.destinations[f.family.index()];
         if dsts.is_empty() {
             let flag = if f.family == Family::V4 {
@@ -476,7 +505,6 @@ pub fn to_script(p: &Profile, duration_s: Option<f64>) -> Result<Script> {
             ttl: None,
             txbuffer: None,
         };
-        let flow = k as u32 + 1;
         events.push(Event {
             at_ns: 0,
             line: 0,

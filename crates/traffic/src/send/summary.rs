@@ -17,6 +17,10 @@ use std::collections::BTreeMap;
 pub struct SendSummary {
     pub schema: &'static str,
     pub source: String,
+    /// `--family`: the one family of the source's flows sent (null: both).
+    pub family: Option<Family>,
+    /// `--part`: this sender's part of the (family's) flows, "K/N" (null: all of them).
+    pub part: Option<String>,
     pub counting: Counting,
     pub start_unix_ns: u64,
     pub start_monotonic_ns: u64,
@@ -174,6 +178,8 @@ pub fn summarize(
     SendSummary {
         schema: "dualbench.traffic.send/1",
         source: source.to_string(),
+        family: None,
+        part: None,
         counting,
         start_unix_ns: unix_at_t0,
         start_monotonic_ns: run.t0_ns,
