@@ -13,7 +13,7 @@ use crate::packet::{self, Transport};
 use crate::pcap::{FileFormat, Writer};
 use crate::ring::{Frame, Ring};
 use dualbench_common::Netns;
-use dualbench_common::{clock, Failure, Result};
+use dualbench_common::{clock, plural, Failure, Result};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -161,9 +161,9 @@ impl Ended {
             None => Ok(self.stats),
             Some(f) => Err(Failure {
                 message: format!(
-                    "{}; the {} packets captured before are in {}",
+                    "{}; what was captured before ({}) is in {}",
                     f.message,
-                    self.stats.packets,
+                    plural(self.stats.packets, "packet"),
                     self.stats.file.display()
                 ),
                 ..f
@@ -596,7 +596,7 @@ mod tests {
         let e = ended.into_result().unwrap_err();
         assert_eq!(
             e.message,
-            "interface lo disappeared; the 812 packets captured before are in run.pcap"
+            "interface lo disappeared; what was captured before (812 packets) is in run.pcap"
         );
         stats.stopped_by = "stop".into();
         let whole = Ended {

@@ -7,7 +7,7 @@
 use crate::analyze::{self, report::Format};
 use crate::capture::{start, CaptureConfig, Ended};
 use clap::Args;
-use dualbench_common::{signals, Failure, Result};
+use dualbench_common::{plural, signals, Failure, Result};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -138,8 +138,8 @@ pub fn capture_main(cli: CaptureCli) -> Result<()> {
     }
     let _ = writeln!(
         std::io::stderr(),
-        "captured {} packets ({} bytes) on {} to {} (stopped by {}); kernel: {} received, {} dropped",
-        stats.packets,
+        "captured {} ({} bytes) on {} to {} (stopped by {}); kernel: {} received, {} dropped",
+        plural(stats.packets, "packet"),
         stats.bytes,
         stats.iface,
         stats.file.display(),

@@ -7,7 +7,7 @@
 //! [`link`], the bounds a shaped link keeps in the testbed and the wire alike; [`outfile`],
 //! output files (a FIFO with no reader refused, not waited for); [`procstat`], the one
 //! parser of `/proc/PID/stat`; [`stdio`], standard output and error that a full disk or a
-//! closed pipe cannot make panic.
+//! closed pipe cannot make panic; [`plural`], counts in text for people ("1 run", "2 runs").
 
 pub mod clock;
 mod duration;
@@ -23,6 +23,7 @@ mod shell;
 pub mod signals;
 pub mod sockdiag;
 pub mod stdio;
+pub mod text;
 pub mod timer;
 
 pub use duration::{parse_duration, parse_seconds};
@@ -30,3 +31,4 @@ pub use error::{panic_message, Failure, FailureKind, Result};
 pub use family::Family;
 pub use netns::Netns;
 pub use shell::shell_word;
+pub use text::plural;

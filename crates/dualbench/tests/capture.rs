@@ -1183,7 +1183,7 @@ fn analyze_skips_an_interface_of_an_unsupported_link_type() {
     assert_eq!(
         text.lines().next().unwrap(),
         format!(
-            "{}: 5 packets (3 TCP, 0 UDP, 0 other, 0 unreadable, 2 skipped) over 0.002 s, 1 TCP connections",
+            "{}: 5 packets (3 TCP, 0 UDP, 0 other, 0 unreadable, 2 skipped) over 0.002 s, 1 TCP connection",
             file.display()
         )
     );

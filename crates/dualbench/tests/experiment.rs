@@ -95,7 +95,7 @@ fn small_plan_end_to_end_with_report_in_a_browser() {
     assert!(dry.status.success());
     assert!(
         out.starts_with(
-            "ci-small: 8 runs (4 points × 2 repeats, 1 warm-up run(s) per point); 8 to run\n"
+            "ci-small: 8 runs (4 points × 2 repeats, 1 warm-up run per point); 8 to run\n"
         ),
         "{out}"
     );
@@ -422,7 +422,7 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
     assert!((2..6).contains(&kept), "{kept} runs kept: {err}");
     assert!(
         err.contains(&format!(
-            "interrupted: {kept} of 6 runs of ci-resume are stored"
+            "interrupted: {kept} of 6 runs of ci-resume stored"
         )),
         "{err}"
     );
@@ -467,7 +467,7 @@ fn interrupted_experiment_resumes_only_the_missing_runs() {
 
     let nothing = experiment(&plan, &db, &dir, &["--resume"]);
     assert!(
-        stderr(&nothing).contains("all 6 runs are already in"),
+        stderr(&nothing).contains("nothing to run, the plan's 6 runs already stored in"),
         "{}",
         stderr(&nothing)
     );
@@ -628,9 +628,8 @@ fn sighup_interrupts_like_ctrl_c_and_stops_the_server() {
     assert_eq!(out.status.code(), Some(1), "ended by SIGHUP: {err}");
     let kept = db_runs(&db);
     assert!(
-        err.contains(&format!(
-            "interrupted: {kept} of 6 runs of ci-hup are stored"
-        )) && err.contains("--resume"),
+        err.contains(&format!("interrupted: {kept} of 6 runs of ci-hup stored"))
+            && err.contains("--resume"),
         "{err}"
     );
     assert_eq!(sql(&db, "SELECT status FROM experiments"), "interrupted");
@@ -683,7 +682,7 @@ fn a_signal_right_after_the_experiment_is_stored_interrupts_it() {
     let kept = db_runs(&db);
     assert!(
         err.ends_with(&format!(
-            "dualbench: interrupted: {kept} of 6 runs of ci-early are stored in {}; run the same command with --resume to finish\n",
+            "dualbench: interrupted: {kept} of 6 runs of ci-early stored in {}; run the same command with --resume to finish\n",
             db.display()
         )),
         "{err}"
@@ -747,7 +746,10 @@ fn a_server_that_dies_during_a_run_fails_the_experiment_and_the_run_is_not_store
     assert_eq!(failures.len(), 1, "one line after the progress: {err}");
     let line = failures[0];
     for wanted in [
-        format!("ci-dies ({stored} runs stored; --resume continues)"),
+        format!(
+            "ci-dies ({stored} {} stored; --resume continues)",
+            if stored == 1 { "run" } else { "runs" }
+        ),
         format!("the server died during run {}/6 (", stored + 1),
         "which is not stored".to_string(),
         format!("dualbench (pid {pid}) exited (signal: 9 (SIGKILL))"),
@@ -847,6 +849,106 @@ fn resuming_a_plan_never_run_starts_it_and_says_so() {
         "ci-change complete 1"
     );
     assert_eq!(sql(&db, "SELECT COUNT(*) FROM runs"), "1");
+}
+
+/// Each line of a text report with its figures (every word with a digit) as `#`: two
+/// reports of runs made alike have the same lines, whatever their figures.
+fn shape(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| {
+                    if w.contains(|c: char| c.is_ascii_digit()) {
+                        "#"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A one-run experiment with ab's `-l` and `-p`: `results show --run` prints the report
+/// `dualbench run` prints with them ("Document Length: Variable", "Total body sent"); it
+/// used to re-render with ab's defaults. Its counts of one read "1 run", not "1 runs".
+#[test]
+fn a_stored_run_with_report_flags_shows_the_report_run_printed() {
+    let dir = scratch("flags");
+    let body = dir.join("body.txt");
+    std::fs::write(&body, "name=value&other=1").unwrap();
+    let flags = [
+        "-l",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/x-www-form-urlencoded",
+    ];
+    let plan = dir.join("flags.toml");
+    let extra = flags.map(|f| format!("{f:?}")).join(", ");
+    std::fs::write(
+        &plan,
+        CHANGING
+            .replace("ci-change", "ci-flags")
+            .replace("repeats = 2", "repeats = 1")
+            .replace(
+                "keepalive = false",
+                &format!("keepalive = false\nextra_args = [{extra}]"),
+            ),
+    )
+    .unwrap();
+    let dry = dry_run(&plan);
+    assert!(
+        stdout(&dry).starts_with(
+            "ci-flags: 1 run (1 point × 1 repeat, 0 warm-up runs per point); 1 to run\n"
+        ),
+        "{}",
+        stdout(&dry)
+    );
+    let db = dir.join("results.db");
+    let out = experiment(&plan, &db, &dir, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "ci-flags: 1 run stored in {} (experiment id 1)",
+            db.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let listed = succeeded(
+        &on_db(&["results", "show", "ci-flags"], &db)
+            .output()
+            .unwrap(),
+    );
+    assert!(listed.contains(", 1 of 1 run stored\n"), "{listed}");
+    let id = sql(&db, "SELECT id FROM runs");
+    let shown = on_db(&["results", "show", "ci-flags", "--run", &id[..10]], &db)
+        .output()
+        .unwrap();
+    let shown = succeeded(&shown);
+
+    // The same run made by hand, against `dualbench serve`, in text.
+    let (_server, port) = support::start_server();
+    let url = format!("http://127.0.0.1:{port}/index.html");
+    let printed = dualbench()
+        .args(["run", "-n", "100", "-c", "2"])
+        .args(flags)
+        .arg(&url)
+        .output()
+        .unwrap();
+    let printed = succeeded(&printed);
+    for wanted in [
+        "Document Length:        Variable\n",
+        "Total body sent:        ",
+        "kb/s sent",
+    ] {
+        assert!(printed.contains(wanted), "{wanted:?} in {printed}");
+        assert!(shown.contains(wanted), "{wanted:?} in {shown}");
+    }
+    assert_eq!(shape(&shown), shape(&printed), "{shown}\n---\n{printed}");
 }
 
 #[test]
@@ -1102,6 +1204,30 @@ fn missing_programs_and_unknown_hosts_are_refused_before_the_database_is_touched
         Some(&empty),
         "two.toml:12: axes.server: nginx needs nginx (to run the server), which is not on PATH; install Debian's nginx package, or drop nginx from the plan",
     );
+    // `--dry-run` lists the runs anyway, and says why on stderr as every note of the tool
+    // does (it began "note:", without the program's name).
+    let dry = dualbench()
+        .arg("experiment")
+        .arg(&plan)
+        .arg("--dry-run")
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert_eq!(
+        stderr(&dry),
+        format!(
+            "dualbench: note: a real run would be refused: {}:12: axes.server: nginx needs nginx (to run the server), which is not on PATH; install Debian's nginx package, or drop nginx from the plan\n",
+            plan.display()
+        )
+    );
+    assert!(
+        stdout(&dry).starts_with(
+            "ci-change: 4 runs (2 points × 2 repeats, 0 warm-up runs per point); 4 to run\n"
+        ),
+        "{}",
+        stdout(&dry)
+    );
     // The C CGI is built with gcc: a PATH with Apache but no gcc is refused.
     let apache_only = dir.join("apache-only");
     std::fs::create_dir_all(&apache_only).unwrap();
@@ -1200,7 +1326,7 @@ fn each_round_gets_a_fresh_background_that_both_families_share() {
     let dry = dry_run(&plan);
     assert!(
         stdout(&dry).contains(
-            "background traffic: started afresh for each of 3 rounds (1 congested groups × (1 warm-up + 2 repeats))"
+            "background traffic: started afresh for each of 3 rounds (1 congested group × (1 warm-up + 2 repeats))"
         ),
         "{}",
         stdout(&dry)
@@ -1447,7 +1573,7 @@ fn report_refusals_and_notes_and_a_database_that_is_no_file() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "note: the stored plan of ci-change (id 1) fails today's checks (ci-change:15: report.metrics: \"rps\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)\n"
+        "dualbench: note: the stored plan of ci-change (id 1) fails today's checks (ci-change:15: report.metrics: \"rps\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)\n"
     );
     let md = std::fs::read_to_string(out_dir.join("ci-change-1.md")).unwrap();
     assert!(md.contains("### requests/s\n") && md.contains("### mean total time (ms)\n"));

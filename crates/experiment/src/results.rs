@@ -6,7 +6,7 @@
 use crate::db::{Db, Experiment, StoredRun};
 use crate::runjson::FamilyDoc;
 use crate::timefmt::utc;
-use dualbench_common::{Failure, Result};
+use dualbench_common::{plural, Failure, Result};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -52,10 +52,10 @@ pub fn show(db: &Db, e: &Experiment) -> Result<String> {
     );
     let _ = writeln!(
         out,
-        "started {}, {} of {} runs stored",
+        "started {}, {} of {} stored",
         utc(e.started_unix),
         e.runs_stored,
-        e.runs_planned
+        plural(e.runs_planned, "run")
     );
     out += "environment:\n";
     for (k, v) in db.environment(e.id)? {
@@ -152,6 +152,12 @@ fn endings(f: &FamilyDoc) -> String {
     words
 }
 
+/// `3 connections` from a count in a stored document; `- connections` when it has none.
+fn count(n: &serde_json::Value, noun: &str) -> String {
+    n.as_u64()
+        .map_or_else(|| format!("- {noun}s"), |n| plural(n, noun))
+}
+
 /// What was observed beside a run: its capture analysis per family, its monitor series.
 fn observed_line(r: &StoredRun, monitor: &Monitor) -> Option<String> {
     let mut parts = Vec::new();
@@ -165,12 +171,12 @@ fn observed_line(r: &StoredRun, monitor: &Monitor) -> Option<String> {
                 .unwrap_or_else(|| "-".into())
         };
         parts.push(format!(
-            "{family} capture: delay {}, throughput {}, handshake RTT {}, {} connections, {} retransmissions",
+            "{family} capture: delay {}, throughput {}, handshake RTT {}, {}, {}",
             mean("delay_us", 1e-3, "ms"),
             mean("throughput_mbps", 1.0, "Mbit/s"),
             mean("handshake_rtt_us", 1e-3, "ms"),
-            c["connections"],
-            c["retransmissions"]
+            count(&c["connections"], "connection"),
+            count(&c["retransmissions"], "retransmission")
         ));
     }
     if monitor.samples > 0 {
@@ -179,8 +185,8 @@ fn observed_line(r: &StoredRun, monitor: &Monitor) -> Option<String> {
             .map(|p| format!("{p:.1}%"))
             .unwrap_or_else(|| "-".into());
         let mut line = format!(
-            "monitor: {} samples, server CPU mean {cpu} of one core",
-            monitor.samples
+            "monitor: {}, server CPU mean {cpu} of one core",
+            plural(monitor.samples, "sample")
         );
         if let (Some(v), Some(nv)) = (monitor.server_cswch_per_s, monitor.server_nvcswch_per_s) {
             let _ = write!(
@@ -673,7 +679,7 @@ mod tests {
             "{shown}"
         );
         assert!(
-            shown.contains("ipv4 capture: delay 1.500 ms, throughput 12.500 Mbit/s, handshake RTT -, 4 connections, 1 retransmissions; monitor: 2 samples, server CPU mean 40.0% of one core"),
+            shown.contains("ipv4 capture: delay 1.500 ms, throughput 12.500 Mbit/s, handshake RTT -, 4 connections, 1 retransmission; monitor: 2 samples, server CPU mean 40.0% of one core"),
             "{shown}"
         );
         std::fs::remove_file(&path).unwrap();

@@ -2,7 +2,9 @@
 //! (`dualbench.run/1`, stored whole in `runs.run_json`) read back into the load engine's
 //! [`RunSummary`] and given to the engine's own text reporter — ab's report (Connection
 //! Times, "Percentage of the requests served within", Total and HTML transferred), then
-//! the figures per family and how requests ended.
+//! the figures per family and how requests ended. The report flags the document records
+//! (`settings.variable_length`, ab's `-l`; `settings.body_sent`, ab's `-p`/`-u`) shape it
+//! as they shaped the original; `-d` and `-S` are not recorded, so it is as without them.
 //!
 //! Documents written before 2026-11-24 lack one figure that report reads: how many
 //! responses closed their connection (`closing_responses`), from which a keep-alive run's
@@ -10,7 +12,7 @@
 //! note at the top says so.
 
 use dualbench_common::{Failure, Result};
-use dualbench_load::report::from_json;
+use dualbench_load::report::{from_json, text};
 use serde_json::Value;
 
 /// The note printed above the report of a keep-alive run.
@@ -27,13 +29,16 @@ pub fn render(doc_text: &str) -> Result<String> {
             .values()
             .all(|f| f.get("closing_responses").is_some())
     });
-    let mut summary = from_json::from_json(doc_text).map_err(stored)?.summary;
+    let read = from_json::from_json(doc_text).map_err(stored)?;
+    let mut summary = read.summary;
     let mut out = String::new();
     if summary.meta.keepalive && !counted {
         summary.meta.keepalive = false;
         out.push_str(KEEPALIVE_NOTE);
     }
-    out.push_str(&dualbench_load::report::text::render(&summary));
+    // With the flags the document records (`-l`, `-p`/`-u`): without them the report
+    // said "Document Length: 45 bytes" for a `-l` run and left out "Total body sent".
+    out.push_str(&text::render_with(&summary, read.flags));
     Ok(out)
 }
 
@@ -42,7 +47,7 @@ mod tests {
     use super::*;
     use dualbench_common::Family;
     use dualbench_load::record::Outcome;
-    use dualbench_load::report::{json, text};
+    use dualbench_load::report::{json, AbFlags};
     use dualbench_load::summary::{FamilyStats, LoadModel, RunMeta, RunSummary, TargetInfo};
 
     /// A run of both families with known figures, as the engine would have summed it.
@@ -169,12 +174,41 @@ mod tests {
         assert!(!shown.contains("Keep-Alive requests:"));
     }
 
+    /// `results show --run` of a `-l` run said "Document Length: 45 bytes" and of a `-p`
+    /// run left out "Total body sent": the stored flags were not used.
+    #[test]
+    fn the_report_flags_of_the_run_shape_its_report_again() {
+        let original = run(false);
+        for (flags, wanted) in [
+            (
+                AbFlags {
+                    variable_length: true,
+                    ..AbFlags::default()
+                },
+                "Document Length:        Variable\n",
+            ),
+            (
+                AbFlags {
+                    body_sent: true,
+                    ..AbFlags::default()
+                },
+                "Total body sent:        ",
+            ),
+        ] {
+            let printed = text::render_with(&original, flags);
+            assert!(printed.contains(wanted), "{wanted:?} in {printed}");
+            assert!(!text::render(&original).contains(wanted), "{wanted:?}");
+            let stored = json::to_string_with(&original, flags);
+            assert_eq!(render(&stored).unwrap(), printed);
+        }
+    }
+
     #[test]
     fn a_document_that_is_not_a_run_is_an_error() {
         let e = render("{\"schema\": \"dualbench.run/1\"}").unwrap_err();
         assert_eq!(
             e.message,
-            "stored run document: not a valid dualbench.run/1 document: missing field `target`"
+            "stored run document: not a valid dualbench.run/1 document: missing field `target` at line 1 column 29"
         );
         let e = render("[]").unwrap_err();
         assert!(

@@ -105,8 +105,8 @@ impl Observers {
             let s = h.stop().map_err(|f| f.context("--capture"))?;
             if !quiet {
                 dualbench_common::stdio::note(&format!(
-                    "capture: {} packets ({} dropped by the kernel) on {} -> {}",
-                    s.packets,
+                    "capture: {} ({} dropped by the kernel) on {} -> {}",
+                    dualbench_common::plural(s.packets, "packet"),
                     s.kernel_drops,
                     s.iface,
                     path.display()
@@ -118,8 +118,8 @@ impl Observers {
                 .map_err(|f| f.context(format!("--monitor (samples in {})", path.display())))?;
             if !quiet {
                 dualbench_common::stdio::note(&format!(
-                    "monitor: {} samples -> {}",
-                    written.load(Ordering::Relaxed),
+                    "monitor: {} -> {}",
+                    dualbench_common::plural(written.load(Ordering::Relaxed), "sample"),
                     path.display()
                 ));
             }

@@ -20,6 +20,9 @@ mod status;
 mod system;
 pub mod units;
 
+/// Counts in text (`2 processes`), from `dualbench_common`, where the other crates find it.
+pub use dualbench_common::plural;
+
 use clap::{Args, Subcommand, ValueEnum};
 use dualbench_common::stdio::print;
 use dualbench_common::{clock, Failure, Result};
@@ -577,18 +580,6 @@ fn owner(root: &Path, listed: impl Fn(&state::Object) -> bool) -> Option<(String
     })
 }
 
-/// `1 link`, `2 links`; `2 processes`, `2 switches` (a noun ending in s, x, z, ch or sh
-/// takes -es).
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        return format!("1 {noun}");
-    }
-    let es = ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|e| noun.ends_with(e));
-    format!("{n} {noun}{}", if es { "es" } else { "s" })
-}
-
 /// ` --state-dir ROOT` when `root` is not the default, for commands suggested to the user.
 fn state_dir_flag(root: &Path) -> String {
     if root == Path::new(state::DEFAULT_ROOT) {
@@ -1040,15 +1031,5 @@ mod tests {
                 r = root.display()
             )
         );
-    }
-
-    /// `down` of a testbed with an unreadable state file said "2 processs (…)".
-    #[test]
-    fn plurals_of_nouns_ending_in_s_take_es() {
-        assert_eq!(plural(1, "process"), "1 process");
-        assert_eq!(plural(2, "process"), "2 processes");
-        assert_eq!(plural(0, "switch"), "0 switches");
-        assert_eq!(plural(3, "link"), "3 links");
-        assert_eq!(plural(2, "frame"), "2 frames");
     }
 }

@@ -11,7 +11,7 @@ pub mod summary;
 
 use crate::packet::{self, Transport};
 use crate::pcap::{Position, ReadError, Reader, Record};
-use dualbench_common::{Failure, Result};
+use dualbench_common::{plural, Failure, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -73,15 +73,19 @@ const KNOWN_LINKS: &str = "Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopb
 /// analysed; `None` when none was.
 pub fn describe_skipped(analysis: &Analysis) -> Option<String> {
     let (first, rest) = analysis.skipped.split_first()?;
-    let mut what = format!("{} packets of link type {}", first.packets, first.link_type);
+    let mut what = format!(
+        "{} of link type {}",
+        plural(first.packets, "packet"),
+        first.link_type
+    );
     for s in rest {
         what += &format!(", {} of link type {}", s.packets, s.link_type);
     }
     let skipped: u64 = analysis.skipped.iter().map(|s| s.packets).sum();
     Some(format!(
-        "{}: skipped {what} (not supported: {KNOWN_LINKS}); analysed the other {} packets",
+        "{}: skipped {what} (not supported: {KNOWN_LINKS}); analysed the other {}",
         analysis.file,
-        analysis.packets.total - skipped
+        plural(analysis.packets.total - skipped, "packet")
     ))
 }
 
@@ -93,8 +97,10 @@ pub fn describe_cut_headers(analysis: &Analysis) -> Option<String> {
     let p = &analysis.packets;
     (p.cut_tcp_header > 0).then(|| {
         format!(
-            "{}: {} TCP packets were cut inside their TCP header by the capture's snap length ({} bytes kept) and are left out of the analysis: capture with a larger snaplen (dualbench capture keeps whole frames unless given --snaplen; over Ethernet analyze needs 54 bytes for IPv4 and 74 for IPv6, 6 more on any)",
-            analysis.file, p.cut_tcp_header, p.cut_tcp_header_kept
+            "{}: left out of the analysis {} cut inside the TCP header by the capture's snap length ({} bytes kept): capture with a larger snaplen (dualbench capture keeps whole frames unless given --snaplen; over Ethernet analyze needs 54 bytes for IPv4 and 74 for IPv6, 6 more on any)",
+            analysis.file,
+            plural(p.cut_tcp_header, "TCP packet"),
+            p.cut_tcp_header_kept
         )
     })
 }
@@ -116,12 +122,15 @@ impl Damage {
     pub fn describe(&self, file: &str) -> String {
         match self.kind {
             "cut" => format!(
-                "{file} ends in the middle of a packet (a capture cut short?): analysed the {} whole packets before it",
-                self.packets_before
+                "{file} ends in the middle of a packet (a capture cut short?): analysed the {} before it",
+                plural(self.packets_before, "whole packet")
             ),
             _ => format!(
-                "{file}: {} at byte {}, after packet {}: analysed the {} packets before it and nothing after",
-                self.reason, self.offset, self.packets_before, self.packets_before
+                "{file}: {} at byte {}, after packet {}: analysed the {} before it and nothing after",
+                self.reason,
+                self.offset,
+                self.packets_before,
+                plural(self.packets_before, "packet")
             ),
         }
     }
@@ -463,7 +472,7 @@ mod tests {
         analysis.file = "small.pcap".into();
         assert_eq!(
             describe_cut_headers(&analysis).unwrap(),
-            "small.pcap: 2 TCP packets were cut inside their TCP header by the capture's snap length (33 bytes kept) and are left out of the analysis: capture with a larger snaplen (dualbench capture keeps whole frames unless given --snaplen; over Ethernet analyze needs 54 bytes for IPv4 and 74 for IPv6, 6 more on any)"
+            "small.pcap: left out of the analysis 2 TCP packets cut inside the TCP header by the capture's snap length (33 bytes kept): capture with a larger snaplen (dualbench capture keeps whole frames unless given --snaplen; over Ethernet analyze needs 54 bytes for IPv4 and 74 for IPv6, 6 more on any)"
         );
         let json = serde_json::to_value(&analysis).unwrap();
         assert_eq!(json["packets"]["cut_tcp_header"], 2);
@@ -572,6 +581,25 @@ mod tests {
 
     /// Random and mutated packets in a capture file: analysis ends with a result or an
     /// error, never a panic, and counts every record.
+    /// The warnings said "analysed the 1 whole packets before it".
+    #[test]
+    fn damage_after_one_packet_says_one_packet() {
+        let damage = |kind, reason: &str| Damage {
+            offset: 114,
+            packets_before: 1,
+            kind,
+            reason: reason.into(),
+        };
+        assert_eq!(
+            damage("cut", "").describe("f"),
+            "f ends in the middle of a packet (a capture cut short?): analysed the 1 whole packet before it"
+        );
+        assert_eq!(
+            damage("corrupt", "corrupt packet record").describe("f"),
+            "f: corrupt packet record at byte 114, after packet 1: analysed the 1 packet before it and nothing after"
+        );
+    }
+
     #[test]
     fn fuzzed_capture_files_never_panic() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;

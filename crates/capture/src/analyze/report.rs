@@ -4,6 +4,7 @@
 
 use super::summary::{ConnectionReport, Distribution, FamilySummary};
 use super::Analysis;
+use dualbench_common::plural;
 use std::fmt::Write;
 
 /// Output format of `analyze`.
@@ -90,14 +91,14 @@ fn text(a: &Analysis, connections: bool) -> String {
         n => format!(", {n} skipped"),
     };
     let mut out = format!(
-        "{}: {} packets ({} TCP, {} UDP, {} other, {} unreadable{skipped}) over {span:.3} s, {} TCP connections\n",
+        "{}: {} ({} TCP, {} UDP, {} other, {} unreadable{skipped}) over {span:.3} s, {}\n",
         a.file,
-        p.total,
+        plural(p.total, "packet"),
         p.tcp,
         p.udp,
         p.other,
         p.unreadable,
-        a.connections.len()
+        plural(a.connections.len(), "TCP connection")
     );
     if connections && !a.connections.is_empty() {
         out.push_str(&connection_table(&a.connections));

@@ -10,7 +10,7 @@ mod spec;
 pub use expand::{expand, points, round_order, varying_axes, Point, RunSpec};
 pub use spec::{Handler, Placement, Selector, ServerKind};
 
-use dualbench_common::{Failure, Result};
+use dualbench_common::{plural, Failure, Result};
 use dualbench_load::config::{
     MAX_CONCURRENCY, MAX_TIMEOUT_S, MAX_TIME_LIMIT_S, MIN_TIMEOUT_S, MIN_TIME_LIMIT_S,
 };
@@ -466,15 +466,16 @@ fn check_size(
         .iter()
         .try_fold(1u128, |n, &len| n.checked_mul(len as u128));
     let runs = points.and_then(|p| p.checked_mul(*repeats.get_ref() as u128));
-    let count = |n: Option<u128>| n.map_or("too many".to_string(), |n| n.to_string());
+    let count =
+        |n: Option<u128>, noun: &str| n.map_or(format!("too many {noun}s"), |n| plural(n, noun));
     match (points, runs) {
         (Some(_), Some(runs)) if runs <= MAX_RUNS => {}
         (points, runs) => {
             let message = format!(
-                "{} points × {} repeats make {} runs; a plan may have at most {MAX_RUNS}: split it into several plans",
-                count(points),
-                repeats.get_ref(),
-                count(runs),
+                "{} × {} make {}; a plan may have at most {MAX_RUNS}: split it into several plans",
+                count(points, "point"),
+                plural(*repeats.get_ref(), "repeat"),
+                count(runs, "run"),
             );
             return Err(at.error(repeats.span().start, "experiment.repeats", &message));
         }
@@ -491,10 +492,10 @@ fn check_size(
         Some(all) if all <= MAX_RUNS => Ok(()),
         all => {
             let message = format!(
-                "{} points × ({w} warm-up + {} repeats) make {} runs; a plan may run at most {MAX_RUNS}: split it into several plans",
-                count(points),
-                repeats.get_ref(),
-                count(all),
+                "{} × ({w} warm-up + {}) make {}; a plan may run at most {MAX_RUNS}: split it into several plans",
+                count(points, "point"),
+                plural(*repeats.get_ref(), "repeat"),
+                count(all, "run"),
             );
             Err(at.error(warmup.span().start, "experiment.warmup", &message))
         }

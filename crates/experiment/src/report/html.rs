@@ -6,6 +6,7 @@ use super::study::{
 };
 use super::svg::{escape, line_chart};
 use crate::timefmt::utc;
+use dualbench_common::plural;
 use std::fmt::Write as _;
 
 pub(crate) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
@@ -33,8 +34,8 @@ pub fn render(r: &Report) -> String {
         e.title.clone()
     };
     let mut s = head(&title);
-    let _ = write!(s, "<h1>{}</h1>\n<p>Experiment <code>{}</code> (id {}), {}; started {}; {} of {} runs stored.</p>\n",
-        escape(&title), escape(&e.name), e.id, escape(&e.status), utc(e.started_unix), e.runs_stored, e.runs_planned);
+    let _ = write!(s, "<h1>{}</h1>\n<p>Experiment <code>{}</code> (id {}), {}; started {}; {} of {} stored.</p>\n",
+        escape(&title), escape(&e.name), e.id, escape(&e.status), utc(e.started_unix), e.runs_stored, plural(e.runs_planned, "run"));
     for text in [&r.description, &r.spec.notes] {
         if !text.trim().is_empty() {
             let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(text.trim()));
@@ -195,7 +196,7 @@ fn environment(r: &Report) -> String {
 }
 
 fn runs(r: &Report) -> String {
-    let mut s = format!("<h2>Runs</h2>\n<details><summary>{} runs</summary>\n<table><tr><th>#</th><th class=\"l\">id</th><th class=\"l\">parameters</th><th>repeat</th><th>requests/s</th><th>failed</th></tr>\n", r.runs.len());
+    let mut s = format!("<h2>Runs</h2>\n<details><summary>{}</summary>\n<table><tr><th>#</th><th class=\"l\">id</th><th class=\"l\">parameters</th><th>repeat</th><th>requests/s</th><th>failed</th></tr>\n", plural(r.runs.len(), "run"));
     for run in &r.runs {
         let params = super::run_parameters(&run.params);
         let _ = writeln!(

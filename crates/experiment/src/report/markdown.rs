@@ -6,6 +6,7 @@ use super::study::{
     RATIO_CELLS_NOTE,
 };
 use crate::timefmt::utc;
+use dualbench_common::plural;
 use std::fmt::Write as _;
 
 /// Text the report does not write itself (the plan's title, description, notes and axis
@@ -38,14 +39,14 @@ pub fn render(r: &Report) -> String {
         e.title.clone()
     };
     let mut s = format!(
-        "# {}\n\nExperiment `{}` (id {}), {}; started {}; {} of {} runs stored.\n\n",
+        "# {}\n\nExperiment `{}` (id {}), {}; started {}; {} of {} stored.\n\n",
         cell(&title),
         e.name,
         e.id,
         e.status,
         utc(e.started_unix),
         e.runs_stored,
-        e.runs_planned
+        plural(e.runs_planned, "run")
     );
     for text in [&r.description, &r.spec.notes] {
         if !text.trim().is_empty() {
@@ -117,8 +118,8 @@ fn environment(r: &Report) -> String {
 
 fn runs(r: &Report) -> String {
     let mut s = format!(
-        "\n## Runs\n\n{} runs.\n\n| # | id | parameters | repeat | requests/s | failed |\n|---:|---|---|---:|---:|---:|\n",
-        r.runs.len()
+        "\n## Runs\n\n{}.\n\n| # | id | parameters | repeat | requests/s | failed |\n|---:|---|---|---:|---:|---:|\n",
+        plural(r.runs.len(), "run")
     );
     for run in &r.runs {
         let params = super::run_parameters(&run.params);

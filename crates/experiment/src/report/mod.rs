@@ -80,7 +80,7 @@ pub fn layout(e: &Experiment) -> Layout {
             description: String::new(),
             order: model::AxisOrder::default(),
             note: Some(format!(
-                "note: the stored plan of {} (id {}) fails today's checks ({}): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)",
+                "dualbench: note: the stored plan of {} (id {}) fails today's checks ({}): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)",
                 e.name, e.id, why
             )),
         },
@@ -268,7 +268,7 @@ mod tests {
         let refused = layout(&experiment(text));
         assert_eq!(
             refused.note.as_deref(),
-            Some("note: the stored plan of s1 (id 3) fails today's checks (s1:7: report.metrics: \"p99_ms\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
+            Some("dualbench: note: the stored plan of s1 (id 3) fails today's checks (s1:7: report.metrics: \"p99_ms\" appears twice): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
         );
         assert_eq!(refused.spec.metrics, ["rps", "total_ms"]);
         assert_eq!(refused.description, "");
@@ -279,7 +279,7 @@ mod tests {
         let broken = layout(&experiment("garbage = = =\n"));
         assert_eq!(
             broken.note.as_deref(),
-            Some("note: the stored plan of s1 (id 3) fails today's checks (s1:1: garbage: invalid string: expected `\"`, `'`): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
+            Some("dualbench: note: the stored plan of s1 (id 3) fails today's checks (s1:1: garbage: invalid string: expected `\"`, `'`): its report uses the default layout (every axis that varies in the rows, the families in the columns, requests/s and mean total time)")
         );
         assert_eq!(accepted.spec.metrics, ["p99_ms"]);
         assert_eq!(accepted.description, "d");

@@ -11,7 +11,7 @@ use crate::db::{Db, Experiment, StoredRun};
 use crate::hist;
 use crate::plan::ReportSpec;
 use crate::stats::{self, Difference, Estimate};
-use dualbench_common::Result;
+use dualbench_common::{plural, Result};
 
 /// Order in which axes appear in row labels.
 pub const AXIS_ORDER: [&str; 10] = [
@@ -108,8 +108,11 @@ pub fn no_runs(e: &Experiment) -> String {
         dualbench_common::shell_word(&e.plan_path)
     );
     let what = format!(
-        "experiment {} (id {}; {}, 0 of {} runs)",
-        e.name, e.id, e.status, e.runs_planned
+        "experiment {} (id {}; {}, 0 of {})",
+        e.name,
+        e.id,
+        e.status,
+        plural(e.runs_planned, "run")
     );
     if e.status == "running" {
         // Its process may be at its first run still, or have been killed (SIGKILL).
@@ -673,8 +676,8 @@ pub fn percentile_requests(p: &Percentiles, phase: &str) -> String {
         _ => "none completed",
     };
     match p.runs {
-        0 => format!("{none} (0 of {} runs)", p.of),
-        k if k < p.of => format!("{} ({k} of {} runs)", p.count, p.of),
+        0 => format!("{none} (0 of {})", plural(p.of, "run")),
+        k if k < p.of => format!("{} ({k} of {})", p.count, plural(p.of, "run")),
         _ => p.count.to_string(),
     }
 }

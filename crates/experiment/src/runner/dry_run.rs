@@ -10,7 +10,7 @@ use crate::db::Db;
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::site;
 use dualbench_common::stdio::note;
-use dualbench_common::Result;
+use dualbench_common::{plural, Result};
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
@@ -18,7 +18,10 @@ use std::time::Duration;
 pub(super) fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<()> {
     refuse_file_out(&opts.out)?;
     if let Err(e) = check_programs(plan) {
-        note(&format!("note: a real run would be refused: {}", e.message));
+        note(&format!(
+            "dualbench: note: a real run would be refused: {}",
+            e.message
+        ));
     }
     let stored = match (opts.resume, opts.db.exists()) {
         (true, true) => {
@@ -33,11 +36,12 @@ pub(super) fn dry_run(plan: &Plan, runs: &[RunSpec], opts: &Options) -> Result<(
     let points = plan::points(plan).len();
     let todo = runs.iter().filter(|r| !stored.contains(&r.id)).count();
     let mut out = format!(
-        "{}: {} runs ({points} points × {} repeats, {} warm-up run(s) per point); {todo} to run\n",
+        "{}: {} ({} × {}, {} per point); {todo} to run\n",
         plan.name,
-        runs.len(),
-        plan.repeats,
-        plan.warmup
+        plural(runs.len(), "run"),
+        plural(points, "point"),
+        plural(plan.repeats, "repeat"),
+        plural(plan.warmup, "warm-up run")
     );
     if let Some(line) = background_rounds(plan) {
         out += &line;
@@ -99,10 +103,11 @@ fn background_rounds(plan: &Plan) -> Option<String> {
     }
     let rounds = groups.len() * (plan.warmup + plan.repeats) as usize;
     Some(format!(
-        "background traffic: started afresh for each of {rounds} rounds ({} congested groups × ({} warm-up + {} repeats)), each round's families under the same instance; {} s to settle each, {} in all\n",
-        groups.len(),
+        "background traffic: started afresh for each of {} ({} × ({} warm-up + {})), each round's families under the same instance; {} s to settle each, {} in all\n",
+        plural(rounds, "round"),
+        plural(groups.len(), "congested group"),
         plan.warmup,
-        plan.repeats,
+        plural(plan.repeats, "repeat"),
         t.settle_s,
         clock(Duration::from_secs_f64(rounds as f64 * t.settle_s))
     ))

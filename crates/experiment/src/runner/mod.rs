@@ -23,7 +23,7 @@ use crate::db::{Db, RunRecord};
 use crate::plan::{self, Placement, Plan, Point, RunSpec};
 use crate::server::{self, site};
 use dualbench_common::stdio::note;
-use dualbench_common::{clock::unix_ns, shell_word, Failure, Result};
+use dualbench_common::{clock::unix_ns, plural, shell_word, Failure, Result};
 use exec::Outcome;
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -72,9 +72,9 @@ pub fn run(opts: &Options) -> Result<()> {
     let todo: Vec<&RunSpec> = runs.iter().filter(|r| !stored.contains(&r.id)).collect();
     if todo.is_empty() {
         note(&format!(
-            "{}: all {} runs are already in {}",
+            "{}: nothing to run, the plan's {} already stored in {}",
             plan.name,
-            runs.len(),
+            plural(runs.len(), "run"),
             opts.db.display()
         ));
         return db.finish_experiment(experiment, "complete", now());
@@ -94,8 +94,8 @@ pub fn run(opts: &Options) -> Result<()> {
         Ok(()) if stop.load(Ordering::SeqCst) => {
             db.finish_experiment(experiment, "interrupted", now())?;
             Err(Failure::runtime(format!(
-                "interrupted: {stored_now} of {} runs of {} are stored in {}; run the same command with --resume to finish",
-                runs.len(),
+                "interrupted: {stored_now} of {} of {} stored in {}; run the same command with --resume to finish",
+                plural(runs.len(), "run"),
                 plan.name,
                 opts.db.display()
             )))
@@ -103,8 +103,9 @@ pub fn run(opts: &Options) -> Result<()> {
         Ok(()) => {
             db.finish_experiment(experiment, "complete", now())?;
             note(&format!(
-                "{}: {stored_now} runs stored in {} (experiment id {experiment}); `{}` writes its report",
+                "{}: {} stored in {} (experiment id {experiment}); `{}` writes its report",
                 plan.name,
+                plural(stored_now, "run"),
                 opts.db.display(),
                 report_command(&plan.name, &opts.db)
             ));
@@ -113,8 +114,9 @@ pub fn run(opts: &Options) -> Result<()> {
         Err(e) => {
             db.finish_experiment(experiment, "failed", now())?;
             Err(e.context(format!(
-                "{} ({stored_now} runs stored; --resume continues)",
-                plan.name
+                "{} ({} stored; --resume continues)",
+                plan.name,
+                plural(stored_now, "run")
             )))
         }
     }
