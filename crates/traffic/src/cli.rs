@@ -12,7 +12,7 @@ use crate::signals::Stop;
 use crate::{send, sink};
 use clap::{Args, Subcommand};
 use dualbench_common::stdio::note;
-use dualbench_common::{Failure, Family, Result};
+use dualbench_common::{plural, Failure, Family, Result};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -234,7 +234,7 @@ fn send_main(a: SendArgs) -> Result<()> {
     if let (Some(reason), true) = (&summary.interrupted, cut > 0) {
         note(&format!(
             "dualbench traffic: {reason}: {} stopped early",
-            count(cut as u64, "flow")
+            plural(cut, "flow")
         ));
     }
     if let Some(c) = &summary.cut {
@@ -245,8 +245,8 @@ fn send_main(a: SendArgs) -> Result<()> {
         };
         note(&format!(
             "dualbench traffic: {} cut with data unsent ({why}): {} ({} payload bytes) never written, {} bytes queued in the kernel and dropped",
-            count(c.flows, "flow"),
-            count(c.unwritten_messages, "message"),
+            plural(c.flows, "flow"),
+            plural(c.unwritten_messages, "message"),
             c.unwritten_bytes,
             c.queued_bytes
         ));
@@ -259,8 +259,8 @@ fn send_main(a: SendArgs) -> Result<()> {
     note(&format!(
         "dualbench traffic: sent {} of {} in {}, {} failed{rejected}, {:.3} Mbit/s IP",
         t.sent,
-        count(t.scheduled, "scheduled message"),
-        count(t.flows, "flow"),
+        plural(t.scheduled, "scheduled message"),
+        plural(t.flows, "flow"),
         t.failed,
         t.rate_bps.ip / 1e6
     ));
@@ -342,13 +342,13 @@ fn nothing_sent(summary: &send::summary::SendSummary) -> Option<String> {
     }
     let reasons: Vec<String> = groups
         .iter()
-        .map(|(why, n)| format!("{} {why}", count(*n, "flow")))
+        .map(|(why, n)| format!("{} {why}", plural(*n, "flow")))
         .collect();
     let what = match sent {
-        0 => format!("0 of {} sent", count(scheduled, "scheduled message")),
+        0 => format!("0 of {} sent", plural(scheduled, "scheduled message")),
         _ => format!(
             "{sent} of {} sent, and the network answered every one with an ICMP error",
-            count(scheduled, "scheduled message")
+            plural(scheduled, "scheduled message")
         ),
     };
     Some(format!(
@@ -520,8 +520,8 @@ fn sink_main(a: SinkArgs) -> Result<()> {
     let t = &summary.total.traffic;
     note(&format!(
         "dualbench traffic sink: received {} in {}, {} lost",
-        count(t.messages, "message"),
-        count(summary.flows.len() as u64, "flow"),
+        plural(t.messages, "message"),
+        plural(summary.flows.len() as u64, "flow"),
         t.loss.lost
     ));
     write_json(out, &summary)?;
@@ -531,15 +531,6 @@ fn sink_main(a: SinkArgs) -> Result<()> {
             path.display()
         ))),
         _ => Ok(()),
-    }
-}
-
-/// `1 flow`, `2 flows`.
-pub(crate) fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
 
@@ -602,14 +593,14 @@ fn failure_lines(summary: &send::summary::SendSummary) -> Vec<String> {
                     "{}: {} of {} failed",
                     f.status,
                     f.failed,
-                    count(f.scheduled, "message")
+                    plural(f.scheduled, "message")
                 )
             } else {
                 let kinds: Vec<String> = f.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
                 format!(
                     "{} of {} failed ({})",
                     f.failed,
-                    count(f.scheduled, "message"),
+                    plural(f.scheduled, "message"),
                     kinds.join(", ")
                 )
             };

@@ -2,12 +2,11 @@
 //! times, pattern and options as a script writes them, and its rate counted three ways
 //! (payload, IP, wire bytes). A pure function of the flow plans.
 
-use crate::cli::count;
 use crate::numbers::readable;
 use crate::plan::FlowPlan;
 use crate::rate::message_bytes;
 use crate::script;
-use dualbench_common::Family;
+use dualbench_common::{plural, Family};
 
 /// One line per flow phase: what `--dry-run` prints. A phase's COUNT, TOS and TTL, and the
 /// flow's SRC port and TXBUFFER on its first line, follow the pattern as in the script.
@@ -68,7 +67,7 @@ fn describe_clone(p: &FlowPlan, i: usize, r: &script::Replay) -> String {
             format!(" [{rep}]"),
             format!(
                 ", repeat {rep}: {} over {}",
-                count(total, "message"),
+                plural(total, "message"),
                 span(trace.total_span_ns(r.repeat).unwrap_or(0))
             ),
         ),
@@ -96,7 +95,7 @@ fn describe_clone(p: &FlowPlan, i: usize, r: &script::Replay) -> String {
         p.dst,
         ph.start_ns as f64 / 1e9,
         r.file,
-        count(n, "packet"),
+        plural(n, "packet"),
         span(trace.span_ns()),
         per_s(msgs),
         phase_options(p, i),
