@@ -579,8 +579,6 @@ mod tests {
         }
     }
 
-    /// Random and mutated packets in a capture file: analysis ends with a result or an
-    /// error, never a panic, and counts every record.
     /// The warnings said "analysed the 1 whole packets before it".
     #[test]
     fn damage_after_one_packet_says_one_packet() {
@@ -600,6 +598,8 @@ mod tests {
         );
     }
 
+    /// Random and mutated packets in a capture file: analysis ends with a result or an
+    /// error, never a panic, and counts every record.
     #[test]
     fn fuzzed_capture_files_never_panic() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
