@@ -7,13 +7,15 @@
 //! [`link`], the bounds a shaped link keeps in the testbed and the wire alike; [`outfile`],
 //! output files (a FIFO with no reader refused, not waited for); [`procstat`], the one
 //! parser of `/proc/PID/stat`; [`stdio`], standard output and error that a full disk or a
-//! closed pipe cannot make panic; [`plural`], counts in text for people ("1 run", "2 runs").
+//! closed pipe cannot make panic; [`plural`], counts in text for people ("1 run", "2 runs");
+//! [`host`], this host's name; [`toml_key`], the key a TOML parse error is about.
 
 pub mod clock;
 mod duration;
 mod error;
 mod family;
 pub mod fds;
+pub mod host;
 pub mod link;
 pub mod netif;
 pub mod netns;
@@ -25,6 +27,7 @@ pub mod sockdiag;
 pub mod stdio;
 pub mod text;
 pub mod timer;
+pub mod toml_key;
 
 pub use duration::{parse_duration, parse_seconds};
 pub use error::{panic_message, Failure, FailureKind, Result};

@@ -32,7 +32,7 @@ pub fn collect(plan: &Plan, dualbench: &Path) -> Vec<(String, String)> {
         ),
         (
             "hostname".to_string(),
-            read("/proc/sys/kernel/hostname").trim().to_string(),
+            dualbench_common::host::name().unwrap_or_default(),
         ),
         (
             "dualbench".to_string(),

@@ -647,27 +647,16 @@ fn ab_report_flags(cli: &RunCli) -> report::AbFlags {
 fn write_report(cli: &RunCli, summary: &RunSummary, out: &mut dyn Write) -> Result<()> {
     let flags = ab_report_flags(cli);
     let text = match cli.format.as_str() {
-        "json" => report::json::to_string_of_client(summary, flags, client_host().as_deref()),
+        "json" => report::json::to_string_of_client(
+            summary,
+            flags,
+            dualbench_common::host::name().as_deref(),
+        ),
         _ => report::text::render_with(summary, flags),
     };
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| Failure::runtime(format!("writing the report: {e}")))
-}
-
-/// This host's name (`uname -n`, of its UTS namespace: a testbed node's own name), which
-/// the JSON report gives as `client.host` so that `dualbench merge` can say where each of
-/// its inputs ran; `None` if the kernel gives none.
-fn client_host() -> Option<String> {
-    let mut name = [0u8; 256];
-    // SAFETY: gethostname writes at most `name.len()` bytes into the buffer we own.
-    let rc = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    let host = String::from_utf8_lossy(&name[..len]).into_owned();
-    (!host.is_empty()).then_some(host)
 }
 
 /// The records the writer thread was not handed (what the workers still held), then the

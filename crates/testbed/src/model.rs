@@ -406,10 +406,9 @@ fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
     }
     // A value of the wrong type: name its key, as every other error does, and say how a
     // value with a unit is written (`rate = 100` said only "expected a string").
-    let before = e
+    let key = e
         .span()
-        .and_then(|s| text.get(..s.start)?.rsplit('\n').next());
-    let key = before.and_then(key_of_value);
+        .and_then(|s| dualbench_common::toml_key::key_at(text, s.start));
     if let Some(key) = &key {
         let leaf = key.rsplit('.').next().unwrap_or(key);
         let example = match leaf {
@@ -449,31 +448,6 @@ fn missing_key_hint(table: &str, message: &str) -> Option<String> {
         _ => return None,
     };
     Some(what.to_string())
-}
-
-/// The key whose value starts right after `prefix` (a line up to the value: `rate = `, or
-/// `b_to_a = { rate = `, which gives `b_to_a.rate`); `None` when no bare key is there.
-fn key_of_value(prefix: &str) -> Option<String> {
-    let before = prefix.trim_end().strip_suffix('=')?.trim_end();
-    let start = before
-        .rfind(|c: char| c == '{' || c == ',' || c.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
-    let key = &before[start..];
-    let bare = |k: &str| {
-        !k.is_empty()
-            && k.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    };
-    if !bare(key) {
-        return None;
-    }
-    let outer = before[..start]
-        .rfind('{')
-        .and_then(|i| key_of_value(&before[..i]));
-    Some(match outer {
-        Some(outer) => format!("{outer}.{key}"),
-        None => key.to_string(),
-    })
 }
 
 /// `host` for a line `[host]` (a single table header), not for `[[host]]`.

@@ -161,7 +161,10 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
             text[..s.start.min(text.len())].matches('\n').count() + 1
         });
         let why = crate::numbers::shorten_numbers(e.message());
-        let why = match e.span().and_then(|s| key_before(text, s.start)) {
+        let why = match e
+            .span()
+            .and_then(|s| dualbench_common::toml_key::key_at(text, s.start))
+        {
             Some(key) if why.starts_with("invalid type:") => wrong_type(&key, &why),
             _ => why,
         };
@@ -204,28 +207,6 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
 pub fn looks_like_profile(text: &str) -> bool {
     toml::from_str::<toml::Table>(text)
         .is_ok_and(|t| t.contains_key("rate") && t.contains_key("mix"))
-}
-
-/// The key whose value starts at byte `at` of `text`, with its inline table's key before
-/// it (`udp_size.ipv4` in `udp_size = { ipv4 = 1e300 }`); none when `at` is not a value.
-fn key_before(text: &str, at: usize) -> Option<String> {
-    let at = at.min(text.len());
-    let line = &text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at];
-    let before = line.trim_end().strip_suffix('=')?.trim_end();
-    let is_key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let key = &before[before.rfind(|c| !is_key(c)).map_or(0, |i| i + 1)..];
-    if key.is_empty() {
-        return None;
-    }
-    let parent = before
-        .contains('{')
-        .then(|| line.split('=').next().map(str::trim))
-        .flatten()
-        .filter(|p| !p.is_empty() && p.chars().all(is_key) && *p != key);
-    Some(match parent {
-        Some(p) => format!("{p}.{key}"),
-        None => key.to_string(),
-    })
 }
 
 /// serde's "invalid type: string \"10s\", expected f64" for `key`, in the profile's words
