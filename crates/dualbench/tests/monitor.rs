@@ -12,6 +12,9 @@
 //! Every loop is bounded; processes and servers are this test's own, on loopback only.
 
 mod support;
+// The C program the monitor crate's own tests watch too, kept once there.
+#[path = "../../monitor/tests/programs/mod.rs"]
+mod programs;
 
 use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
@@ -849,39 +852,6 @@ fn state_of(pid: u32) -> Option<String> {
     rest.split_whitespace().next().map(str::to_string)
 }
 
-/// A C program whose main thread closes every descriptor but 0, 1 and 2, starts a thread
-/// and exits with `pthread_exit`; the thread touches 8 MiB, writes `ready` and sleeps
-/// 30 s. Compiled with `cc` into `dir`; `None` without a `cc`.
-fn main_thread_exit_program(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let source = dir.join("mainexit.c");
-    std::fs::write(
-        &source,
-        "#include <pthread.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n\
-         char *kept; static void *work(void *a) { (void)a; kept = malloc(8 << 20); \
-         memset(kept, 1, 8 << 20); \
-         write(1, \"ready\\n\", 6); sleep(30); return 0; }\n\
-         int main(void) { for (int fd = 3; fd < 1024; fd++) close(fd); \
-         pthread_t t; pthread_create(&t, 0, work, 0); pthread_exit(0); }\n",
-    )
-    .unwrap();
-    let program = dir.join("mainexit");
-    let built = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .status();
-    match built {
-        Ok(status) => {
-            assert!(status.success(), "cc failed: {status}");
-            Some(program)
-        }
-        Err(e) => {
-            eprintln!("skipped: no C compiler (`cc`: {e}); install gcc");
-            None
-        }
-    }
-}
-
 /// A process whose main thread has exited while another runs (`pthread_exit` in `main`, as
 /// a few servers do): the main thread is a zombie, without its `/proc/PID/ns/net`, memory
 /// or descriptor table. Until 2026-11-24 `--pid`, `--name` and `--tree` of it failed with
@@ -889,11 +859,13 @@ fn main_thread_exit_program(dir: &std::path::Path) -> Option<std::path::PathBuf>
 #[test]
 fn a_process_whose_main_thread_exited_is_watched() {
     let dir = support::TempDir::new("mainexit");
-    let Some(program) = main_thread_exit_program(&dir) else {
+    let Some(program) = programs::main_thread_exit_program(&dir) else {
         return;
     };
+    // Its running thread waits for a line on its standard input, which stays open (and
+    // silent) until the child is killed.
     let child = Command::new(&program)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -751,6 +751,305 @@ fn one_ctrl_c_delivered_twice_still_reports() {
     assert!(doc["requests"]["completed"].as_u64().unwrap() > 0);
 }
 
+/// A second Ctrl-C (docs/report.md): it exits at once with 130 only while the run is still
+/// stopping; once the run has stopped, the report and the files are finished whatever comes.
+/// Against `dualbench serve` on loopback; every wait is bounded.
+mod second_ctrl_c {
+    use super::{bin, fam, support};
+    use serde_json::Value;
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    /// A `dualbench run -v 3 -c 1 -k` against `dualbench serve` whose stderr this test holds
+    /// unread: its worker logs every response there (`LOG: Response code = 200`), so once the
+    /// pipe is full it is blocked in that write, inside the run, and sees no stop flag until
+    /// the test reads. That is a run held up after a Ctrl-C, as one writing `-v` lines to a
+    /// paused pager or a terminal stopped with Ctrl-S is.
+    fn held_up_run(url: &str) -> std::process::Child {
+        use std::os::fd::AsRawFd;
+        let child = bin()
+            .args([
+                "run", "-v", "3", "-t", "30", "-c", "1", "-k", "--format", "json",
+            ])
+            .arg(url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        stalls(
+            child.stderr.as_ref().unwrap().as_raw_fd(),
+            "the run's stderr",
+        );
+        child
+    }
+
+    /// Wait (up to 10 s) until the pipe whose read end is `fd` is full and its writer
+    /// blocked: more than its capacity less a page is queued (every page of the pipe in
+    /// use), and nothing more came in 20 ms, against thousands of lines a second while the
+    /// run goes.
+    fn stalls(fd: std::os::fd::RawFd, what: &str) {
+        let mut last = 0;
+        let full = support::process::eventually(
+            Duration::from_secs(10),
+            Duration::from_millis(20),
+            || {
+                let (queued, capacity) = pipe_fill(fd);
+                let stalled = queued == last && queued + 4096 > capacity;
+                last = queued;
+                stalled
+            },
+        );
+        assert!(full, "{what} never filled: {:?}", pipe_fill(fd));
+    }
+
+    /// Bytes queued in the pipe whose read end is `fd`, and the pipe's capacity.
+    fn pipe_fill(fd: std::os::fd::RawFd) -> (usize, usize) {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: `fd` is this test's open end of a pipe; FIONREAD writes one int into
+        // `queued`, F_GETPIPE_SZ only reads the pipe's size.
+        let (rc, capacity) = unsafe {
+            (
+                libc::ioctl(fd, libc::FIONREAD, &mut queued),
+                libc::fcntl(fd, libc::F_GETPIPE_SZ),
+            )
+        };
+        assert!(rc == 0 && capacity > 0, "FIONREAD/F_GETPIPE_SZ on a pipe");
+        (queued as usize, capacity as usize)
+    }
+
+    /// The gap past which a second SIGINT is a second press (`SECOND_SIGNAL_NS` is 100 ms),
+    /// with room for the time a signal takes to arrive.
+    const SECOND_PRESS: Duration = Duration::from_millis(150);
+
+    /// A second Ctrl-C, 100 ms or more after the first and while the run is still stopping
+    /// (here held up by its stalled stderr), exits at once with 130 and without a report:
+    /// stdout empty, stderr nothing but the `-v` log, no `dualbench:` line. A second SIGTERM
+    /// does the same with 143.
+    #[test]
+    fn a_second_ctrl_c_while_the_run_stops_exits_130_without_a_report() {
+        let (_server, port) = support::start_server();
+        for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+            let mut child = held_up_run(&format!("http://127.0.0.1:{port}/"));
+            support::process::signal(child.id(), sig);
+            std::thread::sleep(SECOND_PRESS);
+            // The first signal alone has not ended it: its worker is still held up.
+            assert!(child.try_wait().unwrap().is_none(), "ended on one {sig}");
+            support::process::signal(child.id(), sig);
+            let status = support::process::wait_until_or_kill(
+                &mut child,
+                Instant::now() + Duration::from_secs(10),
+            );
+            assert_eq!(status.and_then(|s| s.code()), Some(code), "{status:?}");
+            let mut out = String::new();
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut out)
+                .unwrap();
+            assert_eq!(out, "", "no report");
+            let err = support::process::rest_of_stderr(&mut child);
+            assert!(err.contains("LOG: Response code = 200\n"), "{err}");
+            assert!(!err.contains("dualbench:"), "{err}");
+        }
+    }
+
+    /// One Ctrl-C ends the same held-up run once its stderr is read again: the report in full,
+    /// `interrupted` saying so, every response logged counted, then the one line that says the
+    /// report covers what was measured, and exit 1.
+    #[test]
+    fn one_ctrl_c_while_the_run_is_held_up_still_reports() {
+        let (_server, port) = support::start_server();
+        let mut child = held_up_run(&format!("http://[::1]:{port}/"));
+        support::process::signal(child.id(), libc::SIGINT);
+        let mut stderr = child.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut err = String::new();
+            stderr.read_to_string(&mut err).map(|_| err)
+        });
+        let status = support::process::wait_until_or_kill(
+            &mut child,
+            Instant::now() + Duration::from_secs(10),
+        );
+        let err = reader.join().unwrap().unwrap();
+        assert_eq!(status.and_then(|s| s.code()), Some(1), "{status:?}");
+        let doc: Value = serde_json::from_reader(child.stdout.take().unwrap()).unwrap();
+        assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
+        let completed = doc["requests"]["completed"].as_u64().unwrap();
+        assert!(completed > 100, "{completed}");
+        assert_eq!(fam(&doc, "ipv6", "requests"), completed);
+        assert_eq!(
+            err.matches("LOG: Response code = 200\n").count() as u64,
+            completed
+        );
+        assert!(
+            err.ends_with(
+                "\nLOG: Response code = 200\ndualbench: interrupted by Ctrl-C (SIGINT): the report \
+                 above covers what was measured\n"
+            ),
+            "{}",
+            &err[err.len().saturating_sub(300)..]
+        );
+    }
+
+    /// A `dualbench run ARGS --records FIFO URL` whose records go to a FIFO this test opened
+    /// and does not read yet, returned once the FIFO is full and the run blocked writing it,
+    /// with the FIFO's read end and the folder that holds it.
+    fn records_held_up(
+        args: &[&str],
+        url: &str,
+    ) -> (std::process::Child, std::fs::File, support::TempDir) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = support::TempDir(std::env::temp_dir().join(support::unique("ctrlc-")));
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let fifo = dir.0.join("records.csv");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path, in this test's own directory.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        // Opened first (without blocking), so that the run's open for writing finds a reader.
+        let records = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let child = bin()
+            .arg("run")
+            .args(args)
+            .args(["--format", "json", "--records"])
+            .arg(&fifo)
+            .arg(url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        stalls(records.as_raw_fd(), "the records FIFO");
+        (child, records, dir)
+    }
+
+    /// The report, read from the run's stdout before the run ends.
+    fn report_of(child: &mut std::process::Child) -> Value {
+        serde_json::Deserializer::from_reader(child.stdout.as_mut().unwrap())
+            .into_iter()
+            .next()
+            .unwrap()
+            .unwrap()
+    }
+
+    /// Wait (up to 10 s) until no SIGINT is pending for process `pid` (SigPnd/ShdPnd, mask
+    /// 0x2): the signal was taken.
+    fn sigint_taken(pid: u32) -> bool {
+        support::process::eventually(Duration::from_secs(10), Duration::from_millis(5), || {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            status
+                .lines()
+                .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+                .all(|l| u64::from_str_radix(l[7..].trim(), 16).unwrap() & 2 == 0)
+        })
+    }
+
+    /// Read the FIFO `records` to its end, on a thread of its own.
+    fn drain(mut records: std::fs::File) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let mut buf = vec![0; 1 << 16];
+            loop {
+                match records.read(&mut buf) {
+                    Ok(0) => return String::from_utf8(text).unwrap(),
+                    Ok(n) => text.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(1))
+                    }
+                    Err(e) => panic!("reading the FIFO: {e}"),
+                }
+            }
+        })
+    }
+
+    /// A records file of a header and one row per completed request, the last whole.
+    fn assert_whole(text: &str, completed: u64) {
+        assert!(
+            text.starts_with("slot,family,"),
+            "{}",
+            &text[..text.len().min(200)]
+        );
+        assert!(
+            text.ends_with(",normal\n"),
+            "{}",
+            &text[text.len().saturating_sub(200)..]
+        );
+        assert_eq!(
+            text.lines().count() as u64,
+            completed + 1,
+            "a header and a row per request"
+        );
+    }
+
+    /// A Ctrl-C after a run that ended by itself, while its files are still written (the
+    /// records to a FIFO nobody reads yet), does not cut them: it is taken, the run goes on
+    /// writing, and once the FIFO is read every record is there and the exit is 0.
+    #[test]
+    fn one_ctrl_c_while_the_files_are_written_does_not_cut_them() {
+        let (_server, port) = support::start_server();
+        let (mut child, records, _dir) = records_held_up(
+            &["-n", "100000", "-c", "1", "-k"],
+            &format!("http://127.0.0.1:{port}/"),
+        );
+        let doc = report_of(&mut child);
+        assert_eq!(doc["interrupted"], Value::Null);
+        support::process::signal(child.id(), libc::SIGINT);
+        assert!(sigint_taken(child.id()), "the SIGINT stayed pending");
+        assert!(child.try_wait().unwrap().is_none(), "ended on the Ctrl-C");
+        let drained = drain(records);
+        let status = support::process::wait_until_or_kill(
+            &mut child,
+            Instant::now() + Duration::from_secs(20),
+        );
+        let text = drained.join().unwrap();
+        let err = support::process::rest_of_stderr(&mut child);
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{status:?}: {err}");
+        assert_eq!(err, "");
+        assert_eq!(doc["requests"]["completed"], 100_000);
+        assert_whole(&text, 100_000);
+    }
+
+    /// A second Ctrl-C after the run stopped, while a file is still written (a records FIFO
+    /// nobody reads, which would hold the run for good), exits at once with 130: the
+    /// report is out already, the records are cut.
+    #[test]
+    fn a_second_ctrl_c_while_the_files_are_written_exits_130() {
+        let (_server, port) = support::start_server();
+        let (mut child, records, _dir) = records_held_up(
+            &["-t", "30", "-c", "1", "-k"],
+            &format!("http://127.0.0.1:{port}/"),
+        );
+        support::process::signal(child.id(), libc::SIGINT);
+        let first = Instant::now();
+        // The report comes before the records are finished, so it is out while they wait.
+        let doc = report_of(&mut child);
+        assert_eq!(doc["interrupted"], "interrupted by Ctrl-C (SIGINT)");
+        assert!(child.try_wait().unwrap().is_none(), "ended on one Ctrl-C");
+        std::thread::sleep(SECOND_PRESS.saturating_sub(first.elapsed()));
+        support::process::signal(child.id(), libc::SIGINT);
+        let status = support::process::wait_until_or_kill(
+            &mut child,
+            Instant::now() + Duration::from_secs(10),
+        );
+        let err = support::process::rest_of_stderr(&mut child);
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(130),
+            "{status:?}: {err}"
+        );
+        assert_eq!(
+            err, "",
+            "no line after the report: the second Ctrl-C cut it short"
+        );
+        drop(records);
+    }
+}
+
 #[test]
 fn demo_without_url_runs_both_families_and_says_so() {
     let out = run(&["-n", "2000", "-c", "10"]);

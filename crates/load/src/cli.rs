@@ -310,7 +310,11 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
         ));
     }
     let mut progress = AbProgress::new(&cli, &plan);
-    let mut measured = engine::run(plan.clone(), &mut progress);
+    // Caught until every output is written: a second Ctrl-C or SIGTERM then still exits at
+    // once (a records FIFO nobody reads would otherwise hold the run for good), and a
+    // first one does not cut the files.
+    let signals = engine::StopSignals::install();
+    let mut measured = engine::run_caught(plan.clone(), &mut progress, &signals);
     // The workers' senders are gone with them; with this one gone too, the records writer
     // finishes what it was handed and gives its file back.
     plan.record_batches = None;
@@ -350,6 +354,7 @@ pub fn run(cli: RunCli, report: &mut dyn Write) -> Result<()> {
     for f in failures {
         dualbench_common::stdio::note(&format!("dualbench: {f}"));
     }
+    drop(signals);
     last.map_or(Ok(()), Err)
 }
 

@@ -3,12 +3,16 @@
 //! process whose `/proc/PID/io` the monitor may not read (the test runs the monitor as
 //! another user), whose I/O figures are then empty, with one note on stderr.
 
+mod programs;
+
 use dualbench_monitor::{start, MonitorConfig, Sample};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use programs::main_thread_exit_program;
 
 /// A child killed and reaped when the test ends, however it ends.
 struct Reaped(Child);
@@ -283,64 +287,6 @@ fn watch_as_another_user() {
 /// The pids the other half of [`a_process_whose_main_thread_exited_watched_as_another_user`]
 /// watches: one of its own user's, one of root's.
 const MAIN_EXITED: &str = "PM_MONITOR_MAIN_EXITED_PIDS";
-
-/// A C program whose main thread closes every descriptor but 0, 1 and 2, starts a thread
-/// and exits with `pthread_exit`. The thread touches 8 MiB and writes `ready`; at a line
-/// on its standard input it writes 1 MiB to the file named by its argument, `fsync`s and
-/// deletes it and writes `written`; at the next, it ends. Compiled with `cc` into `dir`;
-/// `None` without a `cc`.
-fn main_thread_exit_program(dir: &std::path::Path) -> Option<PathBuf> {
-    let source = dir.join("mainexit.c");
-    std::fs::write(
-        &source,
-        r#"#include <fcntl.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static const char *path;
-static char block[1 << 20];
-static void *work(void *arg) {
-    (void)arg;
-    char *kept = malloc(8 << 20), line[8];
-    memset(kept, 1, 8 << 20);
-    write(1, "ready\n", 6);
-    if (read(0, line, sizeof line) <= 0) return 0;
-    memset(block, 'y', sizeof block);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || write(fd, block, sizeof block) != sizeof block || fsync(fd) || close(fd)
-        || unlink(path)) _exit(3);
-    write(1, "written\n", 8);
-    read(0, line, sizeof line);
-    return kept;
-}
-int main(int argc, char **argv) {
-    for (int fd = 3; fd < 1024; fd++) close(fd);
-    path = argc > 1 ? argv[1] : "/dev/null";
-    pthread_t t;
-    pthread_create(&t, 0, work, 0);
-    pthread_exit(0);
-}
-"#,
-    )
-    .unwrap();
-    let program = dir.join("mainexit");
-    let built = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .status();
-    match built {
-        Ok(status) => {
-            assert!(status.success(), "cc failed: {status}");
-            Some(program)
-        }
-        Err(e) => {
-            eprintln!("skipped: no C compiler (`cc`: {e}); install gcc");
-            None
-        }
-    }
-}
 
 /// A directory removed with everything in it when the test ends.
 struct TempDir(PathBuf);

@@ -26,7 +26,8 @@ const LINGER: Duration = Duration::from_secs(2);
 /// the answers sent before it (an abort would discard what is still unacknowledged).
 const RESET_POLL: Duration = Duration::from_millis(1);
 
-/// What the worker passes to every call: the time, the cached `Date`, the static root.
+/// What the worker passes to every call: the time, the cached `Date`, the static root and
+/// the `/vary` count (built in one place, `Shared::context` in the worker).
 pub struct Context<'a> {
     pub now: Instant,
     pub date: &'a [u8],

@@ -47,6 +47,20 @@ pub struct Shared {
     pub timeouts: Timeouts,
 }
 
+impl Shared {
+    /// What a worker passes to each call into a connection: `now`, its cached `Date`,
+    /// and what the workers share (the static root, the `/vary` count).
+    #[inline]
+    fn context<'a>(&'a self, now: Instant, date: &'a DateCache) -> Context<'a> {
+        Context {
+            now,
+            date: &date.text,
+            root: self.root.as_deref(),
+            varied: &self.varied,
+        }
+    }
+}
+
 /// Connections by slot, with a serial number so that a stale timer finds nothing.
 #[derive(Default)]
 struct Slots {
@@ -294,12 +308,7 @@ impl Worker {
         let timeouts = self.shared.timeouts;
         let mut left = false;
         for slot in 0..self.conns.entries.len() {
-            let ctx = Context {
-                now,
-                date: &self.date.text,
-                root: self.shared.root.as_deref(),
-                varied: &self.shared.varied,
-            };
+            let ctx = self.shared.context(now, &self.date);
             let Some((serial, conn)) = self.conns.get(slot) else {
                 continue;
             };
@@ -365,12 +374,7 @@ impl Worker {
     }
 
     fn ready(&mut self, slot: usize, readable: bool, writable: bool, now: Instant) {
-        let ctx = Context {
-            now,
-            date: &self.date.text,
-            root: self.shared.root.as_deref(),
-            varied: &self.shared.varied,
-        };
+        let ctx = self.shared.context(now, &self.date);
         let Some((serial, conn)) = self.conns.get(slot) else {
             return;
         };
@@ -386,12 +390,7 @@ impl Worker {
                 return;
             }
             self.timers.pop();
-            let ctx = Context {
-                now,
-                date: &self.date.text,
-                root: self.shared.root.as_deref(),
-                varied: &self.shared.varied,
-            };
+            let ctx = self.shared.context(now, &self.date);
             let Some((current, conn)) = self.conns.get(slot) else {
                 continue;
             };

@@ -1,7 +1,7 @@
 //! The engine: runs a checked [`Plan`] on one worker thread per core, watches progress and
 //! signals from the calling thread, and merges the workers' results once they end.
 //! Ctrl-C (SIGINT) or SIGTERM stops the workers and still yields what was measured; a
-//! second Ctrl-C exits at once.
+//! second one exits at once, also while the caller is still writing what was measured.
 
 mod conn;
 mod deadlines;
@@ -171,10 +171,17 @@ impl Progress for () {
     fn update(&mut self, _done: u64, _elapsed: Duration) {}
 }
 
-/// Run the plan to its end (count, time, signal or fatal error).
+/// Run the plan to its end (count, time, signal or fatal error), with the stop signals
+/// caught while it runs.
 pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
-    let stop = Arc::new(AtomicBool::new(false));
-    let signals = Signals::install(&stop);
+    run_caught(plan, progress, &StopSignals::install())
+}
+
+/// [`run`] with stop signals the caller caught and keeps caught after the run, while it
+/// writes the report and files: a second Ctrl-C then still exits at once, and a first one
+/// does not cut the files.
+pub fn run_caught(plan: Plan, progress: &mut dyn Progress, signals: &StopSignals) -> Measured {
+    let stop = signals.stop.clone();
     let shared = Arc::new(Shared::new(plan.workers, stop.clone()));
     let gate = Arc::new(StartGate::default());
     let plan = Arc::new(plan);
@@ -244,7 +251,6 @@ pub fn run(plan: Plan, progress: &mut dyn Progress) -> Measured {
     }
     progress.update(shared.done(), Duration::from_nanos(end_ns));
     let interrupted = signals.reason();
-    drop(signals);
     let mut m = merge(results, &plan, end_ns, interrupted);
     m.document_length =
         Some(shared.document_length.load(Ordering::Relaxed)).filter(|&len| len != NO_LENGTH);
@@ -411,58 +417,70 @@ impl Drop for StopOnUnwind {
     }
 }
 
-/// A SIGINT this soon after the first is the same Ctrl-C delivered twice, not a second
+/// A stop signal this soon after the first is the same one delivered twice, not a second
 /// press: `timeout -s INT` sends it to the process and then to its process group.
-const SECOND_SIGINT_NS: u64 = 100_000_000;
+const SECOND_SIGNAL_NS: u64 = 100_000_000;
 
-/// SIGINT and SIGTERM set the stop flag (a second SIGINT, [`SECOND_SIGINT_NS`] or more
-/// after the first, exits at once); which one came is remembered for the report.
-struct Signals {
+/// SIGINT, SIGTERM and SIGHUP set the stop flag; which one came is remembered for the
+/// report. A second SIGINT or SIGTERM, [`SECOND_SIGNAL_NS`] or more after the first of
+/// them, exits at once (130, 143), during the run or after it while what it measured is
+/// written. A signal the process was started with ignored (`nohup`, a background job of a
+/// script) stays ignored. Caught until dropped.
+pub struct StopSignals {
     ids: Vec<signal_hook::SigId>,
+    stop: Arc<AtomicBool>,
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,
     hup: Arc<AtomicBool>,
 }
 
-impl Signals {
-    fn install(stop: &Arc<AtomicBool>) -> Signals {
+impl StopSignals {
+    pub fn install() -> StopSignals {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         use signal_hook::flag;
+        let stop = Arc::new(AtomicBool::new(false));
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
         let hup = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
-        // A second Ctrl-C exits at once, but only a second press: one Ctrl-C can arrive
+        // A second signal exits at once, but only a second press: one Ctrl-C can arrive
         // twice within microseconds (`timeout -s INT` signals the process, then its
         // group), which must not throw the report away.
-        let first_int_ns = AtomicU64::new(0);
-        // SAFETY: the action is async-signal-safe: it reads CLOCK_MONOTONIC
-        // (clock_gettime), touches an atomic and may call _exit.
-        ids.extend(unsafe {
-            signal_hook::low_level::register(SIGINT, move || {
-                let now = clock::monotonic_ns().max(1);
-                if let Err(first) =
-                    first_int_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst)
-                {
-                    if now.saturating_sub(first) >= SECOND_SIGINT_NS {
-                        signal_hook::low_level::exit(130);
-                    }
-                }
-            })
-        });
-        // SIGHUP: the terminal was closed; the report may have nowhere to go, but the
-        // records and the monitor's and capture's files are still finished. Not under
-        // `nohup`, which asked the run to outlive its terminal.
+        let first_ns = Arc::new(AtomicU64::new(0));
         let stop_signals = dualbench_common::signals::stop_signals();
-        for (sig, which) in [(SIGINT, &int), (SIGTERM, &term), (SIGHUP, &hup)] {
+        // SIGHUP (the terminal closed) only stops: the report may have nowhere to go, but
+        // the records and the monitor's and capture's files are still finished.
+        for (sig, which, exit) in [
+            (SIGINT, &int, Some(130)),
+            (SIGTERM, &term, Some(143)),
+            (SIGHUP, &hup, None),
+        ] {
             if !stop_signals.contains(&sig) {
                 continue;
+            }
+            if let Some(code) = exit {
+                let first_ns = first_ns.clone();
+                // SAFETY: the action is async-signal-safe: it reads CLOCK_MONOTONIC
+                // (clock_gettime), touches an atomic and may call _exit.
+                ids.extend(unsafe {
+                    signal_hook::low_level::register(sig, move || {
+                        let now = clock::monotonic_ns().max(1);
+                        if let Err(first) =
+                            first_ns.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst)
+                        {
+                            if now.saturating_sub(first) >= SECOND_SIGNAL_NS {
+                                signal_hook::low_level::exit(code);
+                            }
+                        }
+                    })
+                });
             }
             ids.extend(flag::register(sig, which.clone()));
             ids.extend(flag::register(sig, stop.clone()));
         }
-        Signals {
+        StopSignals {
             ids,
+            stop,
             int,
             term,
             hup,
@@ -482,7 +500,7 @@ impl Signals {
     }
 }
 
-impl Drop for Signals {
+impl Drop for StopSignals {
     fn drop(&mut self) {
         for id in self.ids.drain(..) {
             signal_hook::low_level::unregister(id);
