@@ -623,6 +623,53 @@ fn bad_script_names_file_line_and_token() {
     one_line(&o, 2, &wanted);
 }
 
+/// A TXBUFFER this kernel caps (above net.core.wmem_max) or raises (below its smallest
+/// buffer) is said in one warning line naming the script's line and the flow, and the
+/// flow is sent all the same, as MGEN sends it: a script written for another host runs.
+#[test]
+fn a_txbuffer_the_kernel_would_change_is_a_warning_and_the_flow_is_sent() {
+    let wmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let dir = scratch("txbuffer");
+    let sink = start_sink(&dir);
+    let script = dir.join("big.mgn");
+    let above = wmem_max + 1;
+    std::fs::write(
+        &script,
+        format!(
+            "TXBUFFER 1\n0 ON 3 UDP DST {} PERIODIC [100 100] COUNT 5 TXBUFFER {above}\n0 ON 4 UDP DST {} PERIODIC [100 100] COUNT 5\n",
+            slash(&sink.addrs[0]),
+            slash(&sink.addrs[1])
+        ),
+    )
+    .unwrap();
+    // What this kernel gives a socket asking for 1 byte (2,304 on x86-64 today).
+    let smallest = dualbench_traffic::send::socket::granted_send_buffer(1).unwrap();
+    let out = dir.join("send.json");
+    let o = send_cmd(bin(), &[script.as_os_str()], &out)
+        .args(["--duration", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let s = script.display();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            format!("dualbench: warning: {s}:1: the global TXBUFFER 1 is below the kernel's smallest send buffer: it uses {smallest} bytes instead"),
+            format!("dualbench: warning: {s}:2: flow 3's TXBUFFER {above} is above this host's limit, net.core.wmem_max = {wmem_max}: the kernel caps it there; to send with the buffer asked for, raise the limit first (sysctl -w net.core.wmem_max={above})"),
+        ],
+        "{err}"
+    );
+    let got = stop_sink(sink);
+    assert_eq!(sink_flow(&got, "udp", 3)["messages"], 5, "{got}");
+    assert_eq!(sink_flow(&got, "udp", 4)["messages"], 5, "{got}");
+}
+
 /// `-o` and `--mgen-log` naming one file: both were opened for writing and the summary
 /// landed over the log's first lines, leaving neither readable (and exit 0). Refused
 /// before anything is bound or written.

@@ -170,6 +170,14 @@ fn send_main(a: SendArgs) -> Result<()> {
     };
     let (script, counting, dealt) = load_source(&a, &share)?;
     let plans = plan(&script, limit_ns)?;
+    // A TXBUFFER the kernel would cap or raise in silence: said before anything is sent,
+    // and before a dry run shows it.
+    for w in script::check_txbuffers(&script, send::socket::granted_send_buffer) {
+        note(&format!(
+            "dualbench: warning: {}:{}: {}",
+            a.source, w.line, w.message
+        ));
+    }
     for (flow, line, at) in crate::plan::late_starts(&script, limit_ns) {
         note(&format!(
             "dualbench: warning: flow {flow} (line {line}) starts at {} s, not before --duration {}: it is not sent",

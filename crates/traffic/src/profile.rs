@@ -153,6 +153,11 @@ struct DestFile {
 /// Parse and check a TOML profile (`file` names it in errors).
 pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     let bad = |m: String| Failure::usage(format!("{file}: {m}"));
+    // Not TOML at all first (`flows 10`, an unclosed bracket): toml's message alone said
+    // "expected `.`, `=`" and nothing of what to write.
+    if let Err(e) = toml::from_str::<toml::Table>(text) {
+        return Err(Failure::usage(syntax_error(text, file, &e)));
+    }
     let f: ProfileFile = toml::from_str(text).map_err(|e| {
         if let Some(line) = missing_key_line(e.message()) {
             return Failure::usage(format!("{file}: {line}"));
@@ -207,6 +212,62 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
 pub fn looks_like_profile(text: &str) -> bool {
     toml::from_str::<toml::Table>(text)
         .is_ok_and(|t| t.contains_key("rate") && t.contains_key("mix"))
+}
+
+/// Where the profile format is told, as errors point to it.
+const FORMAT_DOC: &str = "docs/traffic.md, \"Profiles and presets\"";
+
+/// One line for a profile that is not TOML: the file, the line (the last one with a setting
+/// when toml's place is past it, as for a bracket left open at the end), that line's text,
+/// toml's message, what to write and where the format is told: `p.toml:3: at 'flows 10':
+/// not TOML (expected `.`, `=`): write each setting as key = value, like flows = 10 (the
+/// profile format is in docs/traffic.md, "Profiles and presets")`.
+fn syntax_error(text: &str, file: &str, e: &toml::de::Error) -> String {
+    let at = e.span().map_or(0, |s| s.start.min(text.len()));
+    let lines: Vec<&str> = text.lines().collect();
+    let mut line = text.get(..at).unwrap_or(text).matches('\n').count();
+    if lines.get(line).is_none_or(|l| l.trim().is_empty()) {
+        let setting = |l: &&str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
+        line = lines[..line.min(lines.len())]
+            .iter()
+            .rposition(setting)
+            .unwrap_or(line);
+    }
+    let setting = lines.get(line).map_or("", |l| l.trim());
+    let shown = match setting.chars().count() {
+        0 => String::new(),
+        1..=60 => format!("at '{setting}': "),
+        _ => format!("at '{}...': ", setting.chars().take(57).collect::<String>()),
+    };
+    let why = crate::numbers::shorten_numbers(&e.message().trim().replace('\n', ": "));
+    format!(
+        "{file}:{}: {shown}not TOML ({why}): {} (the profile format is in {FORMAT_DOC})",
+        line + 1,
+        syntax_hint(&why, setting)
+    )
+}
+
+/// What to write instead, from toml's message `why` about the line `setting`.
+fn syntax_hint(why: &str, setting: &str) -> &'static str {
+    if why.contains("duplicate key") {
+        "give each key once"
+    } else if why.contains("table header") {
+        "write a table's name alone on its line, like [destinations]"
+    } else if why.contains("inline table") {
+        "write an inline table on one line and close it, like mix = { tcp_v4 = 45, udp_v4 = 5 }"
+    } else if why.contains("array") {
+        "separate a list's items with commas and close it, like ipv4 = [\"198.18.1.2/5000\", \"198.18.1.3/5000\"]"
+    } else if setting.ends_with('=') {
+        "give the key its value, like duration = 60"
+    } else if why.contains("expected `\"`") {
+        "write text in quotes, like pattern = \"periodic\""
+    } else if why.contains("string") {
+        "close the quotes on the same line, like rate = \"75Mbit\""
+    } else if why.contains("expected newline") {
+        "give one value per line, text in quotes, like rate = \"75Mbit\""
+    } else {
+        "write each setting as key = value, like flows = 10"
+    }
 }
 
 /// serde's "invalid type: string \"10s\", expected f64" for `key`, in the profile's words
@@ -461,6 +522,16 @@ pub fn to_script_of(
                 class_key(f.proto, f.family),
                 crate::numbers::readable(f.rate.round()),
                 crate::script::MAX_RATE
+            )));
+        }
+        // And the lowest, as a script's: "0.001bit" over ten flows of 1,460 B was taken, one
+        // message per flow at the start and none after for four years.
+        if f.rate < crate::script::MIN_RATE {
+            return Err(Failure::usage(format!(
+                "each {} flow would send one message every {} s, longer than the {:.0} s a flow may wait: raise the rate, or give fewer flows or smaller messages",
+                class_key(f.proto, f.family),
+                crate::numbers::readable((1.0 / f.rate).round()),
+                1.0 / crate::script::MIN_RATE
             )));
         }
         let dst = dsts[next_dst[f.family.index()] % dsts.len()];

@@ -151,9 +151,13 @@ fn profile_errors_name_the_file_and_cause() {
     )
     .unwrap_err();
     assert!(e.message.contains("tcp_v9"), "{}", e.message);
-    // A TOML syntax error names its line, and prints as one line.
+    // A TOML syntax error names its line (the one left open, not the end of the file),
+    // and prints as one line.
     let e = parse_profile("rate = \"1Mbit\"\nflows = [\n", "x.toml").unwrap_err();
-    assert_eq!(e.to_string(), "x.toml:3: invalid array: expected `]`");
+    assert_eq!(
+        e.to_string(),
+        "x.toml:2: at 'flows = [': not TOML (invalid array: expected `]`): separate a list's items with commas and close it, like ipv4 = [\"198.18.1.2/5000\", \"198.18.1.3/5000\"] (the profile format is in docs/traffic.md, \"Profiles and presets\")"
+    );
     let mut p = preset("C1B").unwrap();
     let e = to_script(&p, Some(1.0)).unwrap_err();
     assert!(
@@ -196,6 +200,20 @@ fn profile_durations_and_flow_rates_are_bounded() {
         e.message,
         "x.toml: duration must be a number of seconds of at least 0.000000001 (1 ns) and below 10000000 (about 115 days)"
     );
+    // As few messages as a script's lowest rate, one per 1,000,000 s, and no fewer:
+    // "0.0001bit" over two flows of 56 IP bytes was taken, one message each at the start.
+    let p = parse_profile(&text("0.0001bit", "10"), "x.toml").unwrap();
+    let e = to_script(&p, None).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.message,
+        "each udp_v4 flow would send one message every 8960000 s, longer than the 1000000 s a flow may wait: raise the rate, or give fewer flows or smaller messages"
+    );
+    assert!(to_script(
+        &parse_profile(&text("0.001bit", "10"), "x.toml").unwrap(),
+        None
+    )
+    .is_ok());
     assert!(parse_profile(&text("1Mbit", "9999999"), "x.toml").is_ok());
     assert!(parse_profile(&text("1Mbit", "0.000000001"), "x.toml").is_ok());
     // A huge rate's message count in one readable line (it was 45 digits).
@@ -329,5 +347,48 @@ fn a_value_of_the_wrong_type_names_its_key_and_how_to_write_it() {
     assert_eq!(
         parse_profile(&text, "x.toml").unwrap_err().message,
         "x.toml:6: key 'ipv4': invalid type: string \"127.0.0.1/5000\", expected a sequence: write a list of addresses, like ipv4 = [\"198.18.1.2/5000\"]"
+    );
+}
+
+/// A profile that is not TOML printed toml's message alone ("expected `.`, `=`"), at the
+/// end of the file for a bracket left open, and nothing of what to write: one line now,
+/// naming the file, the line and its text, with what to write and where the format is.
+#[test]
+fn toml_syntax_errors_say_what_to_write_and_where_the_format_is() {
+    let head = "# C1B over loopback\nrate = \"75Mbit\"\nmix = { tcp_v4 = 45, udp_v4 = 5 }\n";
+    let doc = "(the profile format is in docs/traffic.md, \"Profiles and presets\")";
+    for (tail, expected) in [
+        ("flows 10\n", "x.toml:4: at 'flows 10': not TOML (expected `.`, `=`): write each setting as key = value, like flows = 10"),
+        ("flows = 10\n[destinations\n", "x.toml:5: at '[destinations': not TOML (invalid table header: expected `.`, `]`): write a table's name alone on its line, like [destinations]"),
+        ("flows = 10\n[destinations]\nipv4 = [\"127.0.0.1/5000\"\n\n# the end\n", "x.toml:6: at 'ipv4 = [\"127.0.0.1/5000\"': not TOML (invalid array: expected `]`): separate a list's items with commas and close it, like ipv4 = [\"198.18.1.2/5000\", \"198.18.1.3/5000\"]"),
+        ("flows = 10\ntcp_size = { ipv4 = 1000\n", "x.toml:5: at 'tcp_size = { ipv4 = 1000': not TOML (invalid inline table: expected `}`): write an inline table on one line and close it, like mix = { tcp_v4 = 45, udp_v4 = 5 }"),
+        ("flows = 10\npattern = \"poisson\n", "x.toml:5: at 'pattern = \"poisson': not TOML (invalid basic string): close the quotes on the same line, like rate = \"75Mbit\""),
+        ("flows = 10\npattern = poisson\n", "x.toml:5: at 'pattern = poisson': not TOML (invalid string: expected `\"`, `'`): write text in quotes, like pattern = \"periodic\""),
+        ("flows = 10\nduration =\n", "x.toml:5: at 'duration =': not TOML (invalid string: expected `\"`, `'`): give the key its value, like duration = 60"),
+        ("flows = 10 20\n", "x.toml:4: at 'flows = 10 20': not TOML (expected newline, `#`): give one value per line, text in quotes, like rate = \"75Mbit\""),
+        ("flows = 10\nrate = \"1Mbit\"\n", "x.toml:5: at 'rate = \"1Mbit\"': not TOML (duplicate key `rate` in document root): give each key once"),
+    ] {
+        let e = parse_profile(&format!("{head}{tail}"), "x.toml").unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{tail}");
+        assert_eq!(e.message, format!("{expected} {doc}"), "{tail}");
+        assert_eq!(e.to_string().lines().count(), 1, "{tail}");
+    }
+    // A long line is cut to 60 characters.
+    let long = format!(
+        "flows = 10\n[destinations]\nipv4 = [{}\n",
+        "\"127.0.0.1/5000\", ".repeat(5)
+    );
+    let e = parse_profile(&format!("{head}{long}"), "x.toml").unwrap_err();
+    assert!(
+        e.message.starts_with("x.toml:6: at 'ipv4 = [\"127.0.0.1/5000\", \"127.0.0.1/5000\", \"127.0.0.1/50...': not TOML (invalid array"),
+        "{}",
+        e.message
+    );
+    // A well-formed profile with a wrong key or value keeps its own message.
+    let e = parse_profile(&format!("{head}flows = 10\nfoo = 1\n"), "x.toml").unwrap_err();
+    assert!(
+        e.message.starts_with("x.toml:5: unknown field `foo`"),
+        "{}",
+        e.message
     );
 }

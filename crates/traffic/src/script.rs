@@ -13,9 +13,14 @@
 //!           | CLONE [tcpdump <file> [<repeatCount>]]
 //! ```
 //!
-//! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Errors name
-//! the line and the token; [`ScriptError::into_failure`] adds the file name. A CLONE's
-//! capture is not read here: [`crate::clone::load`] reads it into the parsed script.
+//! `<addr>` is an IPv4 or IPv6 literal (`::1/5000` and `[::1]/5000` both work). Numbers
+//! that mean nothing are refused with what to give: a zero COUNT, SRC, TTL or TXBUFFER
+//! (MGEN's "default" zeros are the option left out), a rate outside
+//! [`MIN_RATE`]..=[`MAX_RATE`]. Errors name the line and the token;
+//! [`ScriptError::into_failure`] adds the file name. A CLONE's capture is not read here:
+//! [`crate::clone::load`] reads it into the parsed script, and [`check_txbuffers`] holds
+//! the TXBUFFERs against what the kernel would grant, asked through the function it is
+//! given (the asking is the sender's I/O).
 
 pub use crate::message::MAX_TCP_SIZE;
 use crate::message::{MAX_SIZE, MIN_SIZE};
@@ -38,6 +43,8 @@ pub struct Globals {
     pub tos: Option<u8>,
     pub ttl: Option<u8>,
     pub txbuffer: Option<usize>,
+    /// The line of the global TXBUFFER (0 without one), for [`check_txbuffers`]'s warnings.
+    pub txbuffer_line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -316,6 +323,11 @@ impl Cursor<'_> {
         })
     }
 
+    /// The token just taken (for an error about a value already read).
+    fn last(&self) -> String {
+        self.toks[self.i - 1].clone()
+    }
+
     fn positive(&mut self, what: &str, max: f64) -> Result<f64, ScriptError> {
         let t = self.next(what)?.to_string();
         match t.parse::<f64>() {
@@ -349,7 +361,10 @@ fn parse_global(cur: &mut Cursor, globals: &mut Globals) -> Result<(), ScriptErr
     match word.as_str() {
         "TOS" => globals.tos = Some(parse_tos(cur)?),
         "TTL" => globals.ttl = Some(parse_ttl(cur)?),
-        "TXBUFFER" => globals.txbuffer = Some(cur.number("TXBUFFER bytes")?),
+        "TXBUFFER" => {
+            globals.txbuffer = Some(parse_txbuffer(cur)?);
+            globals.txbuffer_line = cur.line;
+        }
         _ => {
             let t = cur.toks[0].clone();
             let why = match unsupported_global(&word) {
@@ -388,9 +403,95 @@ fn parse_ttl(cur: &mut Cursor) -> Result<u8, ScriptError> {
     if ttl == 0 {
         // The kernel refuses a hop limit of 0 (EINVAL): the flow would go out with the
         // default TTL while the script said otherwise.
-        return Err(cur.err("0", "TTL must be 1-255 (the kernel refuses 0)"));
+        return Err(cur.err(&cur.last(), "TTL must be 1-255 (the kernel refuses 0)"));
     }
     Ok(ttl)
+}
+
+/// `SRC <port>`: 1 to 65535. MGEN reads `SRC 0` as "any port", which is SRC left out;
+/// taken as a port, two TCP flows from "SRC 0" to one DST were refused as one connection.
+fn parse_src(cur: &mut Cursor) -> Result<u16, ScriptError> {
+    let port = cur.number::<u16>("SRC port (1-65535)")?;
+    if port == 0 {
+        return Err(cur.err(
+            &cur.last(),
+            "SRC 0 is no port: give 1-65535, or leave SRC out for a port the kernel picks (what MGEN's SRC 0 means)",
+        ));
+    }
+    Ok(port)
+}
+
+/// Largest TXBUFFER, bytes: Linux caps a socket's send buffer at INT_MAX / 2 whatever its
+/// limits, and the value goes to setsockopt as an int (a larger one wrapped around).
+pub const MAX_TXBUFFER: u64 = (i32::MAX / 2) as u64;
+
+/// `TXBUFFER <bytes>`: the socket's send buffer (SO_SNDBUF), 1 to [`MAX_TXBUFFER`]; what
+/// this host grants is [`check_txbuffers`]'s to say. 0 was taken and the kernel gave its
+/// smallest buffer (MGEN reads 0 as "leave the default", which is TXBUFFER left out).
+fn parse_txbuffer(cur: &mut Cursor) -> Result<usize, ScriptError> {
+    let t = cur.next("TXBUFFER bytes")?.to_string();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(cur.err(&t, "TXBUFFER bytes must be a whole number"));
+    }
+    match t.parse::<u64>() {
+        Ok(0) => Err(cur.err(
+            &t,
+            "TXBUFFER 0 is no send buffer: give its size in bytes (e.g. TXBUFFER 65536), or leave TXBUFFER out for the kernel's default",
+        )),
+        Ok(n) if n <= MAX_TXBUFFER => Ok(n as usize),
+        _ => Err(cur.err(
+            &t,
+            format!("TXBUFFER must be at most {MAX_TXBUFFER} bytes (Linux caps a socket's send buffer there): give a smaller size"),
+        )),
+    }
+}
+
+/// Every TXBUFFER of the script, the global one and each ON's, against the send buffer the
+/// kernel would grant: `granted(bytes)` is what a socket asking for `bytes` gets, in the
+/// same unit (half of what SO_SNDBUF reads back: Linux doubles the request for its
+/// bookkeeping), or None if that cannot be told. Linux caps a request at
+/// net.core.wmem_max and raises one below its smallest buffer, both without an error, so
+/// the flow would run with another buffer than the script says: one warning for each such
+/// TXBUFFER, naming its line. Not refused: a script written for another host (MGEN's own
+/// examples ask for more than a default Debian allows) still runs, as under MGEN.
+pub fn check_txbuffers(
+    script: &Script,
+    mut granted: impl FnMut(usize) -> Option<usize>,
+) -> Vec<ScriptError> {
+    let global = script
+        .globals
+        .txbuffer
+        .map(|b| (script.globals.txbuffer_line, None, b));
+    let ons = script.events.iter().filter_map(|e| match &e.action {
+        Action::On(spec) => spec.txbuffer.map(|b| (e.line, Some(e.flow), b)),
+        _ => None,
+    });
+    let mut asked: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut warnings = Vec::new();
+    for (line, flow, bytes) in global.into_iter().chain(ons) {
+        let Some(got) = *asked.entry(bytes).or_insert_with(|| granted(bytes)) else {
+            continue;
+        };
+        let whose = match flow {
+            Some(f) => format!("flow {f}'s TXBUFFER {bytes}"),
+            None => format!("the global TXBUFFER {bytes}"),
+        };
+        let why = if got < bytes {
+            format!("{whose} is above this host's limit, net.core.wmem_max = {got}: the kernel caps it there; to send with the buffer asked for, raise the limit first (sysctl -w net.core.wmem_max={bytes})")
+        } else if got > bytes {
+            format!(
+                "{whose} is below the kernel's smallest send buffer: it uses {got} bytes instead"
+            )
+        } else {
+            continue;
+        };
+        warnings.push(ScriptError {
+            line,
+            token: bytes.to_string(),
+            message: why,
+        });
+    }
+    warnings
 }
 
 fn parse_event(cur: &mut Cursor, at_ns: u64) -> Result<Event, ScriptError> {
@@ -441,8 +542,8 @@ fn parse_on(cur: &mut Cursor) -> Result<FlowSpec, ScriptError> {
         let tok = cur.next("an option")?.to_string();
         match tok.to_ascii_uppercase().as_str() {
             "DST" => dst = Some(parse_dst(cur)?),
-            "SRC" => src_port = Some(cur.number::<u16>("SRC port")?),
-            "TXBUFFER" => txbuffer = Some(cur.number::<usize>("TXBUFFER bytes")?),
+            "SRC" => src_port = Some(parse_src(cur)?),
+            "TXBUFFER" => txbuffer = Some(parse_txbuffer(cur)?),
             _ => {
                 cur.i -= 1;
                 parse_common_option(cur, &mut spec_opts, &mut pattern, ON_OPTIONS)?;
@@ -508,18 +609,29 @@ fn parse_common_option(
             cur.i -= 1;
             *pattern = Some(parse_pattern(cur)?);
         }
-        "COUNT" => {
-            let n: u64 = cur.number("COUNT")?;
-            if n == 0 {
-                return Err(cur.err("0", "COUNT must be at least 1"));
-            }
-            change.count = Some(n);
-        }
+        "COUNT" => change.count = Some(parse_count(cur)?),
         "TOS" => change.tos = Some(parse_tos(cur)?),
         "TTL" => change.ttl = Some(parse_ttl(cur)?),
         _ => return Err(cur.err(&tok, format!("unknown option (supported: {supported})"))),
     }
     Ok(())
+}
+
+/// `COUNT <n>`: 1 or more messages. MGEN's `COUNT -1` (no limit) is an ON without COUNT;
+/// 0 was "COUNT must be at least 1" and -1 "must be a whole number", neither saying how
+/// to ask for no limit.
+fn parse_count(cur: &mut Cursor) -> Result<u64, ScriptError> {
+    const AT_LEAST_ONE: &str = "COUNT must be 1 or more messages (for no limit, MGEN's COUNT -1, leave COUNT out of the ON)";
+    let t = cur.next("COUNT")?.to_string();
+    let whole = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    let why = match t.parse::<u64>() {
+        Ok(n) if n > 0 => return Ok(n),
+        Ok(_) => AT_LEAST_ONE,
+        Err(_) if t.strip_prefix('-').is_some_and(whole) => AT_LEAST_ONE,
+        Err(_) if whole(&t) => "COUNT is too large",
+        Err(_) => "COUNT must be a whole number",
+    };
+    Err(cur.err(&t, why))
 }
 
 fn parse_tos(cur: &mut Cursor) -> Result<u8, ScriptError> {
@@ -605,14 +717,29 @@ fn parse_clone(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
 
 /// Highest message rate a pattern may ask for, per flow.
 pub const MAX_RATE: f64 = 1e7;
+/// Lowest message rate, per flow: one message per 1,000,000 s, the longest BURST interval.
+/// A rate of 1e-300 was taken and sent one message at the ON and none after.
+pub const MIN_RATE: f64 = 1e-6;
 /// Shortest BURST interval and on-period, in seconds (1 µs). Each on-period starts with a
 /// message, so bursts every 1 ns asked for 10^9 messages/s, and ones that round to 0 ns
 /// kept the sender busy for a minute without sending (or noticing a stop).
 pub const MIN_BURST_S: f64 = 1e-6;
 
+/// A pattern's messages per second, [`MIN_RATE`] to [`MAX_RATE`].
+fn parse_rate(cur: &mut Cursor) -> Result<f64, ScriptError> {
+    let t = cur.next("rate (messages per second)")?.to_string();
+    match t.parse::<f64>() {
+        Ok(v) if (MIN_RATE..=MAX_RATE).contains(&v) => Ok(v),
+        _ => Err(cur.err(
+            &t,
+            format!("rate (messages per second) must be a number from {MIN_RATE:.6} (one message per 1000000 s) to {MAX_RATE}"),
+        )),
+    }
+}
+
 fn parse_rate_size(cur: &mut Cursor) -> Result<(f64, u64), ScriptError> {
     cur.expect("[")?;
-    let rate = cur.positive("rate (messages per second)", MAX_RATE)?;
+    let rate = parse_rate(cur)?;
     let size: u64 = cur.number("size (bytes)")?;
     cur.expect("]")?;
     Ok((rate, size))
@@ -622,7 +749,7 @@ fn parse_rate_size(cur: &mut Cursor) -> Result<(f64, u64), ScriptError> {
 /// (its own example, `JITTER [1 1024 .5]`, takes 0.5).
 fn parse_jitter(cur: &mut Cursor) -> Result<Pattern, ScriptError> {
     cur.expect("[")?;
-    let rate = cur.positive("rate (messages per second)", MAX_RATE)?;
+    let rate = parse_rate(cur)?;
     let size: u64 = cur.number("size (bytes)")?;
     let fraction = cur.positive("JITTER fraction (of the interval)", 0.5)?;
     cur.expect("]")?;

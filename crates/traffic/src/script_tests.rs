@@ -29,7 +29,8 @@ fn parses_a_script_over_both_families() {
         Globals {
             tos: Some(16),
             ttl: None,
-            txbuffer: None
+            txbuffer: None,
+            txbuffer_line: 0
         }
     );
     assert_eq!(s.events.len(), 8);
@@ -299,7 +300,7 @@ fn whole_numbers_too_large_or_not_whole_say_which() {
             "COUNT is too large",
         ),
         ("COUNT 1e3", "1e3", "COUNT must be a whole number"),
-        ("SRC 70000", "70000", "SRC port is too large"),
+        ("SRC 70000", "70000", "SRC port (1-65535) is too large"),
         ("TTL 256", "256", "TTL (1-255) is too large"),
     ] {
         let (_, got, why) = error(&format!("0 ON 1 UDP DST ::1/5000 PERIODIC [1 100] {opts}"));
@@ -492,5 +493,133 @@ fn mgen_global_commands_are_taken_or_named() {
     assert_eq!(
         error("FROB 5\n").2,
         "expected an event time in seconds (or a global TOS, TTL or TXBUFFER)"
+    );
+}
+
+/// Numbers that mean nothing were taken: TXBUFFER 0 (the kernel then gave its smallest
+/// buffer) and 99999999999 (wrapped around as setsockopt's int), SRC 0, rates down to
+/// 1e-300 (one message at the ON, none after). Each is one line naming the token and what
+/// to give, as COUNT, TTL and TOS were (COUNT 0 and -1 now say how to ask for no limit).
+#[test]
+fn zero_and_absurd_numbers_are_refused_with_what_to_give() {
+    let txbuffer_max = "TXBUFFER must be at most 1073741823 bytes (Linux caps a socket's send buffer there): give a smaller size";
+    let no_count = "COUNT must be 1 or more messages (for no limit, MGEN's COUNT -1, leave COUNT out of the ON)";
+    let rate = "rate (messages per second) must be a number from 0.000001 (one message per 1000000 s) to 10000000";
+    for (opts, token, msg) in [
+        ("TXBUFFER 0", "0", "TXBUFFER 0 is no send buffer: give its size in bytes (e.g. TXBUFFER 65536), or leave TXBUFFER out for the kernel's default"),
+        ("TXBUFFER 000", "000", "TXBUFFER 0 is no send buffer: give its size in bytes (e.g. TXBUFFER 65536), or leave TXBUFFER out for the kernel's default"),
+        ("TXBUFFER 1073741824", "1073741824", txbuffer_max),
+        ("TXBUFFER 99999999999", "99999999999", txbuffer_max),
+        ("TXBUFFER 99999999999999999999999", "99999999999999999999999", txbuffer_max),
+        ("TXBUFFER -1", "-1", "TXBUFFER bytes must be a whole number"),
+        ("TXBUFFER 64k", "64k", "TXBUFFER bytes must be a whole number"),
+        ("COUNT 0", "0", no_count),
+        ("COUNT 00", "00", no_count),
+        ("COUNT -1", "-1", no_count),
+        ("COUNT 1.5", "1.5", "COUNT must be a whole number"),
+        ("SRC 0", "0", "SRC 0 is no port: give 1-65535, or leave SRC out for a port the kernel picks (what MGEN's SRC 0 means)"),
+        ("SRC -1", "-1", "SRC port (1-65535) must be a whole number"),
+        ("TTL 00", "00", "TTL must be 1-255 (the kernel refuses 0)"),
+        ("TOS 256", "256", "TOS must be 0-255 (decimal or 0x hex)"),
+        ("TOS 0x100", "0x100", "TOS must be 0-255 (decimal or 0x hex)"),
+    ] {
+        let script = format!("0 ON 1 UDP DST ::1/5000 PERIODIC [1 100] {opts}");
+        assert_eq!(
+            error(&script),
+            (1, token.to_string(), msg.to_string()),
+            "{opts}"
+        );
+    }
+    // The same on a MOD, and for a global TXBUFFER.
+    let on = "0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n";
+    assert_eq!(
+        error(&format!("{on}1 MOD 1 COUNT 0\n")),
+        (2, "0".to_string(), no_count.to_string())
+    );
+    assert_eq!(
+        error(&format!("TXBUFFER 0\n{on}")).2,
+        "TXBUFFER 0 is no send buffer: give its size in bytes (e.g. TXBUFFER 65536), or leave TXBUFFER out for the kernel's default"
+    );
+    // Rates, in every pattern that takes one (BURST's inner one too).
+    for pattern in [
+        "PERIODIC [{} 100]",
+        "POISSON [{} 100]",
+        "JITTER [{} 100 0.5]",
+        "BURST [REGULAR 1 PERIODIC [{} 100] FIXED 0.5]",
+    ] {
+        for bad in ["0", "-1", "1e-300", "0.00000099", "10000001", "inf", "NaN"] {
+            let script = format!("0 ON 1 UDP DST ::1/5000 {}", pattern.replace("{}", bad));
+            assert_eq!(
+                error(&script),
+                (1, bad.to_string(), rate.to_string()),
+                "{script}"
+            );
+        }
+        for good in ["0.000001", "10000000"] {
+            let script = format!("0 ON 1 UDP DST ::1/5000 {}", pattern.replace("{}", good));
+            assert!(parse(&script).is_ok(), "{script}");
+        }
+    }
+    // The bounds themselves are taken.
+    let s = parse("TXBUFFER 1073741823\n0 ON 1 UDP DST ::1/5000 PERIODIC [1 100] SRC 65535 COUNT 1 TXBUFFER 1\n0 ON 2 UDP DST ::1/5000 PERIODIC [1 100] SRC 1\n").unwrap();
+    assert_eq!(
+        (s.globals.txbuffer, s.globals.txbuffer_line),
+        (Some(1_073_741_823), 1)
+    );
+    let Action::On(spec) = &s.events[0].action else {
+        panic!("ON expected")
+    };
+    assert_eq!(
+        (spec.src_port, spec.count, spec.txbuffer),
+        (Some(65535), Some(1), Some(1))
+    );
+}
+
+/// A TXBUFFER the kernel would cap (above net.core.wmem_max) or raise (below its smallest
+/// buffer) in silence is refused at its line, naming the flow (or the global) and what
+/// to give; one it grants as asked passes. Each size is asked once.
+#[test]
+fn txbuffers_the_kernel_would_change_are_refused() {
+    // A kernel with wmem_max 4 MiB and a smallest buffer of 2,304 bytes (Linux on x86-64).
+    let asked = std::cell::RefCell::new(Vec::new());
+    let kernel = |bytes: usize| {
+        asked.borrow_mut().push(bytes);
+        Some(bytes.clamp(2304, 4 << 20))
+    };
+    let script = |text: &str| parse(text).unwrap();
+    let ok = script(
+        "TXBUFFER 65536\n0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n\
+         0 ON 2 TCP DST ::1/5000 PERIODIC [1 100] TXBUFFER 4194304\n\
+         0 ON 3 TCP DST ::1/5000 PERIODIC [1 100] TXBUFFER 2304\n\
+         0 ON 4 TCP DST ::1/5000 PERIODIC [1 100] TXBUFFER 65536\n",
+    );
+    assert_eq!(check_txbuffers(&ok, kernel), []);
+    assert_eq!(*asked.borrow(), [65536, 4194304, 2304]);
+
+    let warned = check_txbuffers(
+        &script("0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n0 ON 7 UDP DST ::1/5000 PERIODIC [1 100] TXBUFFER 8388608\n"),
+        kernel,
+    );
+    assert_eq!(warned.len(), 1);
+    assert_eq!(
+        (warned[0].line, warned[0].message.as_str()),
+        (2, "flow 7's TXBUFFER 8388608 is above this host's limit, net.core.wmem_max = 4194304: the kernel caps it there; to send with the buffer asked for, raise the limit first (sysctl -w net.core.wmem_max=8388608)")
+    );
+    let warned = check_txbuffers(
+        &script("# small\nTXBUFFER 1000\n0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n"),
+        kernel,
+    );
+    assert_eq!(warned.len(), 1);
+    assert_eq!(
+        (warned[0].line, warned[0].message.as_str()),
+        (2, "the global TXBUFFER 1000 is below the kernel's smallest send buffer: it uses 2304 bytes instead")
+    );
+    // A kernel that cannot be asked (no socket to be had) lets the script through.
+    assert_eq!(
+        check_txbuffers(
+            &script("TXBUFFER 1\n0 ON 1 UDP DST ::1/5000 PERIODIC [1 100]\n"),
+            |_| None
+        ),
+        []
     );
 }

@@ -104,6 +104,19 @@ pub fn open(plan: &FlowPlan, end_ns: u64) -> Result<Socket, SendError> {
     Ok(sock)
 }
 
+/// The send buffer a socket asking for `bytes` (SO_SNDBUF, as a flow's TXBUFFER does) gets,
+/// in the same unit: Linux doubles the request for its bookkeeping (halved back here), caps
+/// it at net.core.wmem_max and raises it to its smallest buffer, all without an error.
+/// Asked of a throwaway UDP socket that sends nothing (the rule is the same for every
+/// socket); None if no socket can be had to ask.
+pub fn granted_send_buffer(bytes: usize) -> Option<usize> {
+    let sock = Socket::new(Domain::IPV4, Type::DGRAM, None)
+        .or_else(|_| Socket::new(Domain::IPV6, Type::DGRAM, None))
+        .ok()?;
+    sock.set_send_buffer_size(bytes).ok()?;
+    sock.send_buffer_size().ok().map(|got| got / 2)
+}
+
 /// Queue the ICMP errors the socket's datagrams bring back, one by one (IP_RECVERR).
 fn recv_errors(sock: &Socket, family: Family) -> io::Result<()> {
     let (level, name) = match family {
@@ -463,6 +476,25 @@ mod tests {
     use super::*;
     use crate::plan::plan;
     use crate::script::parse;
+
+    /// What this kernel grants a TXBUFFER, asked of a socket that sends nothing: as asked
+    /// between its smallest buffer and net.core.wmem_max, capped above, raised below.
+    #[test]
+    fn the_kernel_grants_a_send_buffer_within_its_limits() {
+        let wmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(wmem_max >= 65536, "net.core.wmem_max {wmem_max}");
+        assert_eq!(granted_send_buffer(65536), Some(65536));
+        assert_eq!(granted_send_buffer(wmem_max), Some(wmem_max));
+        assert_eq!(granted_send_buffer(wmem_max + 1), Some(wmem_max));
+        let smallest = granted_send_buffer(1).unwrap();
+        assert!((1000..=8192).contains(&smallest), "{smallest}");
+        assert_eq!(granted_send_buffer(smallest), Some(smallest));
+        assert_eq!(granted_send_buffer(smallest + 1), Some(smallest + 1));
+    }
 
     /// A batch that must wait for room in the socket carries the time the kernel took it,
     /// in its headers and in what the send loop records: the headers kept the time the

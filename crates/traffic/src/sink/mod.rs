@@ -23,7 +23,7 @@ use dualbench_common::{Failure, Result};
 use mio::net::{TcpListener, TcpStream, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
 use socket2::{Domain, Socket, Type};
-use stats::SinkStats;
+use stats::{Received, SinkStats};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -450,11 +450,16 @@ impl Sink {
             for d in &batch {
                 match (Header::parse(d.bytes), d.src) {
                     (Some(h), Some(src)) => {
-                        let recv_ns = receive_time(d.stamp_real_ns, offset, read_ns);
-                        let size = d.bytes.len() as u64;
-                        self.stats
-                            .record_stamped(Proto::Udp, src, dst, &h, size, recv_ns, read_ns);
-                        self.log_recv(Proto::Udp, src, dst, &h, size, recv_ns);
+                        let m = Received {
+                            proto: Proto::Udp,
+                            src,
+                            dst,
+                            header: h,
+                            size: d.bytes.len() as u64,
+                            recv_ns: receive_time(d.stamp_real_ns, offset, read_ns),
+                        };
+                        self.stats.record_stamped(&m, read_ns);
+                        self.log_recv(&m);
                     }
                     _ => self.stats.foreign += 1,
                 }
@@ -547,12 +552,18 @@ impl Sink {
                 break;
             }
             conn.start += h.len as usize;
+            self.record(&Received {
+                proto: Proto::Tcp,
+                src: conn.peer,
+                dst: conn.local,
+                header: h,
+                size: h.len as u64,
+                recv_ns: now,
+            });
+            // A connection's first message: its flow exists now (recorded just above).
             if conn.flow.is_none() {
                 conn.flow = Some(h.flow);
-                self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
                 self.stats.connection(Proto::Tcp, conn.peer, &h);
-            } else {
-                self.record(Proto::Tcp, conn.peer, conn.local, &h, h.len as u64, now);
             }
         }
         if conn.start > 0 && conn.start * 2 >= conn.buf.len() {
@@ -567,40 +578,25 @@ impl Sink {
         let _ = self.poll.registry().deregister(&mut conn.stream);
     }
 
-    fn record(
-        &mut self,
-        proto: Proto,
-        src: SocketAddr,
-        dst: SocketAddr,
-        h: &Header,
-        size: u64,
-        now: u64,
-    ) {
-        self.stats.record(proto, src, dst, h, size, now);
-        self.log_recv(proto, src, dst, h, size, now);
+    /// Count a message read at its receive time (TCP) and log it.
+    fn record(&mut self, m: &Received) {
+        self.stats.record(m);
+        self.log_recv(m);
     }
 
     /// An MGEN `RECV` line for one message, if a log is being written.
-    fn log_recv(
-        &mut self,
-        proto: Proto,
-        src: SocketAddr,
-        dst: SocketAddr,
-        h: &Header,
-        size: u64,
-        now: u64,
-    ) {
+    fn log_recv(&mut self, m: &Received) {
         if self.log.is_some() {
             let to_unix = |mono: u64| (mono as i128 + self.unix_offset).max(0) as u64;
             let r = mgen_log::Recv {
-                recv_unix_ns: to_unix(now),
-                sent_unix_ns: to_unix(h.sent_ns),
-                proto,
-                flow: h.flow,
-                seq: h.seq,
-                src: &src,
-                dst: &dst,
-                size,
+                recv_unix_ns: to_unix(m.recv_ns),
+                sent_unix_ns: to_unix(m.header.sent_ns),
+                proto: m.proto,
+                flow: m.header.flow,
+                seq: m.header.seq,
+                src: &m.src,
+                dst: &m.dst,
+                size: m.size,
             };
             self.write_log(mgen_log::recv_line(&r));
         }

@@ -2,7 +2,8 @@
 //! per time window, UDP loss, duplicates and reordering by sequence number, one-way delay
 //! (receive time minus the send time in the header: one clock on one machine), RFC 3550
 //! interarrival jitter and, for UDP, how long the sink took to read a datagram after the
-//! kernel received it (the read lag). Pure: the times are passed in.
+//! kernel received it (the read lag). Pure: each message comes in as a [`Received`], its
+//! times in it.
 
 use crate::message::Header;
 use crate::rate::{message_bytes, Bytes, Proto};
@@ -37,6 +38,20 @@ impl FlowKey {
             flow: h.flow,
         }
     }
+}
+
+/// One message as the sink received it: its protocol, the sender's and the sink's
+/// addresses, its header, its size (payload bytes, header included) and when it arrived
+/// (CLOCK_MONOTONIC ns: the kernel's receive time for UDP, the read time for TCP). What
+/// [`SinkStats::record`] counts and the MGEN log's `RECV` line tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Received {
+    pub proto: Proto,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub header: Header,
+    pub size: u64,
+    pub recv_ns: u64,
 }
 
 /// One flow as the sink saw it.
@@ -98,8 +113,9 @@ impl FlowAcc {
         self.last_ns as f64 + self.last_ns.saturating_sub(self.first_ns) as f64 / gaps
     }
 
-    fn record(&mut self, h: &Header, size: u64, recv_ns: u64, window: usize) {
-        let bytes = message_bytes(self.key.proto, self.family, size);
+    fn record(&mut self, m: &Received, window: usize) {
+        let (h, recv_ns) = (&m.header, m.recv_ns);
+        let bytes = message_bytes(self.key.proto, self.family, m.size);
         if self.messages == 0 {
             self.first_ns = recv_ns;
         }
@@ -172,41 +188,25 @@ impl SinkStats {
         }
     }
 
-    /// Count one message of `size` bytes received at `recv_ns`.
-    pub fn record(
-        &mut self,
-        proto: Proto,
-        src: SocketAddr,
-        dst: SocketAddr,
-        h: &Header,
-        size: u64,
-        recv_ns: u64,
-    ) -> &mut FlowAcc {
-        let key = FlowKey::of(proto, src, h);
-        let window = (recv_ns.saturating_sub(self.start_ns) / self.window_ns) as usize;
+    /// Count one message, received at `m.recv_ns`.
+    pub fn record(&mut self, m: &Received) -> &mut FlowAcc {
+        let key = FlowKey::of(m.proto, m.src, &m.header);
+        let window = (m.recv_ns.saturating_sub(self.start_ns) / self.window_ns) as usize;
         let acc = self
             .flows
             .entry(key)
-            .or_insert_with(|| FlowAcc::new(key, src, dst, recv_ns));
-        acc.record(h, size, recv_ns, window);
+            .or_insert_with(|| FlowAcc::new(key, m.src, m.dst, m.recv_ns));
+        acc.record(m, window);
         acc
     }
 
-    /// Count one message the kernel stamped as received at `recv_ns` and the sink read at
+    /// Count one message the kernel stamped as received at `m.recv_ns` and the sink read at
     /// `read_ns`: delay and jitter from the kernel's time, the difference as read lag.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record_stamped(
-        &mut self,
-        proto: Proto,
-        src: SocketAddr,
-        dst: SocketAddr,
-        h: &Header,
-        size: u64,
-        recv_ns: u64,
-        read_ns: u64,
-    ) {
-        let acc = self.record(proto, src, dst, h, size, recv_ns);
-        let _ = acc.read_lag.record(read_ns.saturating_sub(recv_ns).max(1));
+    pub fn record_stamped(&mut self, m: &Received, read_ns: u64) {
+        let acc = self.record(m);
+        let _ = acc
+            .read_lag
+            .record(read_ns.saturating_sub(m.recv_ns).max(1));
     }
 
     /// Note a new TCP connection of a flow (called at its first message, `h`).
@@ -220,6 +220,18 @@ impl SinkStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A UDP message of 100 bytes from `src` to `dst`, received at `recv_ns`.
+    fn udp(src: SocketAddr, dst: SocketAddr, header: Header, recv_ns: u64) -> Received {
+        Received {
+            proto: Proto::Udp,
+            src,
+            dst,
+            header,
+            size: 100,
+            recv_ns,
+        }
+    }
 
     fn h(seq: u32, sent_ns: u64) -> Header {
         Header {
@@ -241,7 +253,7 @@ mod tests {
         let arrivals = [(0, 10), (1, 20), (3, 40), (2, 30), (2, 30), (5, 60)];
         for (i, (seq, sent_us)) in arrivals.iter().enumerate() {
             let recv = 1_000 + i as u64 * 600_000_000;
-            s.record(Proto::Udp, src, dst, &h(*seq, sent_us * 1_000), 100, recv);
+            s.record(&udp(src, dst, h(*seq, sent_us * 1_000), recv));
         }
         let acc = &s.flows[&FlowKey {
             proto: Proto::Udp,
@@ -275,7 +287,7 @@ mod tests {
             for seq in 0..10 {
                 let mut m = h(seq, seq as u64);
                 m.run = run;
-                s.record(Proto::Udp, src, dst, &m, 100, seq as u64 + 10);
+                s.record(&udp(src, dst, m, seq as u64 + 10));
             }
         }
         assert_eq!(s.flows.len(), 3);
@@ -291,7 +303,7 @@ mod tests {
         // Transit times 100, 116, 100 µs: J = 16/16 = 1 µs, then 1 + (16 - 1)/16.
         for (seq, transit) in [(0u32, 100_000u64), (1, 116_000), (2, 100_000)] {
             let sent = seq as u64 * 1_000_000;
-            s.record(Proto::Udp, src, src, &h(seq, sent), 100, sent + transit);
+            s.record(&udp(src, src, h(seq, sent), sent + transit));
         }
         let acc = s.flows.values().next().unwrap();
         assert!(

@@ -3,10 +3,22 @@
 
 use super::*;
 use crate::message::Header;
-use crate::sink::stats::SinkStats;
+use crate::sink::stats::{Received, SinkStats};
 use std::net::SocketAddr;
 
 const START: u64 = 1_000_000_000;
+
+/// Message `header` of `size` bytes from `src` (to itself), received at `recv_ns`.
+fn got(proto: Proto, src: SocketAddr, header: Header, size: u64, recv_ns: u64) -> Received {
+    Received {
+        proto,
+        src,
+        dst: src,
+        header,
+        size,
+        recv_ns,
+    }
+}
 
 fn run_with(stats: SinkStats) -> SinkRun {
     SinkRun {
@@ -34,7 +46,7 @@ fn fixed() -> SinkStats {
             proto: Proto::Udp,
             run: 7,
         };
-        s.record(Proto::Udp, v4, v4, &h, 1000, t);
+        s.record(&got(Proto::Udp, v4, h, 1000, t));
     }
     for seq in 0..50u32 {
         let t = START + 500_000_000 + seq as u64 * 20_000_000;
@@ -46,7 +58,7 @@ fn fixed() -> SinkStats {
             proto: Proto::Tcp,
             run: 7,
         };
-        s.record(Proto::Tcp, v6, v6, &h, 1440, t);
+        s.record(&got(Proto::Tcp, v6, h, 1440, t));
         if seq == 0 {
             s.connection(Proto::Tcp, v6, &h);
         }
@@ -136,7 +148,7 @@ fn steady(s: &mut SinkStats, src: SocketAddr, flow: u32, from_s: u64, n: u32) {
             proto: Proto::Udp,
             run: 7,
         };
-        s.record(Proto::Udp, src, src, &h, 512, t);
+        s.record(&got(Proto::Udp, src, h, 512, t));
     }
 }
 
@@ -195,7 +207,7 @@ fn flows_of_one_message_have_no_rate_together_either() {
         proto: Proto::Udp,
         run: 7,
     };
-    s.record(Proto::Udp, b, b, &h, 512, START + 136_000);
+    s.record(&got(Proto::Udp, b, h, 512, START + 136_000));
     let summary = summarize(&run_with(s), None);
     assert_eq!(summary.total.traffic.messages, 2);
     assert_eq!(summary.total.traffic.rate_bps, Rates::default());
