@@ -601,3 +601,410 @@ fn what_cannot_be_merged_is_refused_in_one_line() {
         "dualbench: the following required arguments were not provided: <FILE>... (see 'dualbench merge --help')",
     );
 }
+
+/// Wait (60 s at most) for runs that may end with failures (exit 1 when no request
+/// completed, or when cut short): each must have written its document.
+fn finish_any(children: Vec<Child>) {
+    for mut child in children {
+        let status = wait_until_or_kill(&mut child, Instant::now() + Duration::from_secs(60));
+        let err = support::process::rest_of_stderr(&mut child);
+        let code = status.and_then(|s| s.code());
+        assert!(matches!(code, Some(0 | 1)), "run failed ({code:?}): {err}");
+    }
+}
+
+/// Start a run that `signal`s itself away after `after`: a document of a run cut short.
+fn cut_short(dir: &Path, name: &str, args: &[&str], sig: i32, after: Duration) -> Child {
+    let child = spawn_run(dir, name, args);
+    std::thread::sleep(after);
+    signal(child.id(), sig);
+    child
+}
+
+/// `doc` written to `dir/name` as another run (its start moved by `offset_ns`).
+fn write_as(dir: &Path, name: &str, doc: &Value, offset_ns: u64) {
+    let mut d = doc.clone();
+    d["start_unix_ns"] = (doc["start_unix_ns"].as_u64().unwrap() + offset_ns).into();
+    std::fs::write(dir.join(name), serde_json::to_string_pretty(&d).unwrap()).unwrap();
+}
+
+/// Every kind of real document merges: closed and open loop, with and without
+/// keep-alive, pipelined, with failures of every kind and none completed, non-2xx
+/// statuses, ab's -l, a body sent, runs cut short by SIGINT and SIGTERM mid-run, documents
+/// written before the fields added since, and merged documents merged again. None of them
+/// breaks what the merge checks of each input (docs/merge.md, "What is refused").
+#[test]
+fn real_documents_of_every_kind_pass_the_checks() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("hm-merge-kinds");
+    let body = dir.join("body.txt");
+    std::fs::write(&body, "0123456789abcdef").unwrap();
+    let body = body.to_str().unwrap();
+    let urls = |path: &str| {
+        [
+            format!("http://127.0.0.1:{port}{path}"),
+            format!("http://[::1]:{port}{path}"),
+        ]
+    };
+    let [r4, r6] = urls("/");
+    let [s4, s6] = urls("/status/500");
+    let [x4, x6] = urls("/reset");
+    let [c4, c6] = urls("/close");
+    let [v4, v6] = urls("/vary/10");
+    let [e4, e6] = urls("/echo");
+    let [d4, d6] = urls("/delay/5");
+    let [t4, t6] = urls("/stall");
+    let refused = format!("http://127.0.0.1:{}/", {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    });
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "closed.json",
+            vec!["-n", "400", "-c", "8", "--ratio", "2:1", &r4, &r6],
+        ),
+        (
+            "closed-k.json",
+            vec!["-n", "400", "-c", "8", "-k", "--ratio", "1:3", &r4, &r6],
+        ),
+        ("closed-v4.json", vec!["-n", "200", "-c", "4", &r4]),
+        (
+            "pipelined.json",
+            vec!["-n", "400", "-c", "4", "-k", "--pipeline", "4", &r4, &r6],
+        ),
+        ("status500.json", vec!["-n", "300", "-c", "8", &s4, &s6]),
+        (
+            "status500-k.json",
+            vec!["-n", "300", "-c", "8", "-k", &s4, &s6],
+        ),
+        ("reset.json", vec!["-n", "200", "-c", "8", &x4, &x6]),
+        (
+            "reset-k.json",
+            vec!["-n", "200", "-c", "4", "-k", "--pipeline", "2", &x4, &x6],
+        ),
+        ("close-k.json", vec!["-n", "200", "-c", "8", "-k", &c4, &c6]),
+        (
+            "stall.json",
+            vec!["-n", "10", "-c", "10", "-s", "0.2", &t4, &t6],
+        ),
+        ("refused.json", vec!["-n", "50", "-c", "5", &refused]),
+        ("vary.json", vec!["-n", "300", "-c", "4", &v4, &v6]),
+        ("vary-l.json", vec!["-n", "300", "-c", "4", "-l", &v4, &v6]),
+        (
+            "body.json",
+            vec!["-n", "200", "-c", "4", "-p", body, &e4, &e6],
+        ),
+        (
+            "open.json",
+            vec!["-n", "400", "-c", "8", "--rate", "2000", &r4, &r6],
+        ),
+        (
+            "open-poisson.json",
+            vec![
+                "-n",
+                "400",
+                "-c",
+                "8",
+                "--rate",
+                "2000",
+                "--arrival",
+                "poisson",
+                "--ratio",
+                "3:1",
+                &r4,
+                &r6,
+            ],
+        ),
+        // Over what -c 2 can carry at 5 ms each: late requests and unsent slots.
+        (
+            "open-over.json",
+            vec!["-t", "0.5", "-c", "2", "--rate", "2000", &d4, &d6],
+        ),
+        (
+            "open-k.json",
+            vec!["-n", "400", "-c", "8", "-k", "--rate", "2000", &d4, &d6],
+        ),
+    ];
+    let children = runs
+        .iter()
+        .map(|(name, args)| spawn_run(&dir, name, args))
+        .collect();
+    finish_any(children);
+    let ms = Duration::from_millis;
+    let cut = vec![
+        cut_short(
+            &dir,
+            "int-closed.json",
+            &["-t", "20", "-c", "8", &d4, &d6],
+            libc::SIGINT,
+            ms(400),
+        ),
+        cut_short(
+            &dir,
+            "int-open.json",
+            &["-t", "20", "-c", "8", "--rate", "1000", &d4, &d6],
+            libc::SIGINT,
+            ms(400),
+        ),
+        cut_short(
+            &dir,
+            "int-open-k.json",
+            &["-t", "20", "-c", "3", "-k", "--rate", "2000", &d4, &d6],
+            libc::SIGINT,
+            ms(400),
+        ),
+        cut_short(
+            &dir,
+            "term-pipelined.json",
+            &["-t", "20", "-c", "4", "-k", "--pipeline", "8", &d4, &d6],
+            libc::SIGTERM,
+            ms(400),
+        ),
+    ];
+    finish_any(cut);
+    let mut names: Vec<String> = runs.iter().map(|(n, _)| n.to_string()).collect();
+    names.extend(
+        [
+            "int-closed.json",
+            "int-open.json",
+            "int-open-k.json",
+            "term-pipelined.json",
+        ]
+        .map(String::from),
+    );
+    for name in &names {
+        let doc = read(&dir, name);
+        // Each alone, and written as it was before the fields added since.
+        let m = merge_json(&dir, &[name]);
+        assert_eq!(m["requests"], doc["requests"], "{name}");
+        let mut old = doc.clone();
+        old.as_object_mut().unwrap().remove("client");
+        for key in ["variable_length", "body_sent"] {
+            old["settings"].as_object_mut().unwrap().remove(key);
+        }
+        old["generator"]
+            .as_object_mut()
+            .unwrap()
+            .remove("connections_peak");
+        for f in old["families"].as_object_mut().unwrap().values_mut() {
+            f.as_object_mut().unwrap().remove("closing_responses");
+        }
+        old["total"]
+            .as_object_mut()
+            .unwrap()
+            .remove("closing_responses");
+        let old_name = format!("old-{name}");
+        write_as(&dir, &old_name, &old, 1);
+        let out = merge(&dir, &[&old_name, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{old_name}: {}", stderr(&out));
+    }
+    // The cut-short runs are what they say; the failures happened.
+    assert_eq!(
+        read(&dir, "int-open.json")["interrupted"],
+        "interrupted by Ctrl-C (SIGINT)"
+    );
+    assert_eq!(
+        read(&dir, "term-pipelined.json")["interrupted"],
+        "stopped by SIGTERM"
+    );
+    assert_eq!(read(&dir, "reset.json")["requests"]["completed"], 0);
+    assert!(
+        read(&dir, "open-over.json")["total"]["unsent"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // Runs of one benchmark merge (a complete one with one cut short), and so does what
+    // they merge into, again, with another run of the same benchmark.
+    let groups: [&[&str]; 5] = [
+        &["closed.json", "closed-v4.json"],
+        &["open-k.json", "int-open-k.json"],
+        &["status500.json", "old-status500.json"],
+        &["reset.json", "old-reset.json"],
+        &["int-closed.json", "old-int-closed.json"],
+    ];
+    for (i, group) in groups.iter().enumerate() {
+        let m = merge(
+            &dir,
+            &[&["--format", "json", "-o", &format!("m{i}.json")], *group].concat(),
+        );
+        assert_eq!(m.status.code(), Some(0), "{group:?}: {}", stderr(&m));
+    }
+    write_as(&dir, "closed-again.json", &read(&dir, "closed.json"), 7);
+    let again = merge_json(&dir, &["m0.json", "closed-again.json"]);
+    let (c, v4) = (read(&dir, "closed.json"), read(&dir, "closed-v4.json"));
+    let requests = |d: &Value| d["requests"]["total"].as_u64().unwrap();
+    assert_eq!(requests(&again), 2 * requests(&c) + requests(&v4));
+}
+
+/// A real document edited at `path` by `change`, written as another run (`x.json`).
+fn edited(dir: &Path, doc: &Value, path: &str, change: impl FnOnce(&mut Value)) {
+    let mut d = doc.clone();
+    let mut at = &mut d;
+    for key in path.split('.') {
+        at = &mut at[key];
+    }
+    change(at);
+    write_as(dir, "x.json", &d, 1_000);
+}
+
+fn plus(n: i64) -> impl FnOnce(&mut Value) {
+    move |v: &mut Value| *v = (v.as_u64().unwrap() as i64 + n).into()
+}
+
+const AGAIN: &str = "merge the documents as 'dualbench run --format json' wrote them";
+
+/// Counts too large to add, in documents each consistent: refused in one line naming the
+/// file and the field, exit 2, nothing written; never a wrapped sum.
+#[test]
+fn counts_too_large_to_add_are_refused_naming_file_and_field() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("hm-merge-overflow");
+    finish(vec![spawn_run(
+        &dir,
+        "a.json",
+        &["-n", "20", "-c", "2", &format!("http://127.0.0.1:{port}/")],
+    )]);
+    let a = read(&dir, "a.json");
+    let max = u64::MAX;
+    // As many refused requests as a count holds: consistent in itself.
+    let mut big = a.clone();
+    for object in ["families", "total"] {
+        let at = if object == "families" {
+            &mut big["families"]["ipv4"]
+        } else {
+            &mut big["total"]
+        };
+        at["requests"] = max.into();
+        at["failed"] = (max - 20).into();
+        at["close"]["refused"] = (max - 20).into();
+    }
+    big["requests"]["total"] = max.into();
+    big["requests"]["failed"] = (max - 20).into();
+    write_as(&dir, "big1.json", &big, 1);
+    write_as(&dir, "big2.json", &big, 2);
+    // Alone, it is a run (of an absurd size): its report is written.
+    let m = merge_json(&dir, &["big1.json"]);
+    assert_eq!(m["requests"]["total"], max);
+    let out = merge(&dir, &["big1.json", "big2.json", "-o", "m.json"]);
+    one_line(&out, 2, "");
+    assert_eq!(
+        stderr(&out),
+        format!("dualbench: big2.json: families.ipv4.requests: {max} here and {max} in the inputs before it add up to more than a count holds ({max}): the document's counts cannot be real (was it edited?); {AGAIN}\n")
+    );
+    assert!(!dir.join("m.json").exists());
+    // With a real run first: its 20 and the absurd one's.
+    let out = merge(&dir, &["a.json", "big1.json"]);
+    assert_eq!(
+        stderr(&out),
+        format!("dualbench: big1.json: families.ipv4.requests: {max} here and 20 in the inputs before it add up to more than a count holds ({max}): the document's counts cannot be real (was it edited?); {AGAIN}\n")
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"");
+    // Only `requests` made absurd, as in a hand edit: it contradicts the rest.
+    let mut edit = a.clone();
+    edit["families"]["ipv4"]["requests"] = max.into();
+    write_as(&dir, "edit1.json", &edit, 1);
+    write_as(&dir, "edit2.json", &edit, 2);
+    let out = merge(&dir, &["edit1.json", "edit2.json"]);
+    assert_eq!(
+        stderr(&out),
+        format!("dualbench: edit1.json: families.ipv4.requests: {max} is not completed + failed (20 + 0): no run writes that (was the document edited?); {AGAIN}\n")
+    );
+    assert_eq!(out.status.code(), Some(2));
+    // A duration that ends past what 64-bit nanoseconds hold.
+    edited(&dir, &a, "duration_s", |v| *v = 1e11.into());
+    let out = merge(&dir, &["a.json", "x.json"]);
+    one_line(
+        &out,
+        2,
+        &format!("dualbench: x.json: duration_s: from start_unix_ns {}, the run ends past the last instant 64-bit nanoseconds hold (2554-07-21 23:34:33.709 UTC): the document's times cannot be real (was it edited?); {AGAIN}", a["start_unix_ns"].as_u64().unwrap() + 1_000),
+    );
+    // Settings that are added: -c.
+    edited(&dir, &a, "settings.concurrency", |v| *v = max.into());
+    let out = merge(&dir, &["a.json", "x.json"]);
+    one_line(&out, 2, &format!("dualbench: x.json: settings.concurrency: {max} here and 2 in the inputs before it add up to more than a count holds ({max}): the document's counts cannot be real (was it edited?); {AGAIN}"));
+}
+
+/// Each invariant a run keeps, broken by one edit of a real document: refused in one line
+/// naming the file and the field, exit 2, whether the document comes first or later.
+#[test]
+fn a_document_that_contradicts_itself_is_refused_naming_the_field() {
+    let (_server, port) = start_server();
+    let dir = TempDir::new("hm-merge-consistency");
+    // Both families, 2:1, every answer a 404 (non-2xx), no keep-alive, closed loop.
+    finish(vec![spawn_run(
+        &dir,
+        "a.json",
+        &[
+            "-n",
+            "90",
+            "-c",
+            "3",
+            "--ratio",
+            "2:1",
+            &format!("http://127.0.0.1:{port}/status/404"),
+            &format!("http://[::1]:{port}/status/404"),
+        ],
+    )]);
+    let a = read(&dir, "a.json");
+    let v4 = &a["families"]["ipv4"];
+    assert_eq!(
+        (v4["requests"].as_u64(), v4["completed"].as_u64()),
+        (Some(30), Some(30))
+    );
+    assert_eq!(a["families"]["ipv6"]["statuses"]["404"], 60);
+    let bytes = a["bytes"]["total"].as_u64().unwrap();
+    let ttfb6 = a["families"]["ipv6"]["histograms"]["ttfb"].clone();
+    type Edit = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(&str, Edit, String)> = vec![
+        ("families.ipv4.requests", Box::new(plus(1)), "families.ipv4.requests: 31 is not completed + failed (30 + 0)".into()),
+        ("families.ipv4.completed", Box::new(plus(-1)), "families.ipv4.requests: 30 is not completed + failed (29 + 0)".into()),
+        ("families.ipv6.close.normal", Box::new(plus(-1)), "families.ipv6.close.normal: 59 is not completed (60)".into()),
+        ("families.ipv4.close_detail.timeout_response", Box::new(plus(1)), "families.ipv4.failed: 0 is not the sum of the endings other than close.normal (1)".into()),
+        ("families.ipv4.statuses.404", Box::new(plus(-2)), "families.ipv4.statuses: they add up to 28, not to completed (30)".into()),
+        ("families.ipv6.non_2xx", Box::new(plus(-1)), "families.ipv6.non_2xx: 59 is not the statuses outside 2xx added (60)".into()),
+        ("families.ipv4.length_mismatch", Box::new(|v| *v = 31.into()), "families.ipv4.length_mismatch: 31 is more than completed (30)".into()),
+        ("families.ipv4.closing_responses", Box::new(|v| *v = 1.into()), "families.ipv4.closing_responses: 1 without keep-alive (settings.keepalive false), where it is always 0".into()),
+        ("families.ipv6.late", Box::new(|v| *v = 4.into()), "families.ipv6.late: 4 in a closed-loop run (settings.model \"closed\"), where it is always 0".into()),
+        ("families.ipv4.unsent", Box::new(|v| *v = 1.into()), "families.ipv4.unsent: 1 in a closed-loop run (settings.model \"closed\"), where it is always 0".into()),
+        // IPv6's 60 values where IPv4's 30 were (its latency_us still says 30).
+        ("families.ipv4.histograms.ttfb", Box::new(move |v| *v = ttfb6), "families.ipv4.histograms.ttfb: it holds 60 values, not one per completed request (30)".into()),
+        ("families.ipv4.latency_us.lifetime.count", Box::new(plus(1)), "families.ipv4.latency_us.lifetime.count: 31 is not the number of values in histograms.lifetime (30)".into()),
+        ("families.ipv6.close.timeout", Box::new(plus(1)), "families.ipv6.close.timeout: 1 is not close_detail's timeout_connect and timeout_response added (0)".into()),
+        ("total.requests", Box::new(plus(1)), "total.requests: 91 is not the families' added (90)".into()),
+        ("total.statuses.404", Box::new(plus(1)), "total.statuses.404: 91 is not the families' added (90)".into()),
+        ("requests.completed", Box::new(plus(-1)), "requests.completed: 89 is not the families' completed added (90)".into()),
+        ("bytes.total", Box::new(plus(1)), format!("bytes.total: {} is not the families' bytes added ({bytes})", bytes + 1)),
+        (
+            "targets",
+            Box::new(|v| {
+                v.as_array_mut().unwrap().remove(1);
+            }),
+            "families.ipv6: IPv6 counts, and targets has no IPv6 address".into(),
+        ),
+    ];
+    for (path, change, message) in cases {
+        edited(&dir, &a, path, change);
+        for args in [["a.json", "x.json"], ["x.json", "a.json"]] {
+            let out = merge(&dir, &args);
+            assert_eq!(
+                stderr(&out),
+                format!("dualbench: x.json: {message}: no run writes that (was the document edited?); {AGAIN}\n"),
+                "{path} {args:?}"
+            );
+            assert_eq!(out.status.code(), Some(2), "{path}");
+            assert_eq!(out.stdout, b"", "{path}");
+        }
+    }
+    // The derived figures must be there (every version of the document has them).
+    edited(&dir, &a, "total", |v| {
+        v.as_object_mut().unwrap().remove("unsent");
+    });
+    let out = merge(&dir, &["x.json"]);
+    one_line(
+        &out,
+        2,
+        "dualbench: x.json: not a valid dualbench.run/1 document: missing field `unsent` at line ",
+    );
+}

@@ -1,8 +1,10 @@
 //! `dualbench merge FILE...`: read the documents, check them, merge them and write one
 //! report (text or JSON) to stdout or `-o FILE`. Every problem with the inputs is one line
-//! naming the file and exit 2; the merge itself is [`super::Merger`]'s.
+//! naming the file and exit 2 (a damaged document too: figures that contradict each
+//! other, or counts too large to add, [`super::check`]); the merge itself is
+//! [`super::Merger`]'s.
 
-use super::{same_schema, Input, Merger};
+use super::{check, same_schema, Input, Merger};
 use crate::report::from_json::{self, SCHEMA_FAMILY};
 use crate::report::json::SCHEMA;
 use clap::Args;
@@ -101,15 +103,26 @@ pub fn report(cli: &MergeCli) -> Result<Report> {
     }
     drop(values);
     // Decoded one at a time, from the text (so that a damaged field's place in the file
-    // is said), and added: a hundred inputs' histograms are never all held.
+    // is said), checked (its figures agree with each other, and added to the others'
+    // they fit: `check`, so that no sum wraps) and added: a hundred inputs' histograms
+    // are never all held.
     let mut merger: Option<Merger> = None;
     for (name, text) in texts {
         let run =
             from_json::from_json(&text).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+        // The counts first (a hand edit is named where it was made), then the figures
+        // derived from them; the merger checks the counts again (cheap: no histogram is
+        // read), so that it is safe on its own.
+        check::consistent(&name, &run)
+            .and_then(|()| check::agrees(&name, &text, &run))
+            .map_err(|d| Failure::usage(d.to_string()))?;
+        drop(text);
         let input = Input { name, run };
         match merger.as_mut() {
-            None => merger = Some(Merger::new(input)),
-            Some(m) => m.add(input).map_err(|m| Failure::usage(m.to_string()))?,
+            None => {
+                merger = Some(Merger::try_new(input).map_err(|r| Failure::usage(r.to_string()))?)
+            }
+            Some(m) => m.add(input).map_err(|r| Failure::usage(r.to_string()))?,
         }
     }
     let merged = merger

@@ -10,14 +10,20 @@
 //! to the ordinary reporters, with caveats that say what the inputs were
 //! ([`Merged::text`], [`Merged::json`]).
 //!
+//! Each input is checked before it is added ([`check`]): a document whose figures
+//! contradict each other as no run's do, or whose counts added to the others' would not
+//! fit in a count, is refused naming the file and the field, and nothing ever wraps.
+//!
 //! Pure: documents in, a report out. Reading the files and writing the report is
 //! [`cli`]'s.
 
+pub mod check;
 pub mod cli;
 
 use crate::report::from_json::ReadRun;
 use crate::report::{self, AbFlags};
 use crate::summary::{LoadModel, RunSummary, TargetInfo};
+pub use check::{Damaged, Fault};
 use serde::Serialize;
 use std::fmt;
 
@@ -55,6 +61,35 @@ impl fmt::Display for Mismatch {
             self.other_value,
             self.field
         )
+    }
+}
+
+/// Why an input cannot be merged: it differs from the first in a setting, or its figures
+/// are damaged (contradict each other, or cannot be added).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Mismatch(Mismatch),
+    Damaged(Damaged),
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Mismatch(m) => m.fmt(f),
+            Refusal::Damaged(d) => d.fmt(f),
+        }
+    }
+}
+
+impl From<Mismatch> for Refusal {
+    fn from(m: Mismatch) -> Self {
+        Refusal::Mismatch(m)
+    }
+}
+
+impl From<Damaged> for Refusal {
+    fn from(d: Damaged) -> Self {
+        Refusal::Damaged(d)
     }
 }
 
@@ -159,10 +194,11 @@ const SAME: [Setting; 7] = [
 ];
 
 /// The inputs as one run; `inputs` must not be empty. Refused when two differ in a setting
-/// that changes what the figures mean (see [`Mismatch`]).
-pub fn merge(inputs: Vec<Input>) -> Result<Merged, Mismatch> {
+/// that changes what the figures mean (see [`Mismatch`]), or when an input is damaged
+/// (see [`check`]).
+pub fn merge(inputs: Vec<Input>) -> Result<Merged, Refusal> {
     let mut inputs = inputs.into_iter();
-    let mut merger = Merger::new(inputs.next().expect("merge of no input"));
+    let mut merger = Merger::try_new(inputs.next().expect("merge of no input"))?;
     for input in inputs {
         merger.add(input)?;
     }
@@ -192,7 +228,15 @@ pub struct Merger {
 }
 
 impl Merger {
-    /// A merge of `first` alone so far.
+    /// A merge of `first` alone so far, once it is checked ([`check::consistent`]).
+    pub fn try_new(first: Input) -> Result<Merger, Refusal> {
+        check::consistent(&first.name, &first.run)?;
+        Ok(Merger::new(first))
+    }
+
+    /// A merge of `first` alone so far, taken as it is: for a summary known to be a run's
+    /// (one just written and read back). Anything else goes through [`Merger::try_new`],
+    /// as absurd counts of a damaged document could not be added up.
     pub fn new(first: Input) -> Merger {
         let s = &first.run.summary;
         let mut m = Merger {
@@ -215,21 +259,24 @@ impl Merger {
         m
     }
 
-    /// Add one more input; refused (and nothing added) when it differs from the first in
-    /// a setting that must be the same.
-    pub fn add(&mut self, input: Input) -> Result<(), Mismatch> {
+    /// Add one more input; refused (and nothing added) when it is damaged (its figures
+    /// contradict each other, [`check::consistent`]), when it differs from the first in a
+    /// setting that must be the same, or when a sum would not fit ([`check::addable`]).
+    pub fn add(&mut self, input: Input) -> Result<(), Refusal> {
+        check::consistent(&input.name, &input.run)?;
         for ((field, value), first_value) in SAME.iter().zip(&self.first.1) {
             let other_value = value(&input.run);
             if other_value != *first_value {
-                return Err(Mismatch {
+                return Err(Refusal::Mismatch(Mismatch {
                     first: self.first.0.clone(),
                     other: input.name,
                     field,
                     first_value: first_value.clone(),
                     other_value,
-                });
+                }));
             }
         }
+        check::addable(&input.name, &self.summary, &input.run.summary)?;
         let o = &input.run.summary;
         self.note(&input.name, Some(o), input.run.client_host.as_deref());
         // ab's "Total body sent" is every request byte written: the inputs' are added
@@ -344,6 +391,7 @@ fn document_lengths(lengths: &[(String, u64)]) -> Option<String> {
 
 /// `other` added into `merged`: families as the engine adds its workers', the settings
 /// that may differ combined (summed, or listed). The window and hosts are the caller's.
+/// Every sum was checked to fit first ([`check::addable`]).
 fn combine(merged: &mut RunSummary, other: &RunSummary) {
     let m = &mut merged.meta;
     let o = &other.meta;
@@ -669,7 +717,9 @@ mod tests {
         let mut b = input("b.json", 10, 5, 0.0, 1.0);
         b.run.summary.meta.concurrency = 6;
         b.run.summary.meta.host = "::1".into();
+        // b sent no IPv4 request: its IPv4 counts are none.
         b.run.summary.meta.targets.remove(0);
+        b.run.summary.families[0] = Default::default();
         b.run.summary.meta.targets.push(TargetInfo {
             addr: "[::2]:8080".into(),
             family: Family::V6,
@@ -777,9 +827,12 @@ mod tests {
                 c,
             ])
             .unwrap_err();
+            let Refusal::Mismatch(m) = &e else {
+                panic!("{e}")
+            };
             assert_eq!(
                 e.to_string(),
-                format!("a.json and c.json differ in {what}: runs of different benchmarks cannot be merged; merge runs made with the same {}", e.field)
+                format!("a.json and c.json differ in {what}: runs of different benchmarks cannot be merged; merge runs made with the same {}", m.field)
             );
         }
         let e = same_schema([

@@ -291,7 +291,9 @@ fn percentages(out: &mut String, total: &Histogram<u64>) {
             let longest = round_ms(total.max());
             let _ = writeln!(out, " 100%  {longest:5} (longest request)");
         } else {
-            let ms = round_ms(value_at_rank(total, n * p / 100 + 1));
+            // In u128: a merged histogram can hold more than u64::MAX / 100 values.
+            let rank = (u128::from(n) * u128::from(p) / 100 + 1) as u64;
+            let ms = round_ms(value_at_rank(total, rank));
             let _ = writeln!(out, "  {p}%  {ms:5}");
         }
     }
