@@ -781,7 +781,34 @@ fn bad_plans_are_one_clear_line() {
         "[experiment]\nname = \"b\"\n[axes]\nserver = [\"nginx\"]\nhandlr = [\"static\"]\n",
     )
     .unwrap();
-    one_line(&dry_run(&plan), 2, "bad.toml:5: unknown field `handlr`");
+    // An unknown key: the line, its table, the key, a close key, what the table takes.
+    for (text_of_plan, wanted) in [
+        (
+            "[experiment]\nname = \"b\"\n[axes]\nserver = [\"nginx\"]\nhandlr = [\"static\"]\n",
+            "5: [axes]: unknown key `handlr` (did you mean `handler`?); [axes] takes server, handler, placement, family, ratio, concurrency, requests, rate, congestion, link",
+        ),
+        (
+            "[experiment]\nname = \"b\"\n[server]\nprocs = 2\n",
+            "3: unknown table [server]; a plan has the tables [experiment], [load], [axes], [testbed], [report]",
+        ),
+        (
+            "[experiment]\nname = \"b\"\n[load]\nrequests = 1\nkeep_alive = true\n",
+            "5: [load]: unknown key `keep_alive` (did you mean `keepalive`?); [load] takes requests, concurrency, keepalive, timeout_s, time_limit_s, arrival, monitor, capture, capture_host, extra_args",
+        ),
+        (
+            "[experiment]\nname = \"b\"\nrepeats = 2\nprocs = 2\n",
+            "4: [experiment]: unknown key `procs`; [experiment] takes name, title, description, warmup, repeats",
+        ),
+    ] {
+        std::fs::write(&plan, text_of_plan).unwrap();
+        let out = dry_run(&plan);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("dualbench: {}:{wanted}\n", plan.display())
+        );
+        assert_eq!(stdout(&out), "", "nothing planned");
+    }
     for (text_of_plan, wanted) in [
         ("experiment = 5\n", "bad.toml:1: experiment: invalid type: integer `5`, expected a table"),
         (

@@ -652,7 +652,7 @@ fn exec_of_a_missing_program_is_one_line_and_exit_127() {
     assert_eq!(missing.status.code(), Some(127), "{err}");
     assert_eq!(
         err,
-        "dualbench: testbed exec: command not found: dualbench-no-such-program (not on PATH: install it or give its path)\n"
+        "dualbench: testbed exec: dualbench-no-such-program: command not found (not on PATH: install it or give its path)\n"
     );
     bed.assert_gone(&[]);
 }
@@ -699,14 +699,14 @@ fn exec_of_a_file_that_cannot_run_is_126_and_one_line() {
     assert_eq!(
         stderr(&outs[0]),
         format!(
-            "dualbench: testbed exec: {} cannot run: bad interpreter /nonexistent/hx4-interpreter (no such executable file) in its #! line\n",
+            "dualbench: testbed exec: {}: not executable (bad interpreter /nonexistent/hx4-interpreter in its #! line: no such executable file)\n",
             bad_interpreter.display()
         )
     );
     assert_eq!(outs[1].status.code(), Some(126), "{}", stderr(&outs[1]));
     assert!(
         stderr(&outs[1]).starts_with(&format!(
-            "dualbench: testbed exec: {} cannot run: exec format error (an ELF program for another machine: e_machine 36902, this one runs ",
+            "dualbench: testbed exec: {}: not executable (exec format error: an ELF program for another machine (e_machine 36902; this one runs ",
             foreign.display()
         )),
         "{}",
@@ -718,13 +718,13 @@ fn exec_of_a_file_that_cannot_run_is_126_and_one_line() {
     assert_eq!(missing.status.code(), Some(127));
     assert_eq!(
         stderr(&missing),
-        "dualbench: testbed exec: /nonexistent/hx4-program: no such file\n"
+        "dualbench: testbed exec: /nonexistent/hx4-program: command not found (no such file)\n"
     );
     // An empty command name named a PATH folder ("/usr/bin/ is not an executable file", 126).
     assert_eq!(empty.status.code(), Some(127));
     assert_eq!(
         stderr(&empty),
-        "dualbench: testbed exec: command not found: the command name is empty\n"
+        "dualbench: testbed exec: \"\": command not found (the command name is empty)\n"
     );
 }
 

@@ -50,6 +50,17 @@ enum TestbedCommand {
     Exec(ExecArgs),
     /// Remove everything a testbed's state file lists.
     Down(Which),
+    /// What `exec` runs inside the node's namespace (`ip netns exec NS dualbench testbed
+    /// exec-inside -- CMD…`): checks CMD as the namespace sees the files (`ip netns exec`
+    /// mounts `/etc/netns/NS/*` over `/etc`) and execs it.
+    #[command(hide = true)]
+    ExecInside(InsideArgs),
+}
+
+#[derive(Debug, Args)]
+struct InsideArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    command: Vec<String>,
 }
 
 /// Which testbed, and where testbeds keep their state.
@@ -119,6 +130,7 @@ pub fn main(cli: TestbedCli) -> Result<()> {
         TestbedCommand::Up(args) => up(args),
         TestbedCommand::Status(which) => show_status(&which),
         TestbedCommand::Exec(args) => exec(args),
+        TestbedCommand::ExecInside(args) => exec_inside(args.command),
         TestbedCommand::Down(which) => {
             system::require(system::Needs::Down)?;
             if let Some(dir) = leftover(&which) {
@@ -602,7 +614,18 @@ fn leftover(which: &Which) -> Option<PathBuf> {
 
 /// The state directory of the testbed `which` names, or of the only one that is up.
 fn resolve(which: &Which) -> Result<PathBuf> {
+    let root = &which.state_dir;
+    if root.exists() && !root.is_dir() {
+        return Err(Failure::usage(format!(
+            "--state-dir {} is not a directory: give the one `up` was given, or leave --state-dir out for {}",
+            root.display(),
+            state::DEFAULT_ROOT
+        )));
+    }
     if let Some(name) = &which.name {
+        // `up` takes no other name, and one such as `../x` would lead out of the state root.
+        model::check_testbed_name(name)
+            .map_err(|why| Failure::usage(format!("{why}, so no testbed has it")))?;
         let dir = state::testbed_dir(&which.state_dir, name);
         if !StateFile::exists(&dir) {
             let logs = if state::is_leftover(&dir) {
@@ -714,8 +737,10 @@ fn read_stats(path: Option<&Path>) -> Option<serde_json::Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// Replace this process with `ip netns exec NS CMD...`, so exit status, signals and the
-/// terminal pass straight through. Host names resolve through the testbed's hosts file.
+/// Replace this process with `ip netns exec NS dualbench testbed exec-inside -- CMD...`,
+/// so exit status, signals and the terminal pass straight through (each step execs the
+/// next: one process from `dualbench testbed exec` to CMD). Host names resolve through the
+/// testbed's hosts file, which `ip netns exec` mounts over `/etc/hosts`.
 fn exec(args: ExecArgs) -> Result<()> {
     system::require(system::Needs::Exec)?;
     let file = load_state(&resolve(&args.which)?, &args.which)?;
@@ -733,24 +758,39 @@ fn exec(args: ExecArgs) -> Result<()> {
             &args.which.state_dir,
         )));
     }
+    let me = std::env::current_exe()?;
     let mut command = args.command;
     if command[0] == "dualbench" {
-        command[0] = std::env::current_exe()?.display().to_string();
-    }
-    if let Err((code, why)) = runnable::runnable(&command[0]) {
-        // As a shell does: 127 for a command not found, 126 for one that cannot run. These
-        // are the command's exit codes, not dualbench's own 1 or 2, so the line is printed
-        // here and the process ends with the shell's code.
-        dualbench_common::stdio::note(&format!("dualbench: testbed exec: {why}"));
-        std::process::exit(code);
+        command[0] = me.display().to_string();
     }
     system::own_hostname(node.name.as_bytes())
         .map_err(|e| system::hostname_error(&node.name, e))?;
     let err = std::process::Command::new("ip")
         .args(["netns", "exec", &node.namespace])
+        .arg(&me)
+        .args(["testbed", "exec-inside", "--"])
         .args(&command)
         .exec();
     Err(system::spawn_error("ip", err))
+}
+
+/// Inside the node's namespace, exec `command` as a shell would: a command that is not
+/// found is one line and exit 127, one that cannot be executed one line and 126 (these
+/// are the command's exit codes, not dualbench's own 1 or 2, so the line is printed here
+/// and the process ends with the shell's code). Judged before the exec, for the reason in
+/// words ([`runnable`]), and by it, for what the judging does not foresee.
+fn exec_inside(command: Vec<String>) -> Result<()> {
+    let refuse = |(code, why): runnable::NotRunnable| -> ! {
+        dualbench_common::stdio::note(&format!("dualbench: testbed exec: {why}"));
+        std::process::exit(code)
+    };
+    if let Err(verdict) = runnable::runnable(&command[0]) {
+        refuse(verdict);
+    }
+    let err = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .exec();
+    refuse(runnable::exec_failure(&command[0], &err))
 }
 
 /// Why `exec` cannot enter a node whose namespace is gone (deleted from outside, or never
@@ -970,6 +1010,40 @@ mod tests {
             why_wire(DelayBy::Auto, Emulator::Netem),
             "netem cannot keep jittered frames in order"
         );
+    }
+
+    #[test]
+    fn status_exec_and_down_refuse_a_name_no_testbed_has_and_a_state_dir_that_is_a_file() {
+        let root = std::env::temp_dir().join(format!("hx-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("lab")).unwrap();
+        std::fs::write(root.join("f"), "").unwrap();
+        let which = |name: &str, dir: &Path| Which {
+            name: Some(name.to_string()),
+            state_dir: dir.to_path_buf(),
+        };
+        let outside = resolve(&which("../lab", &root.join("x"))).unwrap_err();
+        let empty = resolve(&which("", &root)).unwrap_err();
+        let file = resolve(&which("lab", &root.join("f"))).unwrap_err();
+        let unnamed = resolve(&Which {
+            name: None,
+            state_dir: root.join("f"),
+        })
+        .unwrap_err();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(
+            (outside.exit_code(), outside.message.as_str()),
+            (2, "testbed name '../lab' must be 1 to 12 lowercase letters, digits or '-', starting with a letter, so no testbed has it")
+        );
+        assert_eq!(
+            empty.message,
+            "testbed name '' must be 1 to 12 lowercase letters, digits or '-', starting with a letter, so no testbed has it"
+        );
+        let wanted = format!(
+            "--state-dir {}/f is not a directory: give the one `up` was given, or leave --state-dir out for /run/dualbench/testbeds",
+            root.display()
+        );
+        assert_eq!((file.exit_code(), &file.message), (2, &wanted));
+        assert_eq!(unnamed.message, wanted);
     }
 
     #[test]

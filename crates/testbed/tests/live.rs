@@ -346,3 +346,97 @@ fn burst_loss_loses_its_share_of_frames_in_one_direction_only() {
     assert!(out.status.success(), "down failed: {}", text(&out.stderr));
     assert_eq!(bed.namespaces(), Vec::<String>::new());
 }
+
+/// `exec` behaves as a shell does with what it cannot run: 127 and `CMD: command not
+/// found (…)` for a command that is nowhere, 126 and `CMD: not executable (…)` for a file
+/// that cannot be executed (`ip netns exec` exited 1 for both, with its own `exec of
+/// "/etc/hosts" failed: Permission denied`), each one line and nothing run; a command that
+/// runs keeps its own exit status, 1, 2, 7, 126 or 127 alike.
+#[test]
+fn exec_says_not_found_127_and_not_executable_126_and_passes_the_commands_own_status() {
+    let Some(bin) = binary().filter(|_| is_root()) else {
+        eprintln!("skipped: needs root and the dualbench binary (DUALBENCH_BIN)");
+        return;
+    };
+    let bed = Bed::new(bin, "ex", "[[host]]\nname = \"a\"\n");
+    let text_file = bed.root.join("notes.txt");
+    std::fs::write(&text_file, "echo should not run\n").unwrap();
+    let text_file = text_file.display().to_string();
+    bed.up();
+    let exec = |command: &[&str]| {
+        let out = bed.testbed("exec").arg("a").args(command).output().unwrap();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let refused = [
+        (
+            vec!["/etc/hosts"],
+            126,
+            "/etc/hosts: not executable (no execute permission)".to_string(),
+        ),
+        (
+            vec![text_file.as_str(), "arg"],
+            126,
+            format!("{text_file}: not executable (no execute permission)"),
+        ),
+        (
+            vec!["/etc", "-x"],
+            126,
+            "/etc: not executable (a directory)".to_string(),
+        ),
+        (
+            vec!["hx-no-such-command", "-c", "1"],
+            127,
+            "hx-no-such-command: command not found (not on PATH: install it or give its path)"
+                .to_string(),
+        ),
+        (
+            vec!["/nonexistent/hx-program"],
+            127,
+            "/nonexistent/hx-program: command not found (no such file)".to_string(),
+        ),
+        (
+            vec!["./hx-relative"],
+            127,
+            "./hx-relative: command not found (no such file)".to_string(),
+        ),
+    ];
+    let refusals: Vec<_> = refused.iter().map(|(command, ..)| exec(command)).collect();
+    let statuses: Vec<_> = [0, 1, 2, 7, 126, 127, 255]
+        .iter()
+        .map(|code| (*code, exec(&["sh", "-c", &format!("exit {code}")])))
+        .collect();
+    let hostname = exec(&["--", "hostname"]);
+    // Each step execs the next: the command is the process `exec` started, so signals
+    // sent to that pid reach it.
+    let child = bed
+        .testbed("exec")
+        .args(["a", "sh", "-c", "echo $$"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let shell = child.wait_with_output().unwrap();
+    let out = bed.testbed("down").output().unwrap();
+    assert!(out.status.success(), "down failed: {}", text(&out.stderr));
+    assert_eq!(bed.namespaces(), Vec::<String>::new());
+    for ((command, code, why), got) in refused.iter().zip(refusals) {
+        assert_eq!(
+            got,
+            (
+                Some(*code),
+                String::new(),
+                format!("dualbench: testbed exec: {why}\n")
+            ),
+            "{command:?}"
+        );
+    }
+    for (code, got) in statuses {
+        assert_eq!(
+            got,
+            (Some(code), String::new(), String::new()),
+            "exit {code}"
+        );
+    }
+    assert_eq!(hostname, (Some(0), "a\n".to_string(), String::new()));
+    assert_eq!(text(&shell.stdout), format!("{pid}\n"));
+}

@@ -5,6 +5,7 @@
 pub mod expand;
 mod extra_args;
 mod hosts;
+mod keys;
 mod spec;
 
 pub use expand::{expand, points, round_order, varying_axes, Point, RunSpec};
@@ -315,6 +316,7 @@ pub fn load(path: &Path) -> Result<Plan> {
     check_name_is_no_id(&plan.name, &at)?;
     extra_args::check_runs(&plan.load, &plan.axes, &at)?;
     let uses_testbed = plan.axes.placement.contains(&Placement::Testbed);
+    check_for_running(&plan, uses_testbed, &at)?;
     let capture = plan
         .load
         .capture
@@ -332,16 +334,80 @@ pub fn load(path: &Path) -> Result<Plan> {
                 t.topology_text = Some(topology);
             }
             Err(e) if t.manage && uses_testbed => {
-                let message = format!(
-                    "cannot read {} ({e}); give the topology's path relative to the plan's folder",
-                    file.display()
-                );
+                let message = if t.topology.as_os_str().is_empty() {
+                    "empty: give the topology file's path relative to the plan's folder".to_string()
+                } else {
+                    format!(
+                        "cannot read {} ({e}); give the topology's path relative to the plan's folder",
+                        file.display()
+                    )
+                };
                 return Err(at.error_at("testbed.topology", &message));
             }
             Err(_) => {}
         }
     }
     Ok(plan)
+}
+
+/// What only fails once the plan runs, refused as it is loaded to run (not when a stored
+/// plan is read again for its report): a testbed name `dualbench testbed up` refuses (the
+/// topology file's stem when `[testbed] name` is left out), a capture interface no
+/// interface can be named, a NUL in a command (no program argument can hold one) and a
+/// control character in a congestion or link label (which commands and reports show).
+fn check_for_running(plan: &Plan, uses_testbed: bool, at: &Locator) -> Result<()> {
+    if let Some(iface) = &plan.load.capture {
+        if !is_interface_name(iface) {
+            let message = format!(
+                "{iface:?} cannot name an interface (1 to 15 characters, none of them '/', ':' or a space, not \".\" or \"..\"); give one such as \"lo\" or \"eth1\""
+            );
+            return Err(at.error_at("load.capture", &message));
+        }
+    }
+    for (key, labels) in [
+        ("axes.congestion", &plan.axes.congestion),
+        ("axes.link", &plan.axes.link),
+    ] {
+        if let Some(l) = labels.iter().find(|l| l.chars().any(char::is_control)) {
+            let message = format!(
+                "{l:?} holds a control character; a label is put into commands and reports: use letters, digits and punctuation"
+            );
+            return Err(at.error_at(key, &message));
+        }
+    }
+    let Some(t) = plan.testbed.as_ref().filter(|_| uses_testbed) else {
+        return Ok(());
+    };
+    for (key, commands) in [
+        ("testbed.setup", &t.setup),
+        ("testbed.services", &t.services),
+        ("testbed.background", &t.background),
+    ] {
+        if commands.iter().flatten().any(|a| a.contains('\0')) {
+            let message = "a command holds a NUL character, which no program's argument can";
+            return Err(at.error_at(key, message));
+        }
+    }
+    if let Err(why) = dualbench_testbed::model::check_testbed_name(&t.testbed_name()) {
+        return Err(match t.name {
+            Some(_) => at.error_at("testbed.name", &why),
+            None => at.error_at(
+                "testbed.topology",
+                &format!("{why}: the testbed is named after the topology file unless [testbed] name names it"),
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `name` can name a network interface, as Linux checks it (`dev_valid_name`).
+fn is_interface_name(name: &str) -> bool {
+    (1..16).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control())
 }
 
 /// Check a plan's text; `path` names it in errors and anchors its relative paths.
@@ -381,13 +447,30 @@ pub fn parse(text: &str, path: &Path) -> Result<Plan> {
 
 /// The plan's tables as toml reads them. toml's errors carry where (a span) but not which
 /// key, so the reader is wrapped to keep the path to the value that failed: a wrong type
-/// reads `p.toml:4: load.requests: invalid type: string "ten", expected u64`. Unknown
-/// fields name themselves and keep toml's message as it is.
+/// reads `p.toml:4: load.requests: invalid type: string "ten", expected u64`. An unknown
+/// key names its table and the keys that table takes (see [`keys`]); a table written as
+/// an array of tables (`[[load]]`) says so.
 fn read_raw(text: &str, at: &Locator) -> Result<RawPlan> {
     serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+        let names = segment_names(e.path());
         let key = key_path(e.path());
         let e = e.into_inner();
-        let line = e.span().map(|s| at.line(s.start)).unwrap_or(1);
+        let start = e.span().map(|s| s.start);
+        let line = start.map(|s| at.line(s)).unwrap_or(1);
+        let file = at.path.display();
+        if e.message().starts_with("unknown field") {
+            if let Some((unknown, table)) = names.split_last() {
+                let before = &text[..start.unwrap_or(0).min(text.len())];
+                let written = keys::Written::from_prefix(before.rsplit('\n').next().unwrap_or(""));
+                let message = keys::unknown(&table.join("."), unknown, written);
+                return Failure::usage(format!("{file}:{line}: {message}"));
+            }
+        }
+        if let Some(table) = array_of_tables(&key) {
+            return Failure::usage(format!(
+                "{file}:{line}: [[{table}]] is an array of tables; a plan takes one [{table}] table: write [{table}]"
+            ));
+        }
         let key = if key.is_empty() {
             at.key_on_line(line).unwrap_or_default()
         } else {
@@ -398,13 +481,36 @@ fn read_raw(text: &str, at: &Locator) -> Result<RawPlan> {
             .message()
             .trim()
             .replace("expected a sequence", "expected an array");
-        let message = message.as_str();
-        if key.is_empty() || message.starts_with("unknown field") {
-            Failure::usage(format!("{}:{line}: {message}", at.path.display()))
+        if key.is_empty() {
+            Failure::usage(format!("{file}:{line}: {message}"))
         } else {
-            Failure::usage(format!("{}:{line}: {key}: {message}", at.path.display()))
+            Failure::usage(format!("{file}:{line}: {key}: {message}"))
         }
     })
+}
+
+/// The plan's table `load` when `key` is a value in `[[load]]` (`load[0]…`): serde reads a
+/// struct from an array too, field by field, and would say `load[0]: invalid type: map,
+/// expected u64`.
+fn array_of_tables(key: &str) -> Option<&'static str> {
+    keys::TABLES.into_iter().find(|t| {
+        key.strip_prefix(t)
+            .is_some_and(|rest| rest.starts_with('['))
+    })
+}
+
+/// The names of the tables and keys on a deserializer's path, each as written (a quoted
+/// key with a dot in it stays one name).
+fn segment_names(path: &serde_path_to_error::Path) -> Vec<String> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .filter_map(|segment| match segment {
+            Segment::Map { key } if !key.starts_with("$__serde_spanned_private") => {
+                Some(key.clone())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `axes.concurrency[1]` from a deserializer's path, leaving out the fields toml's

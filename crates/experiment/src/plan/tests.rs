@@ -101,9 +101,9 @@ fn error(text: &str) -> String {
 #[test]
 fn errors_name_file_line_and_key() {
     let e = error("[experiment]\nname = \"x\"\nrepeat = 3\n");
-    assert!(
-        e.starts_with("p.toml:3:") && e.contains("unknown field `repeat`"),
-        "{e}"
+    assert_eq!(
+        e,
+        "p.toml:3: [experiment]: unknown key `repeat` (did you mean `repeats`?); [experiment] takes name, title, description, warmup, repeats"
     );
     let e = error("[experiment]\nname = \"x\"\n[axes]\nserver = [\"ngnix\"]\n");
     assert!(
@@ -198,8 +198,64 @@ fn type_errors_name_the_key() {
     );
     let e = error("[experiment]\ntitle = \"v\"\n");
     assert_eq!(e, "p.toml:1: experiment: missing field `name`");
-    let e = error("[experiment]\nname = \"x\"\nrepeat = 3\n");
-    assert!(e.starts_with("p.toml:3: unknown field `repeat`"), "{e}");
+}
+
+/// An unknown key is one usage error (exit 2) naming the line, its table, the key, a close
+/// key and what the table takes; an unknown table lists the plan's tables.
+#[test]
+fn unknown_keys_name_their_table_and_what_it_takes() {
+    let head = "[experiment]\nname = \"x\"\n";
+    let cases = [
+        (
+            format!("{head}[load]\nrequests = 5\nconcurency = 2\n"),
+            "p.toml:5: [load]: unknown key `concurency` (did you mean `concurrency`?); [load] takes requests, concurrency, keepalive, timeout_s, time_limit_s, arrival, monitor, capture, capture_host, extra_args",
+        ),
+        (
+            format!("{head}[server]\nprocs = 2\n"),
+            "p.toml:3: unknown table [server]; a plan has the tables [experiment], [load], [axes], [testbed], [report]",
+        ),
+        (
+            format!("{head}[axes]\nserver = [\"nginx\"]\n\n# the handlers\nhandlers = [\"static\"]\n"),
+            "p.toml:7: [axes]: unknown key `handlers` (did you mean `handler`?); [axes] takes server, handler, placement, family, ratio, concurrency, requests, rate, congestion, link",
+        ),
+        (
+            format!("{head}[report]\nrows = [\"server\"]\nrepeats = 3\n"),
+            "p.toml:5: [report]: unknown key `repeats` (a key of [experiment]); [report] takes rows, columns, metrics, phase, notes",
+        ),
+        (
+            format!("{head}[testbed]\ntopology = \"t.toml\"\nserver_ipv4 = \"198.18.2.2\"\nserver_ipv6 = \"2001:2:0:2::2\"\nSettle_S = 3\n"),
+            "p.toml:7: [testbed]: unknown key `Settle_S` (did you mean `settle_s`?); [testbed] takes topology, name, client, server, server_ipv4, server_ipv6, manage, setup, services, background, settle_s",
+        ),
+        (
+            format!("{head}load = {{ requests = 5, keep_alive = true }}\n"),
+            "p.toml:3: [experiment]: unknown key `load`; [experiment] takes name, title, description, warmup, repeats",
+        ),
+        (
+            format!("repeats = 2\n{head}"),
+            "p.toml:1: unknown key `repeats` outside any table (it goes under [experiment]); a plan has the tables [experiment], [load], [axes], [testbed], [report]",
+        ),
+        (
+            format!("{head}[[axis]]\nserver = [\"nginx\"]\n"),
+            "p.toml:3: unknown table [[axis]] (did you mean [axes]?); a plan has the tables [experiment], [load], [axes], [testbed], [report]",
+        ),
+        (
+            format!("{head}[[load]]\nrequests = 5\n"),
+            "p.toml:3: [[load]] is an array of tables; a plan takes one [load] table: write [load]",
+        ),
+    ];
+    for (text, wanted) in cases {
+        let e = plan(&text).unwrap_err();
+        assert_eq!(e.message, wanted, "{text}");
+        assert_eq!(e.exit_code(), 2, "{text}");
+    }
+    // A table under a table is a key of the outer one.
+    let e = error(&format!(
+        "{head}[load]\nrequests = 5\n[axes]\nrate = [1.0]\n[load.x]\n"
+    ));
+    assert!(
+        e.starts_with("p.toml:7: [load]: unknown key `x`; [load] takes requests, "),
+        "{e}"
+    );
 }
 
 #[test]
@@ -864,4 +920,56 @@ fn the_s4_plan_explains_its_per_family_accept_queues() {
     for name in ["s0-ipv6-vs-ipv4", "s2-handlers-loopback"] {
         assert!(!expand(&bundled(name)).is_empty(), "{name}");
     }
+}
+
+/// What `dualbench testbed up`, `run --capture` or the exec of a command would refuse
+/// once the plan ran is refused as the plan is loaded: a testbed name `up` refuses (also
+/// the topology file's stem standing in for it), an empty topology path, a capture
+/// interface no interface can be named, a NUL in a command, a control character in a label.
+#[test]
+fn what_would_fail_once_running_is_refused_when_the_plan_is_loaded() {
+    assert!(load_beside_topology("hx-ok", TESTBED).is_ok());
+    let cases = [
+        (
+            TESTBED.replace("[testbed]\n", "[testbed]\nname = \"My Bed\"\n"),
+            "p.toml:11: testbed.name: testbed name 'My Bed' must be 1 to 12 lowercase letters, digits or '-', starting with a letter",
+        ),
+        (
+            TESTBED.replace("topology = \"t.toml\"", "topology = \"\""),
+            "p.toml:11: testbed.topology: empty: give the topology file's path relative to the plan's folder",
+        ),
+        (
+            TESTBED.replace("requests = 10", "requests = 10\ncapture = \"eth0:1\""),
+            "p.toml:6: load.capture: \"eth0:1\" cannot name an interface (1 to 15 characters, none of them '/', ':' or a space, not \".\" or \"..\"); give one such as \"lo\" or \"eth1\"",
+        ),
+        (
+            TESTBED.replace("\"{link}\"]", "\"{link}\\u0000\"]"),
+            "p.toml:14: testbed.setup: a command holds a NUL character, which no program's argument can",
+        ),
+        (
+            TESTBED.replace("link = [\"delay=10ms\"]", "link = [\"delay=10ms\\t\"]"),
+            "p.toml:9: axes.link: \"delay=10ms\\t\" holds a control character; a label is put into commands and reports: use letters, digits and punctuation",
+        ),
+    ];
+    for (text, wanted) in cases {
+        let e = load_beside_topology("hx-run", &text).unwrap_err();
+        assert_eq!(e.message, wanted, "{text}");
+        assert_eq!(e.exit_code(), 2);
+        // A stored plan read again for its report is not held to these.
+        if !wanted.contains("testbed.topology") {
+            assert!(plan(&text).is_ok(), "{text}");
+        }
+    }
+    // The stem of the topology file names the testbed when the plan does not.
+    let dir = std::env::temp_dir().join(format!("hx-plan-stem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("Big_Lab.toml"), TOPOLOGY).unwrap();
+    let path = dir.join("p.toml");
+    std::fs::write(&path, TESTBED.replace("t.toml", "Big_Lab.toml")).unwrap();
+    let e = load(&path).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        e.message,
+        format!("{}:11: testbed.topology: testbed name 'Big_Lab' must be 1 to 12 lowercase letters, digits or '-', starting with a letter: the testbed is named after the topology file unless [testbed] name names it", path.display())
+    );
 }
