@@ -129,8 +129,14 @@ fn usage_error(e: clap::Error, args: &[OsString]) -> i32 {
 /// that names the subcommands to choose from, rather than a screen of help on stderr.
 fn missing_subcommand(args: &[OsString]) -> String {
     let (path, mut command) = subcommand_at(args);
-    command.build(); // adds `help`, as clap's own list of them has it
-    let names: Vec<&str> = command.get_subcommands().map(|s| s.get_name()).collect();
+    // `build` adds `help`, as clap's own list of them has it; hidden ones (`testbed
+    // exec-inside`, which `testbed exec` runs) are no choice.
+    command.build();
+    let names: Vec<&str> = command
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name())
+        .collect();
     format!(
         "'{path}' requires a subcommand but one was not provided [subcommands: {}] (see '{path} --help')",
         names.join(", ")

@@ -234,10 +234,8 @@ impl Merger {
         Ok(Merger::new(first))
     }
 
-    /// A merge of `first` alone so far, taken as it is: for a summary known to be a run's
-    /// (one just written and read back). Anything else goes through [`Merger::try_new`],
-    /// as absurd counts of a damaged document could not be added up.
-    pub fn new(first: Input) -> Merger {
+    /// A merge of `first` alone so far, taken as it is, once [`Merger::try_new`] checked it.
+    fn new(first: Input) -> Merger {
         let s = &first.run.summary;
         let mut m = Merger {
             first: (

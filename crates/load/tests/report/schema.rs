@@ -111,10 +111,11 @@ fn documents_match_the_documented_schema() {
     for (name, summary, _) in scenarios::all() {
         // `dualbench merge`'s document of the scenario read back (with `merged_from`), too.
         let run = from_json::from_json(&json::to_string(&summary)).unwrap();
-        let merged = Merger::new(Input {
+        let merged = Merger::try_new(Input {
             name: format!("{name}.json"),
             run,
         })
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
         .finish();
         let merged: Value = serde_json::from_str(&merged.json()).unwrap();
         assert!(merged["merged_from"].is_object(), "{name}");
