@@ -8,7 +8,8 @@
 //! output files (a FIFO with no reader refused, not waited for); [`procstat`], the one
 //! parser of `/proc/PID/stat`; [`stdio`], standard output and error that a full disk or a
 //! closed pipe cannot make panic; [`plural`], counts in text for people ("1 run", "2 runs");
-//! [`host`], this host's name; [`toml_key`], the key a TOML parse error is about.
+//! [`host`], this host's name; [`toml_key`], the key a TOML parse error is about;
+//! [`unknown_key`], the one line an unknown key of a plan, topology or profile gets.
 
 pub mod clock;
 mod duration;
@@ -28,6 +29,7 @@ pub mod stdio;
 pub mod text;
 pub mod timer;
 pub mod toml_key;
+pub mod unknown_key;
 
 pub use duration::{parse_duration, parse_seconds};
 pub use error::{panic_message, Failure, FailureKind, Result};

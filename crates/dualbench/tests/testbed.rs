@@ -11,7 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use support::process::{eventually, hup_ignored, signal};
-use support::{bin_path as bin, stderr, stdout, succeeded, TempDir};
+use support::{bin_path as bin, one_line, stderr, stdout, succeeded, TempDir};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -219,7 +219,7 @@ fn topology(bed: &Bed, base: &str, extra: &str) -> PathBuf {
 fn bad_files_are_refused_with_file_line_and_key() {
     let bed = Bed::new("e");
     let cases = [
-        ("[[host]]\nname = \"a\"\ncolour = 1\n", ":3:1: unknown field `colour`"),
+        ("[[host]]\nname = \"a\"\ncolour = 1\n", ":3:1: [[host]]: unknown key `colour`; [[host]] takes name, sysctl\n"),
         ("[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"nope\"\n", ":5:5: key 'b': no host, router or switch named 'nope'"),
         ("[[host]]\nname = \"a\"\n[[router]]\nname = \"a\"\n", ":4:8: key 'name': duplicate name 'a'"),
         ("[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"0kbit\"\n", ":8:8: key 'rate': rate '0kbit' is impossible"),
@@ -237,6 +237,31 @@ fn bad_files_are_refused_with_file_line_and_key() {
             "{err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(bed.namespaces().is_empty());
+    }
+}
+
+/// A misspelt key is one line, exit 2, with its table as written, a close key and what the
+/// table takes (toml/serde said `unknown field `rat`, expected one of …` with no table),
+/// in a link's direction and at the top alike; nothing is made.
+#[test]
+fn an_unknown_key_names_its_table_a_close_key_and_what_the_table_takes() {
+    let bed = Bed::new("k");
+    let head = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let top = "a topology takes name, [[host]], [[router]], [[switch]], [[link]], [[service]]";
+    for (body, why) in [
+        (
+            format!("{head}b_to_a = {{ rat = \"10Mbit\" }}\n"),
+            ":8:12: [link.b_to_a]: unknown key `rat` (did you mean `rate`?); [link.b_to_a] takes rate, queue, delay, jitter, loss, burst_loss, keep_order".to_string(),
+        ),
+        (
+            format!("{head}[[hosts]]\nname = \"c\"\n"),
+            format!(":8:3: unknown table [[hosts]] (did you mean [[host]]?); {top}"),
+        ),
+    ] {
+        let file = topology(&bed, &body, "");
+        let out = bed.cmd("up").arg(&file).arg("--dry-run").output().unwrap();
+        one_line(&out, 2, &format!("dualbench: {}{why}\n", file.display()));
         assert!(bed.namespaces().is_empty());
     }
 }
@@ -878,10 +903,21 @@ fn lan_testbed_serves_nginx_from_debian_in_both_families() {
     let bed = Bed::new("n");
     bed.up_ok(&repo("testbeds/lan.toml"));
     let pids = status_pids(&bed);
-    let (report, counts) = run_in(&bed, "client", "20", "2", "http://server/");
+    let run = bed.run("client", ("20", "2"), "json", "http://server/");
+    let report = stdout(&run);
+    let counts = completed(&report);
+    // Everything a failure needs, read before `down` removes the state and the logs.
+    let log = bed.root.join(&bed.name).join("logs/server-nginx.log");
+    let seen = format!(
+        "run exit {:?}\nstderr: {}\nreport: {report}\nstatus: {}\nnginx log: {}",
+        run.status.code(),
+        stderr(&run),
+        stdout(&bed.status()),
+        std::fs::read_to_string(&log).unwrap_or_else(|e| format!("{}: {e}", log.display())),
+    );
     bed.down_ok();
-    assert_eq!(counts, (Some(10), Some(10)), "{report}");
-    assert!(report.contains("nginx"), "{report}");
+    assert_eq!(counts, (Some(10), Some(10)), "{seen}");
+    assert!(report.contains("nginx"), "{seen}");
     bed.assert_gone(&pids);
 }
 

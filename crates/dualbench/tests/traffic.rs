@@ -1682,6 +1682,34 @@ fn profiles_are_known_by_any_case_of_toml_and_sizes_take_one_family() {
     );
 }
 
+/// A misspelt key of a profile is one line, exit 2, naming the line, its table, a close key
+/// and what the table takes (toml/serde said `unknown field `udpv4`, expected one of …`
+/// with no table); a top-level key written below `[destinations]` is told to move up.
+#[test]
+fn an_unknown_profile_key_names_its_table_and_a_close_key() {
+    let dir = scratch("hk-unknown-key");
+    let path = dir.join("p.toml");
+    let base = "rate = \"1Mbit\"\nmix = { udp_v4 = 1 }\nflows = 1\n[destinations]\nipv4 = [\"127.0.0.1/5000\"]\n";
+    for (text, why) in [
+        (
+            base.replace("udp_v4 = 1", "udpv4 = 1"),
+            "2: [mix]: unknown key `udpv4` (did you mean `udp_v4`?); [mix] takes tcp_v4, tcp_v6, udp_v4, udp_v6",
+        ),
+        (
+            format!("{base}duration = 1\n"),
+            "6: [destinations]: unknown key `duration` (a top-level key: write it above the first table); [destinations] takes ipv4, ipv6",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let o = bin()
+            .args(["traffic", "send", "--dry-run"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        one_line(&o, 2, &format!("dualbench: {}:{why}\n", path.display()));
+    }
+}
+
 /// The capture the CLONE tests send: five UDP datagrams over Ethernet and IPv4 of 100,
 /// 200, 300, 400 and 500 bytes, 10, 20, 30 and 40 ms apart, as (ms, size).
 const FIVE: [(u64, u64); 5] = [(0, 100), (10, 200), (30, 300), (60, 400), (100, 500)];

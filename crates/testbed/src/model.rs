@@ -2,9 +2,12 @@
 //! (hosts, routers, switches) with their own sysctls, links with per-direction shaping,
 //! and services. Nothing here
 //! touches the system; every mistake is reported as `FILE:LINE:COL: key 'K': what is wrong`
-//! before anything is created.
+//! before anything is created, and an unknown key as `FILE:LINE:COL: [[link]]: unknown key
+//! `rat` (did you mean `rate`?); [[link]] takes …`, worded as plans and profiles word it
+//! ([`dualbench_common::unknown_key`]).
 
 use crate::units::{self, BurstLoss, Micros, Ppm, Queue, Rate};
+use dualbench_common::unknown_key;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -339,7 +342,8 @@ impl Checker<'_> {
 
 /// Parse and check a topology file's text. `text` is only read; nothing is created.
 pub fn parse(text: &str) -> Result<Topology, FileError> {
-    let raw: RawTopology = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    let raw: RawTopology = unknown_key::deserialize(toml::Deserializer::new(text))
+        .map_err(|failed| toml_error(text, &failed.error, &failed.names))?;
     let check = Checker { text };
     let name = match &raw.name {
         Some(n) => {
@@ -383,8 +387,40 @@ pub fn parse(text: &str) -> Result<Topology, FileError> {
     })
 }
 
-fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
+/// The topology's keys as [`unknown_key::Format`] tells them: `name`, the nodes, links and
+/// services, each an array of tables, and a link's two directions.
+fn format() -> unknown_key::Format {
+    use unknown_key::{fields_of, Table};
+    let shaping = fields_of::<RawShaping>();
+    unknown_key::Format::new(
+        "a topology",
+        fields_of::<RawTopology>(),
+        vec![
+            Table::many("host", fields_of::<RawNode>()),
+            Table::many("router", fields_of::<RawNode>()),
+            Table::many("switch", fields_of::<RawNode>()),
+            Table::many("link", fields_of::<RawLink>()),
+            Table::inline("link.a_to_b", shaping),
+            Table::inline("link.b_to_a", shaping),
+            Table::many("service", fields_of::<RawService>()),
+        ],
+    )
+}
+
+/// A file toml or serde refused, `names` the tables and keys on the way to where (see
+/// [`unknown_key::deserialize`]): an unknown key is one line with its table, a close key
+/// and what the table takes (`[[link]]: unknown key `rat` (did you mean `rate`?); …`).
+fn toml_error(text: &str, e: &toml::de::Error, names: &[String]) -> FileError {
     let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+    let at = e.span().map_or(0, |s| s.start);
+    if let Some(message) = format().explain(e.message(), names, text, at) {
+        return FileError {
+            line,
+            column,
+            key: None,
+            message,
+        };
+    }
     let mut message = e.message().trim().replace('\n', " ");
     // `[host]` where `[[host]]` is meant: serde's words name no key and no way out.
     let line_text = e.span().and_then(|s| text.get(s.start..)?.lines().next());

@@ -19,7 +19,7 @@
 
 use crate::rate::{message_bytes, parse_bitrate, Counting, Proto};
 use crate::script::{parse_addr_port, Action, Event, FlowSpec, Pattern, Script};
-use dualbench_common::{Failure, Family, Result};
+use dualbench_common::{unknown_key, Failure, Family, Result};
 use serde::Deserialize;
 use std::net::SocketAddr;
 
@@ -150,6 +150,22 @@ struct DestFile {
     ipv6: Vec<String>,
 }
 
+/// A profile's keys as [`unknown_key::Format`] tells them, for the one line an unknown key
+/// gets: `p.toml:2: [mix]: unknown key `tcpv4` (did you mean `tcp_v4`?); [mix] takes …`.
+fn format() -> unknown_key::Format {
+    use unknown_key::{fields_of, Table};
+    unknown_key::Format::new(
+        "a profile",
+        fields_of::<ProfileFile>(),
+        vec![
+            Table::inline("mix", fields_of::<MixFile>()),
+            Table::inline("tcp_size", fields_of::<SizeFile>()),
+            Table::inline("udp_size", fields_of::<SizeFile>()),
+            Table::one("destinations", fields_of::<DestFile>()),
+        ],
+    )
+}
+
 /// Parse and check a TOML profile (`file` names it in errors).
 pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     let bad = |m: String| Failure::usage(format!("{file}: {m}"));
@@ -158,23 +174,27 @@ pub fn parse_profile(text: &str, file: &str) -> Result<Profile> {
     if let Err(e) = toml::from_str::<toml::Table>(text) {
         return Err(Failure::usage(syntax_error(text, file, &e)));
     }
-    let f: ProfileFile = toml::from_str(text).map_err(|e| {
-        if let Some(line) = missing_key_line(e.message()) {
-            return Failure::usage(format!("{file}: {line}"));
-        }
-        let line = e.span().map_or(1, |s| {
-            text[..s.start.min(text.len())].matches('\n').count() + 1
-        });
-        let why = crate::numbers::shorten_numbers(e.message());
-        let why = match e
-            .span()
-            .and_then(|s| dualbench_common::toml_key::key_at(text, s.start))
-        {
-            Some(key) if why.starts_with("invalid type:") => wrong_type(&key, &why),
-            _ => why,
-        };
-        Failure::usage(format!("{file}:{line}: {why}"))
-    })?;
+    let f: ProfileFile =
+        unknown_key::deserialize(toml::Deserializer::new(text)).map_err(|failed| {
+            let e = failed.error;
+            if let Some(line) = missing_key_line(e.message()) {
+                return Failure::usage(format!("{file}: {line}"));
+            }
+            let at = e.span().map_or(0, |s| s.start.min(text.len()));
+            let line = text[..at].matches('\n').count() + 1;
+            if let Some(why) = format().explain(e.message(), &failed.names, text, at) {
+                return Failure::usage(format!("{file}:{line}: {why}"));
+            }
+            let why = crate::numbers::shorten_numbers(e.message());
+            let why = match e
+                .span()
+                .and_then(|s| dualbench_common::toml_key::key_at(text, s.start))
+            {
+                Some(key) if why.starts_with("invalid type:") => wrong_type(&key, &why),
+                _ => why,
+            };
+            Failure::usage(format!("{file}:{line}: {why}"))
+        })?;
     let rate_bps = parse_bitrate(&f.rate).map_err(bad)?;
     let poisson = match f.pattern.as_deref().unwrap_or("periodic") {
         "periodic" => false,

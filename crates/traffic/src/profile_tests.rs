@@ -267,7 +267,7 @@ fn a_size_may_give_one_family_only() {
     let e = parse_profile(&text("udp_size = { ipv5 = 1200 }"), "x.toml").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "x.toml:5: unknown field `ipv5`, expected `ipv4` or `ipv6`"
+        "x.toml:5: [udp_size]: unknown key `ipv5` (did you mean `ipv4`?); [udp_size] takes ipv4, ipv6"
     );
     let e = parse_profile(&text("udp_size = { ipv6 = 20 }"), "x.toml").unwrap_err();
     assert_eq!(
@@ -387,8 +387,60 @@ fn toml_syntax_errors_say_what_to_write_and_where_the_format_is() {
     // A well-formed profile with a wrong key or value keeps its own message.
     let e = parse_profile(&format!("{head}flows = 10\nfoo = 1\n"), "x.toml").unwrap_err();
     assert!(
-        e.message.starts_with("x.toml:5: unknown field `foo`"),
+        e.message
+            .starts_with("x.toml:5: unknown key `foo`; a profile takes "),
         "{}",
         e.message
     );
+}
+
+/// An unknown key is one line (exit 2) naming the line, its table, the key, a close key
+/// or where it goes, and what the table takes; toml/serde said `unknown field `foo`,
+/// expected one of …` without the table or a close match.
+#[test]
+fn unknown_keys_name_their_table_and_what_it_takes() {
+    let base = "rate = \"10Mbit\"\nmix = { udp_v4 = 1 }\nflows = 1\nduration = 1\n";
+    let top = "a profile takes rate, counting, mix, flows, duration, pattern, tcp_size, udp_size, [destinations]";
+    let cases = [
+        (
+            base.replace("mix = { udp_v4 = 1 }", "mix = { udpv4 = 1 }"),
+            "x.toml:2: [mix]: unknown key `udpv4` (did you mean `udp_v4`?); [mix] takes tcp_v4, tcp_v6, udp_v4, udp_v6".to_string(),
+        ),
+        (
+            format!("{base}tcp_size = {{ IPv6 = 1200 }}\n"),
+            "x.toml:5: [tcp_size]: unknown key `IPv6` (did you mean `ipv6`?); [tcp_size] takes ipv4, ipv6".to_string(),
+        ),
+        (
+            format!("{base}[destinations]\nipv4 = [\"127.0.0.1/5000\"]\nipv5 = []\n"),
+            "x.toml:7: [destinations]: unknown key `ipv5` (did you mean `ipv4`?); [destinations] takes ipv4, ipv6".to_string(),
+        ),
+        (
+            "rate = \"10Mbit\"\nflows = 1\n[destinations]\nipv4 = [\"127.0.0.1/5000\"]\nmix = { udp_v4 = 1 }\n".to_string(),
+            "x.toml:5: [destinations]: unknown key `mix` (a top-level key: write it above the first table); [destinations] takes ipv4, ipv6".to_string(),
+        ),
+        (
+            format!("{base}[destinations]\ntcp_v4 = 45\n"),
+            "x.toml:6: [destinations]: unknown key `tcp_v4` (a key of [mix]); [destinations] takes ipv4, ipv6".to_string(),
+        ),
+        (
+            base.replace("duration = 1", "duraton = 1"),
+            format!("x.toml:4: unknown key `duraton` (did you mean `duration`?); {top}"),
+        ),
+        (
+            format!("{base}ipv6 = [\"::1/5000\"]\n"),
+            format!("x.toml:5: unknown key `ipv6` (it goes under [tcp_size] or [udp_size] or [destinations]); {top}"),
+        ),
+        (
+            format!("{base}[destination]\nipv4 = [\"127.0.0.1/5000\"]\n"),
+            format!("x.toml:5: unknown table [destination] (did you mean [destinations]?); {top}"),
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse_profile(&text, "x.toml").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.exit_code()),
+            (want.as_str(), 2),
+            "{text}"
+        );
+    }
 }

@@ -2,32 +2,16 @@
 //! list cannot drift from what is accepted), and the one line an unknown key or table
 //! gets: which table it is in, a close key when there is one (`requets`: did you mean
 //! `requests`?), the table it belongs to when it is another table's key, and every key its
-//! table takes. Pure: the caller finds the key, its table and the line.
+//! table takes. The message and the field lists are the shared ones of topology files and
+//! traffic profiles ([`dualbench_common::unknown_key`]); this names a plan's tables. Pure:
+//! the caller finds the key, its table and the line.
 
-use serde::de::{self, DeserializeOwned, Visitor};
-use std::fmt;
+use dualbench_common::unknown_key::{fields_of, Format, Table};
 
-/// How the unknown key is written: `key = …`, `[key]` or `[[key]]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Written {
-    Key,
-    Table,
-    ArrayOfTables,
-}
+pub(super) use dualbench_common::unknown_key::Written;
 
-impl Written {
-    /// From the text of the line before the key (`[[`, `[`, or anything else).
-    pub(super) fn from_prefix(prefix: &str) -> Written {
-        let prefix = prefix.trim_start();
-        if prefix.starts_with("[[") {
-            Written::ArrayOfTables
-        } else if prefix.starts_with('[') {
-            Written::Table
-        } else {
-            Written::Key
-        }
-    }
-}
+#[cfg(test)]
+use dualbench_common::unknown_key::closest;
 
 /// The plan's tables, in the order the docs give them.
 pub(super) const TABLES: [&str; 5] = ["experiment", "load", "axes", "testbed", "report"];
@@ -46,137 +30,19 @@ pub(super) fn keys_of(table: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// A plan as [`Format`] tells its keys: five tables, each under a header of its own.
+fn format() -> Format {
+    let tables = TABLES
+        .iter()
+        .filter_map(|t| Some(Table::one(t, keys_of(t)?)))
+        .collect();
+    Format::new("a plan", &TABLES, tables)
+}
+
 /// The message for key `key` that table `table` (`""`: the top level) does not take,
 /// without the file and line.
 pub(super) fn unknown(table: &str, key: &str, written: Written) -> String {
-    let tables = TABLES.map(|t| format!("[{t}]")).join(", ");
-    let shown = shown(key);
-    if table.is_empty() {
-        let what = match written {
-            Written::Table => format!("unknown table [{key}]"),
-            Written::ArrayOfTables => format!("unknown table [[{key}]]"),
-            Written::Key => format!("unknown key {shown} outside any table"),
-        };
-        let hint = match (written, owners(key).as_slice(), closest(key, &TABLES)) {
-            (Written::Key, owners @ [_, ..], _) => {
-                format!(" (it goes under {})", owners.join(" or "))
-            }
-            (_, _, Some(t)) => format!(" (did you mean [{t}]?)"),
-            (_, _, None) => String::new(),
-        };
-        return format!("{what}{hint}; a plan has the tables {tables}");
-    }
-    let Some(keys) = keys_of(table) else {
-        return format!("[{table}]: unknown key {shown}");
-    };
-    let elsewhere: Vec<String> = owners(key)
-        .into_iter()
-        .filter(|t| *t != format!("[{table}]"))
-        .collect();
-    let hint = match (closest(key, keys), elsewhere.as_slice()) {
-        (Some(k), _) => format!(" (did you mean {}?)", self::shown(k)),
-        (None, []) => String::new(),
-        (None, owners) => format!(" (a key of {})", owners.join(" and ")),
-    };
-    format!(
-        "[{table}]: unknown key {shown}{hint}; [{table}] takes {}",
-        keys.join(", ")
-    )
-}
-
-/// A key as the message shows it: `bare` in backticks, anything else quoted as TOML
-/// would quote it.
-fn shown(key: &str) -> String {
-    let bare = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        format!("`{key}`")
-    } else {
-        format!("{key:?}")
-    }
-}
-
-/// The tables (`[load]`) that take `key`.
-fn owners(key: &str) -> Vec<String> {
-    TABLES
-        .iter()
-        .filter(|t| keys_of(t).is_some_and(|keys| keys.contains(&key)))
-        .map(|t| format!("[{t}]"))
-        .collect()
-}
-
-/// The key of `keys` closest to `key` when one is close: the same but for case, or at
-/// most a third of its letters apart (a swap of two neighbours counting as one), the
-/// nearest first and, of equals, the first listed.
-fn closest<'k>(key: &str, keys: &[&'k str]) -> Option<&'k str> {
-    let lower = key.to_ascii_lowercase();
-    if let Some(k) = keys.iter().find(|k| k.to_ascii_lowercase() == lower) {
-        return Some(k);
-    }
-    let most = (key.chars().count() / 3).max(1);
-    keys.iter()
-        .map(|k| (strsim::damerau_levenshtein(&lower, k), *k))
-        .filter(|&(d, _)| d <= most)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, k)| k)
-}
-
-/// The field names serde's derive gives a struct, caught as it asks the deserializer for
-/// them: [`Probe`] takes note of them and stops.
-fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
-    let mut fields: &'static [&'static str] = &[];
-    let _ = T::deserialize(Probe {
-        fields: &mut fields,
-    });
-    fields
-}
-
-struct Probe<'a> {
-    fields: &'a mut &'static [&'static str],
-}
-
-/// [`Probe`]'s only answer: it has what it wanted, and reads no value.
-#[derive(Debug)]
-struct Stop;
-
-impl fmt::Display for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("field names taken")
-    }
-}
-
-impl std::error::Error for Stop {}
-
-impl de::Error for Stop {
-    fn custom<T: fmt::Display>(_: T) -> Self {
-        Stop
-    }
-}
-
-impl<'de> de::Deserializer<'de> for Probe<'_> {
-    type Error = Stop;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
-        Err(Stop)
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Stop> {
-        *self.fields = fields;
-        Err(Stop)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-        identifier ignored_any
-    }
+    format().unknown(table, key, written)
 }
 
 #[cfg(test)]

@@ -421,7 +421,7 @@ fn load_reads_the_topology_a_testbed_plan_brings_up() {
     let e = load(&path).unwrap_err();
     assert!(
         e.message.starts_with(&format!(
-            "{}:11: testbed.topology: {}:3:1: unknown field `colour`",
+            "{}:11: testbed.topology: {}:3:1: [[host]]: unknown key `colour`; [[host]] takes name, sysctl; fix the topology file",
             path.display(),
             dir.join("t.toml").display()
         )),

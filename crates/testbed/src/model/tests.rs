@@ -29,11 +29,68 @@ fn a_good_file_becomes_numbered_nodes_and_links() {
     assert_eq!(l2.a_to_b.delay, None);
 }
 
+/// An unknown key is one line: file, line and column, its table as written, the key, a
+/// close key or the table that takes it, and every key its table takes.
 #[test]
-fn unknown_key_names_file_line_and_key() {
-    let text = "[[host]]\nname = \"a\"\n[[link]]\na = \"a\"\nb = \"a\"\nrat = \"1Gbit\"\n";
-    let e = error(text);
-    assert!(e.starts_with("t.toml:6:1: unknown field `rat`"), "{e}");
+fn unknown_key_names_file_line_table_and_what_it_takes() {
+    let link_keys =
+        "a, b, shaper, rate, queue, delay, jitter, loss, burst_loss, keep_order, a_to_b, b_to_a";
+    let shaping_keys = "rate, queue, delay, jitter, loss, burst_loss, keep_order";
+    let top = "a topology takes name, [[host]], [[router]], [[switch]], [[link]], [[service]]";
+    let head = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\n";
+    let cases = [
+        (
+            format!("{head}rat = \"1Gbit\"\n"),
+            format!("t.toml:8:1: [[link]]: unknown key `rat` (did you mean `rate`?); [[link]] takes {link_keys}"),
+        ),
+        (
+            "[[host]]\nname = \"a\"\ncolour = 1\n".to_string(),
+            "t.toml:3:1: [[host]]: unknown key `colour`; [[host]] takes name, sysctl".to_string(),
+        ),
+        (
+            "[[host]]\nname = \"a\"\n[[router]]\nname = \"r1\"\nsysctls = { \"net.ipv4.tcp_sack\" = 0 }\n".to_string(),
+            "t.toml:5:1: [[router]]: unknown key `sysctls` (did you mean `sysctl`?); [[router]] takes name, sysctl".to_string(),
+        ),
+        (
+            "[[host]]\nname = \"a\"\n[[switch]]\nNAME = \"lan\"\n".to_string(),
+            "t.toml:4:1: [[switch]]: unknown key `NAME` (did you mean `name`?); [[switch]] takes name, sysctl".to_string(),
+        ),
+        (
+            format!("{head}delay = \"10ms\"\nb_to_a = {{ dealy = \"30ms\" }}\n"),
+            format!("t.toml:9:12: [link.b_to_a]: unknown key `dealy` (did you mean `delay`?); [link.b_to_a] takes {shaping_keys}"),
+        ),
+        (
+            format!("{head}rate = \"10Mbit\"\n[link.a_to_b]\nshaper = \"tbf\"\n"),
+            format!("t.toml:10:1: [link.a_to_b]: unknown key `shaper` (a key of [[link]]); [link.a_to_b] takes {shaping_keys}"),
+        ),
+        (
+            "[[host]]\nname = \"a\"\nb = \"c\"\n".to_string(),
+            "t.toml:3:1: [[host]]: unknown key `b` (a key of [[link]]); [[host]] takes name, sysctl".to_string(),
+        ),
+        (
+            "[[host]]\nname = \"a\"\n[[service]]\nhost = \"a\"\nname = \"web\"\ncommand = \"true\"\nredy = 80\n".to_string(),
+            "t.toml:7:1: [[service]]: unknown key `redy` (did you mean `ready`?); [[service]] takes host, name, command, ready".to_string(),
+        ),
+        (
+            "name = \"lab\"\n[[hosts]]\nname = \"a\"\n".to_string(),
+            format!("t.toml:2:3: unknown table [[hosts]] (did you mean [[host]]?); {top}"),
+        ),
+        (
+            "rate = \"1Gbit\"\n[[host]]\nname = \"a\"\n".to_string(),
+            format!("t.toml:1:1: unknown key `rate` (it goes under [[link]]); {top}"),
+        ),
+        (
+            "nmae = \"lab\"\n[[host]]\nname = \"a\"\n".to_string(),
+            format!("t.toml:1:1: unknown key `nmae` (did you mean `name`?); {top}"),
+        ),
+        (
+            "[wire]\ndelay = 1\n[[host]]\nname = \"a\"\n".to_string(),
+            format!("t.toml:1:2: unknown table [wire]; {top}"),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(error(&text), want, "{text}");
+    }
 }
 
 #[test]
