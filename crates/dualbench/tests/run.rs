@@ -1262,8 +1262,11 @@ fn the_clock_starts_when_the_workers_are_ready() {
     let recs = records_of(&csv);
     let slot0 = recs.iter().find(|r| r.slot == 0).expect("slot 0 ran");
     assert_eq!(slot0.intended_ns, 0);
+    // On time as the report counts it (not late: within LATE_NS, 1 ms), below the 1.4 ms
+    // that start-up cost at the least; 783 µs was seen once in CI with the tests in
+    // parallel, against a bound of 500 µs then.
     assert!(
-        slot0.start_ns < 500_000,
+        slot0.start_ns <= dualbench_load::engine::LATE_NS,
         "slot 0 started {} µs after its intended time",
         slot0.start_ns / 1000
     );
